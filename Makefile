@@ -1,0 +1,56 @@
+# zipc: the two commands a new user types are `make bench` and `make test`.
+# Everything here is a thin front over CMake presets (CMakePresets.json).
+SHELL := /bin/bash
+JOBS ?= $(shell nproc)
+CTEST_FLAGS ?= --output-on-failure -j$(JOBS)
+
+.PHONY: all deps build test test-sanitize test-asan test-tsan test-clang bench limits format format-check clean check-shm
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	@cmake --preset release >/dev/null
+	@cmake --build build/release -j$(JOBS)
+
+# deps + release build + every test, then proof that no test left a segment behind.
+test: build
+	@bash scripts/shm-snapshot.sh before
+	cd build/release && ctest $(CTEST_FLAGS)
+	@bash scripts/format-check.sh
+	@bash scripts/shm-snapshot.sh after
+
+test-asan: deps
+	@cmake --preset asan >/dev/null
+	@cmake --build build/asan -j$(JOBS)
+	cd build/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest $(CTEST_FLAGS)
+
+test-tsan: deps
+	@cmake --preset tsan >/dev/null
+	@cmake --build build/tsan -j$(JOBS)
+	cd build/tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest $(CTEST_FLAGS)
+
+# clang build (the second supported compiler) plus the libFuzzer targets, briefly.
+test-clang: deps
+	@cmake --preset clang >/dev/null
+	@cmake --build build/clang -j$(JOBS)
+	cd build/clang && ctest $(CTEST_FLAGS)
+
+test-sanitize: test-asan test-tsan
+
+bench: build
+	@bash scripts/run-bench.sh
+
+limits: build
+	@build/release/bench/zipc-limits
+
+format:
+	@clang-format-14 -i $$(git ls-files '*.cpp' '*.hpp' '*.h' '*.cc')
+
+format-check:
+	@bash scripts/format-check.sh
+
+clean:
+	rm -rf build

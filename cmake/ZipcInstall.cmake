@@ -1,0 +1,18 @@
+# cmake --install: headers, library, CMake package (find_package(zipc) -> zipc::zipc), pkg-config.
+include(CMakePackageConfigHelpers)
+
+install(TARGETS zipc EXPORT zipcTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/zipc DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT zipcTargets NAMESPACE zipc:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/zipc)
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/zipcConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/zipcConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/zipc)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/zipcConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/zipcConfig.cmake ${PROJECT_BINARY_DIR}/zipcConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/zipc)
+
+configure_file(${PROJECT_SOURCE_DIR}/cmake/zipc.pc.in ${PROJECT_BINARY_DIR}/zipc.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/zipc.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

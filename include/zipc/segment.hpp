@@ -1,0 +1,159 @@
+// zipc/segment.hpp - a named shared-memory region with a validated header.
+//
+//   zipc::SegmentSpec spec{zipc::SegmentKind::user, 1 << 20, {}};
+//   auto seg = zipc::Segment::create("demo", spec, [](std::byte* p, std::size_t n) {
+//     std::memset(p, 0, n);  // build the shared structure; openers see it only after this returns
+//   });
+//   auto same = zipc::Segment::open("demo", zipc::SegmentKind::user);
+//   zipc::Segment::remove("demo");
+//
+// Segments live in /dev/shm as "zipc.<name>" (POSIX shm), or at a file path
+// (SegmentOptions::path) for a log that survives restarts. Every segment starts
+// with a header (src/layout/segment_header.hpp); open validates it against the
+// real file size before anything else is touched.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zipc/error.hpp"
+#include "zipc/process.hpp"
+
+namespace zipc {
+
+enum class SegmentKind : std::uint32_t {
+  any = 0,  // open(): accept every kind
+  queue = 1,
+  topic = 2,
+  rpc = 3,
+  heap = 4,
+  bench = 5,
+  user = 100,  // for applications' own layouts
+};
+const char* to_string(SegmentKind k) noexcept;
+
+enum class HugePages : std::uint8_t {
+  off = 0,
+  prefer,   // ask for transparent huge pages; fall back to small pages (see Segment::notes)
+  require,  // fail with Errc::invalid_argument when they cannot be had
+};
+
+// Who may open a segment.
+namespace mode {
+inline constexpr unsigned owner = 0600;  // default
+inline constexpr unsigned group = 0660;
+inline constexpr unsigned everyone = 0666;
+}  // namespace mode
+
+struct SegmentOptions {
+  std::string path;             // non-empty: a file at this path instead of /dev/shm/zipc.<name>
+  unsigned mode = mode::owner;  // permission bits for create
+  bool prefault = false;        // MAP_POPULATE: take every page fault at create/open time
+  HugePages huge_pages = HugePages::off;
+  bool lock_memory = false;                      // mlock the mapping (needs RLIMIT_MEMLOCK)
+  std::chrono::milliseconds open_timeout{1000};  // how long open waits for a creator to finish
+  void* fixed_address = nullptr;                 // map exactly here, or fail with address_unavailable
+};
+
+// What to create: the kind, the bytes the kind needs, and its parameters
+// (recorded in the header and covered by its checksum).
+struct SegmentSpec {
+  SegmentKind kind = SegmentKind::user;
+  std::uint64_t payload_size = 0;
+  std::array<std::uint64_t, 8> params{};
+};
+
+// Builds the payload in place. Runs once, in the creating process, before any
+// opener can see the segment as ready. May throw; the segment is then removed.
+using InitFn = std::function<void(std::byte* payload, std::size_t size)>;
+
+struct SegmentInfo {
+  std::string name;
+  std::string path;
+  SegmentKind kind = SegmentKind::any;
+  std::uint64_t size = 0;
+  ProcessId creator;
+  bool creator_alive = false;
+  std::uint64_t created_ns = 0;  // CLOCK_REALTIME
+  std::array<std::uint64_t, 8> params{};
+  bool valid = false;   // header validated
+  std::string problem;  // why not valid
+};
+
+class Segment {
+ public:
+  static constexpr std::size_t kMaxNameLength = 200;
+
+  // Creates a new segment; Errc::already_exists if the name is taken.
+  static Segment create(std::string_view name, const SegmentSpec& spec, const InitFn& init,
+                        const SegmentOptions& options = {});
+  // Opens an existing segment and validates it; kind may be SegmentKind::any.
+  static Segment open(std::string_view name, SegmentKind kind, const SegmentOptions& options = {});
+  // Opens, or creates when absent. Race-free: with many callers at once exactly
+  // one creates and all end with the same valid segment. A segment whose
+  // creator died before finishing initialization is removed and re-created.
+  // *created (if given) tells which happened.
+  static Segment open_or_create(std::string_view name, const SegmentSpec& spec, const InitFn& init,
+                                const SegmentOptions& options = {}, bool* created = nullptr);
+  // Removes the name (mappings stay valid until unmapped). False if absent.
+  static bool remove(std::string_view name, const SegmentOptions& options = {});
+  // Every zipc segment in /dev/shm, with its header read (not mapped writable).
+  static std::vector<SegmentInfo> list();
+  // Reads one segment's header without keeping it open.
+  static SegmentInfo inspect(std::string_view name, const SegmentOptions& options = {});
+
+  // Throws Errc::invalid_name with the reason when name is not usable.
+  static void validate_name(std::string_view name);
+  // Where a name lives: /dev/shm/zipc.<name>, or options.path.
+  static std::string path_for(std::string_view name, const SegmentOptions& options = {});
+
+  Segment() = default;
+  Segment(Segment&& other) noexcept;
+  Segment& operator=(Segment&& other) noexcept;
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+  ~Segment();
+
+  [[nodiscard]] bool is_open() const noexcept { return base_ != nullptr; }
+  [[nodiscard]] std::byte* payload() const noexcept { return base_ + payload_offset_; }
+  [[nodiscard]] std::size_t payload_size() const noexcept { return payload_size_; }
+  [[nodiscard]] std::byte* base() const noexcept { return base_; }
+  [[nodiscard]] std::size_t mapped_size() const noexcept { return size_; }
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  [[nodiscard]] SegmentKind kind() const noexcept { return kind_; }
+  [[nodiscard]] const std::array<std::uint64_t, 8>& params() const noexcept { return params_; }
+  [[nodiscard]] ProcessId creator() const noexcept { return creator_; }
+  [[nodiscard]] bool created_here() const noexcept { return created_here_; }
+  // Remarks about options that could not be honoured (e.g. huge pages fell back).
+  [[nodiscard]] const std::string& notes() const noexcept { return notes_; }
+
+  // Flushes a file-backed segment to disk (msync + fsync).
+  void sync() const;
+  // Unmaps now (the destructor does the same).
+  void close() noexcept;
+
+ private:
+  std::byte* base_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t payload_offset_ = 0;
+  std::size_t payload_size_ = 0;
+  int fd_ = -1;  // kept open for file-backed segments (sync), else -1
+  std::string name_;
+  std::string path_;
+  SegmentKind kind_ = SegmentKind::any;
+  std::array<std::uint64_t, 8> params_{};
+  ProcessId creator_;
+  bool created_here_ = false;
+  std::string notes_;
+
+  friend struct SegmentAccess;
+};
+
+}  // namespace zipc

@@ -1,0 +1,7 @@
+// zipc/zipc.hpp - the whole public API in one include.
+#pragma once
+
+#include "zipc/error.hpp"
+#include "zipc/event.hpp"
+#include "zipc/process.hpp"
+#include "zipc/segment.hpp"

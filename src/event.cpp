@@ -1,0 +1,94 @@
+#include "zipc/event.hpp"
+
+#include <cerrno>
+
+#include "platform/clock.hpp"
+#include "platform/cpu.hpp"
+#include "platform/futex.hpp"
+
+namespace zipc {
+
+const char* to_string(WaitStrategy s) noexcept {
+  switch (s) {
+    case WaitStrategy::busy_poll: return "busy";
+    case WaitStrategy::adaptive: return "adaptive";
+    case WaitStrategy::block: return "block";
+  }
+  return "unknown";
+}
+
+Deadline Deadline::after(std::chrono::nanoseconds timeout) noexcept {
+  if (timeout.count() < 0) return Deadline(0);
+  const std::uint64_t now = platform::monotonic_ns();
+  const auto t = static_cast<std::uint64_t>(timeout.count());
+  // Anything past ~146 years (e.g. nanoseconds::max()) means "no deadline".
+  if (t >= (std::numeric_limits<std::uint64_t>::max() >> 1) - now) return never();
+  return Deadline(now + t);
+}
+
+bool Deadline::expired() const noexcept {
+  return !is_never() && platform::monotonic_ns() >= ns_;
+}
+
+namespace detail {
+
+bool same_cpu_peer_likely() noexcept {
+  // Re-checked every so often: affinity can change at run time.
+  thread_local std::uint32_t calls = 0;
+  thread_local bool single = false;
+  if ((calls++ & 1023u) == 0) single = platform::allowed_cpu_count() <= 1;
+  return single;
+}
+
+bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcept {
+  if (opt.strategy == WaitStrategy::busy_poll) {
+    platform::cpu_relax();
+    // Reading the clock costs ~20 ns; check the deadline every 256 spins.
+    if ((++st.iterations & 255u) == 0 && d.expired()) return false;
+    return true;
+  }
+  // adaptive. With one CPU to share, spinning only delays the peer that must
+  // run to make progress: go straight to yielding, which hands it the CPU.
+  if (st.iterations == 0) st.start_ns = platform::monotonic_ns();
+  ++st.iterations;
+  const bool spin_phase = !same_cpu_peer_likely() && opt.spin_ns > 0;
+  if (spin_phase) {
+    if ((st.iterations & 63u) != 0) {
+      platform::cpu_relax();
+      return true;
+    }
+    const std::uint64_t now = platform::monotonic_ns();
+    if (!d.is_never() && now >= d.ns()) return false;
+    if (now - st.start_ns < opt.spin_ns) return true;
+  }
+  if (st.yields < opt.yields) {
+    ++st.yields;
+    platform::yield_cpu();
+    return !d.expired();
+  }
+  return false;
+}
+
+}  // namespace detail
+
+bool Event::sleep(std::uint32_t token, Deadline deadline) noexcept {
+  for (;;) {
+    int r = platform::futex_wait(&seq, token, deadline.ns());
+    if (r == -ETIMEDOUT) return true;
+    if (r == -EINTR) continue;
+    return false;  // woken, value changed, or spurious: caller re-checks
+  }
+}
+
+void Event::notify(int count) noexcept {
+  // seq_cst fence: orders the caller's publication before reading waiters;
+  // pairs with the seq_cst fetch_add on waiters in wait_until (Dekker).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (waiters.load(std::memory_order_relaxed) == 0) return;  // relaxed: ordered by the fence above
+  // release: a waiter that loads the new value (acquire) also sees the data
+  // published before this notify.
+  seq.fetch_add(1, std::memory_order_release);
+  platform::futex_wake(&seq, count);
+}
+
+}  // namespace zipc

@@ -1,0 +1,40 @@
+#include "platform/cpu.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+#include <cerrno>
+
+#include "platform/clock.hpp"
+
+namespace zipc::platform {
+
+void yield_cpu() noexcept {
+  ::sched_yield();
+}
+
+int allowed_cpu_count() noexcept {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return online_cpu_count();
+  return CPU_COUNT(&set);
+}
+
+int online_cpu_count() noexcept {
+  long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+int pin_to_cpu(int cpu) noexcept {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return ::sched_setaffinity(0, sizeof set, &set) == 0 ? 0 : -errno;
+}
+
+void sleep_ns(std::uint64_t ns) noexcept {
+  timespec ts{static_cast<time_t>(ns / 1'000'000'000ull), static_cast<long>(ns % 1'000'000'000ull)};
+  while (::nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+}  // namespace zipc::platform

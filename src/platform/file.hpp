@@ -1,0 +1,65 @@
+// Files, shared-memory objects and mappings. Every call returns 0/fd/value or
+// -errno; callers turn that into a zipc::Error naming the object.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace zipc::platform {
+
+// Directory holding POSIX shared memory objects (what shm_open uses).
+constexpr const char* kShmDir = "/dev/shm";
+
+struct FileStat {
+  std::uint64_t size = 0;
+  std::uint32_t mode = 0;
+  std::uint32_t uid = 0;
+  std::uint64_t inode = 0;
+  std::uint64_t device = 0;
+};
+
+int open_file(const std::string& path, int flags, unsigned mode) noexcept;  // O_CLOEXEC added
+int close_fd(int fd) noexcept;
+int truncate_fd(int fd, std::uint64_t size) noexcept;
+int allocate_fd(int fd, std::uint64_t size) noexcept;  // posix_fallocate: fail early on a full tmpfs
+int chmod_fd(int fd, unsigned mode) noexcept;
+int stat_fd(int fd, FileStat* out) noexcept;
+int stat_path(const std::string& path, FileStat* out) noexcept;
+int unlink_path(const std::string& path) noexcept;
+// flock(): shared or exclusive, optionally non-blocking. Released by the
+// kernel when the last descriptor of the open file closes (also at death).
+int lock_fd(int fd, bool exclusive, bool nonblocking) noexcept;
+int unlock_fd(int fd) noexcept;
+int sync_fd(int fd) noexcept;
+// pread() in full; returns bytes read or -errno.
+long read_at(int fd, void* buf, std::size_t n, std::uint64_t offset) noexcept;
+
+enum class Advice { huge_pages, dont_fork };
+
+struct MapRequest {
+  std::size_t size = 0;
+  bool populate = false;          // MAP_POPULATE: fault every page in now
+  void* fixed_address = nullptr;  // MAP_FIXED_NOREPLACE at this address
+  bool read_only = false;
+};
+// Maps fd MAP_SHARED. On failure returns nullptr and sets *err to -errno
+// (-EEXIST when a fixed address is taken).
+void* map_fd(int fd, const MapRequest& req, int* err) noexcept;
+int unmap(void* addr, std::size_t size) noexcept;
+int advise(void* addr, std::size_t size, Advice advice) noexcept;
+int lock_pages(void* addr, std::size_t size) noexcept;  // mlock
+int sync_pages(void* addr, std::size_t size) noexcept;  // msync(MS_SYNC)
+// Reserves (PROT_NONE, private) address space and returns it; for picking a
+// free fixed address. Release with unmap.
+void* reserve_address_space(std::size_t size) noexcept;
+std::size_t page_size() noexcept;
+
+// Names of the entries of a directory that start with prefix ("" = all).
+std::vector<std::string> list_dir(const std::string& dir, const std::string& prefix);
+
+// errno text, thread-safe.
+std::string error_text(int errnum);
+
+}  // namespace zipc::platform

@@ -1,0 +1,136 @@
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mman.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "zipc/event.hpp"
+#include "zipc/segment.hpp"
+#include "zipc_test.hpp"
+
+using namespace std::chrono_literals;
+using zipc::Deadline;
+using zipc::Event;
+using zipc::Status;
+using zipc::WaitOptions;
+using zipc::WaitStrategy;
+
+namespace {
+
+struct Shared {
+  Event ev;
+  std::atomic<std::uint32_t> value;
+  std::atomic<std::uint32_t> ack;
+};
+
+// An Event and a flag in a real shared segment.
+struct Fixture {
+  zipc::test::TempName name{"event"};
+  zipc::Segment seg = zipc::Segment::create(name.str(), {zipc::SegmentKind::user, sizeof(Shared), {}},
+                                            [](std::byte* p, std::size_t n) { std::memset(p, 0, n); });
+  Shared* sh = reinterpret_cast<Shared*>(seg.payload());
+};
+
+WaitOptions with(WaitStrategy s) {
+  WaitOptions o;
+  o.strategy = s;
+  return o;
+}
+
+}  // namespace
+
+TEST(Event, WaitReturnsAtOnceWhenPredicateHolds) {
+  Event sut;
+  EXPECT_EQ(sut.wait_until([] { return true; }, Deadline::after(0ns)), Status::ok);
+}
+
+TEST(Event, WaitTimesOutForEveryStrategy) {
+  for (auto s : {WaitStrategy::busy_poll, WaitStrategy::adaptive, WaitStrategy::block}) {
+    Event sut;
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(sut.wait_until([] { return false; }, Deadline::after(20ms), with(s)), Status::timeout)
+        << zipc::to_string(s);
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, 20ms) << zipc::to_string(s);
+  }
+}
+
+TEST(Event, NotifyWithoutWaitersDoesNotTouchTheFutexWord) {
+  Event sut;
+  sut.notify_all();
+  sut.notify_one();
+  EXPECT_EQ(sut.seq.load(), 0u);  // no sleeper: no shared write, no syscall
+}
+
+TEST(Event, SleeperInAnotherProcessIsWokenByNotify) {
+  for (auto s : {WaitStrategy::block, WaitStrategy::adaptive}) {
+    Fixture f;
+    Shared* sh = f.sh;
+    auto child = zipc::test::spawn([&] {
+      Status st = sh->ev.wait_until([&] { return sh->value.load(std::memory_order_acquire) == 1; },
+                                    Deadline::after(30s), with(s));
+      return st == Status::ok ? 0 : 1;
+    });
+    // Let the child reach the futex sleep, then publish and notify.
+    for (int i = 0; i < 5000 && sh->ev.waiters.load() == 0; ++i) std::this_thread::sleep_for(1ms);
+    EXPECT_EQ(sh->ev.waiters.load(), 1u) << zipc::to_string(s);
+    sh->value.store(1, std::memory_order_release);
+    sh->ev.notify_all();
+    auto r = child.wait(30s);
+    EXPECT_EQ(r.exit_code, 0) << zipc::to_string(s) << " " << r.output;
+  }
+}
+
+TEST(Event, PingPongAcrossProcessesLosesNoWakeup) {
+  // Two processes alternate 2000 times on one event word each way; a lost
+  // wake-up would hang (and the wait's deadline would report it).
+  Fixture f;
+  Shared* sh = f.sh;
+  const std::uint32_t rounds = 2000;
+  auto child = zipc::test::spawn([&] {
+    for (std::uint32_t i = 1; i <= rounds; ++i) {
+      if (sh->ev.wait_until([&] { return sh->value.load(std::memory_order_acquire) >= i; }, Deadline::after(10s),
+                            with(WaitStrategy::block)) != Status::ok) {
+        return 1;
+      }
+      sh->ack.store(i, std::memory_order_release);
+      sh->ev.notify_all();
+    }
+    return 0;
+  });
+  for (std::uint32_t i = 1; i <= rounds; ++i) {
+    sh->value.store(i, std::memory_order_release);
+    sh->ev.notify_all();
+    ASSERT_EQ(sh->ev.wait_until([&] { return sh->ack.load(std::memory_order_acquire) >= i; }, Deadline::after(10s),
+                                with(WaitStrategy::block)),
+              Status::ok)
+        << "round " << i;
+  }
+  EXPECT_EQ(child.wait().exit_code, 0);
+}
+
+TEST(Event, WaitSurvivesSignalsAndKeepsItsDeadline) {
+  Event sut;
+  struct sigaction sa {};
+  sa.sa_handler = [](int) {};
+  sigaction(SIGUSR1, &sa, nullptr);
+  const pthread_t self = pthread_self();
+  std::thread poker([&] {
+    for (int i = 0; i < 10; ++i) {
+      std::this_thread::sleep_for(5ms);
+      pthread_kill(self, SIGUSR1);
+    }
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(sut.wait_until([] { return false; }, Deadline::after(100ms), with(WaitStrategy::block)), Status::timeout);
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 100ms);
+  poker.join();
+}
+
+TEST(Deadline, NeverNeverExpiresAndZeroAlwaysHas) {
+  EXPECT_FALSE(Deadline::never().expired());
+  EXPECT_TRUE(Deadline::after(0ns).expired());
+  EXPECT_TRUE(Deadline::after(-5s).expired());
+  EXPECT_TRUE(Deadline::after(std::chrono::nanoseconds::max()).is_never());
+}

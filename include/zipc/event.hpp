@@ -1,12 +1,13 @@
 // zipc/event.hpp - futex-backed events and the wait strategy every channel uses.
 //
-//   // In shared memory (zero bytes are a valid, idle Event):
-//   zipc::Event* ready = ...;
+//   static zipc::Event ready;                 // normally placed in a shared segment
+//   static std::atomic<bool> has_data{false};  // the condition the event guards
 //   // Waiter: sleep until the predicate holds or the deadline passes.
-//   zipc::Status s = ready->wait_until([&] { return ring_has_data(); },
-//                                      zipc::Deadline::after(std::chrono::milliseconds(10)));
-//   // Notifier: publish the data first, then
-//   ready->notify_all();   // no syscall when nobody sleeps
+//   zipc::Status s = ready.wait_until([] { return has_data.load(std::memory_order_acquire); },
+//                                     zipc::Deadline::after(std::chrono::milliseconds(10)));
+//   // Notifier: publish first, then notify (no syscall when nobody sleeps).
+//   has_data.store(true, std::memory_order_release);
+//   ready.notify_all();
 //
 // Event is one of the few public types that live in shared memory (like
 // zipc::Mutex): standard layout, two 32-bit atomics, no pointers.

@@ -1,7 +1,8 @@
 // zipc/process.hpp - process identity that survives pid reuse.
 //
 //   zipc::ProcessId me = zipc::ProcessId::current();
-//   if (!zipc::is_alive(recorded)) { /* recover what it held */ }
+//   std::uint64_t word = zipc::pack(me);          // what a slot in shared memory records
+//   if (!zipc::is_alive_packed(word)) { /* recover what it held */ }
 //
 // A pid alone is not an identity: the kernel reuses pids. ProcessId pairs the
 // pid with the process's start time (clock ticks since boot, /proc/<pid>/stat

@@ -14,5 +14,6 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/zipcConfigVersion.cmake C
 install(FILES ${PROJECT_BINARY_DIR}/zipcConfig.cmake ${PROJECT_BINARY_DIR}/zipcConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/zipc)
 
+file(RELATIVE_PATH ZIPC_PC_TO_PREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/zipc.pc.in ${PROJECT_BINARY_DIR}/zipc.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/zipc.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -87,6 +87,9 @@ class offset_ptr : public detail::OffsetPtrIterTypes<T> {
   template <class U = T>
   requires(!std::is_void_v<U>) U& operator[](std::ptrdiff_t i) const noexcept { return get()[i]; }
   explicit operator bool() const noexcept { return diff_ != kNull; }
+  // Implicit, like Boost's: libstdc++'s basic_string converts its allocator's
+  // pointer to CharT* internally (it still STORES the offset_ptr).
+  operator T*() const noexcept { return get(); }  // NOLINT
 
   template <class U = T>
   requires(!std::is_void_v<U>) static offset_ptr pointer_to(U& r) noexcept { return offset_ptr(std::addressof(r)); }

@@ -241,6 +241,16 @@ void Heap::close() noexcept {
   segment_.close();
 }
 
+Allocation Heap::try_allocate(std::size_t size, std::size_t align) noexcept {
+  if (control_ == nullptr) return {nullptr, HeapStatus::corrupt};
+  return detail::tlsf_allocate(detail::Arena{control_, arena_, arena_size_}, size, align);
+}
+
+HeapStatus Heap::deallocate(void* p) noexcept {
+  if (control_ == nullptr) return HeapStatus::foreign_pointer;
+  return detail::tlsf_deallocate(detail::Arena{control_, arena_, arena_size_}, p);
+}
+
 HeapStats Heap::stats() const noexcept {
   if (control_ == nullptr) return {};
   return detail::tlsf_stats(detail::Arena{control_, arena_, arena_size_});

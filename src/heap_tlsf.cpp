@@ -12,15 +12,6 @@ namespace {
 
 // ---- block headers ----
 
-inline std::uint64_t mix(std::uint64_t x) noexcept {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
-
 class Blocks {
  public:
   explicit Blocks(const Arena& a) noexcept
@@ -127,8 +118,11 @@ class Blocks {
   }
 
  private:
+  // Two multiplies: the top 16 bits depend on every bit of v, o and the salt.
+  // Not cryptographic: it catches stray writes and stale headers, by chance
+  // 1 in 65536 for random bytes.
   std::uint64_t check_bits(std::uint64_t o, std::uint64_t v) const noexcept {
-    return mix(o * 0x9e3779b97f4a7c15ull ^ v ^ salt_) >> 48;
+    return (((v ^ salt_) * 0x9e3779b97f4a7c15ull + o) * 0xbf58476d1ce4e5b9ull) >> 48;
   }
   HeapControl* c_;
   std::byte* base_;
@@ -313,16 +307,20 @@ Allocation tlsf_allocate(const Arena& a, std::size_t size, std::size_t align) no
     }
   }
   if (s - need >= kMinBlock) {
+    // Split: the remainder's header first, then the shrink of o (one store
+    // that also marks it used), so a walk always finds a whole chain. The
+    // block after the remainder already says prev_free; only its size changes.
     const std::uint64_t r = o + need;
     b.hdr(r)->prev_size = need;
     b.hdr(r)->word = b.make(r, s - need, kFlagFree);
-    b.hdr(o)->word = b.make(o, need, kFlagFree | (prev_free ? kFlagPrevFree : 0));
-    b.set_prev(r + (s - need), s - need, true);
+    b.hdr(o)->word = b.make(o, need, prev_free ? kFlagPrevFree : 0);
+    b.hdr(r + (s - need))->prev_size = s - need;
     b.insert(r, s - need);
     s = need;
+  } else {
+    b.hdr(o)->word = b.make(o, s, prev_free ? kFlagPrevFree : 0);
+    b.set_prev(o + s, s, false);
   }
-  b.hdr(o)->word = b.make(o, s, prev_free ? kFlagPrevFree : 0);
-  b.set_prev(o + s, s, false);
   c->free_bytes -= s;
   ++c->live_count;
   return {a.base + o + kHeaderSize, HeapStatus::ok};

@@ -137,11 +137,9 @@ class Heap {
   [[nodiscard]] void* allocate(std::size_t size, std::size_t align = 16) noexcept {
     return try_allocate(size, align).ptr;
   }
-  [[nodiscard]] Allocation try_allocate(std::size_t size, std::size_t align = 16) noexcept {
-    return detail::heap_allocate(control_, size, align);
-  }
+  [[nodiscard]] Allocation try_allocate(std::size_t size, std::size_t align = 16) noexcept;
   // nullptr is ok (does nothing).
-  [[nodiscard]] HeapStatus deallocate(void* p) noexcept { return detail::heap_deallocate(control_, p); }
+  [[nodiscard]] HeapStatus deallocate(void* p) noexcept;
 
   // Named objects. construct throws Errc::already_exists when the name is
   // taken, Errc::out_of_memory when there is no room; find returns nullptr

@@ -147,25 +147,35 @@ Heap Heap::open(std::string_view name, const HeapOptions& options) {
 }
 
 Heap Heap::open_or_create(std::string_view name, std::uint64_t size, const HeapOptions& options, bool* created) {
+  Segment::validate_name(name);
+  if (size < kMinArena || size > kMaxArena) {
+    fail(Errc::invalid_argument, name, "size " + std::to_string(size) + " is outside [4096, 2^46]");
+  }
+  const std::uint64_t arena = round_up(size, 4096);
+  const std::uint64_t total = kPayloadOffset + kArenaOffset + arena;
+  const bool fixed = options.address_mode == AddressMode::fixed;
   for (int attempt = 0;; ++attempt) {
-    try {
-      Heap h = open(name, options);
-      if (created) *created = false;
-      return h;
-    } catch (const Error& e) {
-      if (e.errc() == Errc::creator_died) {
-        // Same recovery as Segment::open_or_create: the creator's flock is gone.
-        Segment::open_or_create(name, heap_spec(0, AddressMode::any, 0), nullptr, options.segment).close();
-      } else if (e.errc() != Errc::not_found || attempt >= 1000) {
-        throw;
-      }
+    SegmentOptions so = options.segment;
+    so.fixed_address = nullptr;
+    if (fixed) {
+      so.fixed_address = options.address != nullptr ? options.address : pick_address(total);
+      if (so.fixed_address == nullptr) fail(Errc::address_unavailable, name, "no free address range found");
     }
+    const auto address = reinterpret_cast<std::uint64_t>(so.fixed_address);
+    bool made = false;
     try {
-      Heap h = create(name, size, options);
-      if (created) *created = true;
-      return h;
+      // Segment::open_or_create settles the race (one creator) and reclaims
+      // a segment whose creator died during initialization.
+      Segment seg = Segment::open_or_create(
+          name, heap_spec(arena, options.address_mode, address),
+          [&](std::byte* p, std::size_t) { init_heap(p, arena, options.address_mode, address); }, so, &made);
+      if (created) *created = made;
+      if (made) return attach(std::move(seg), options);
+      // Someone else's heap: map it the way it was created (maybe elsewhere).
+      seg.close();
+      return open(name, options);
     } catch (const Error& e) {
-      if (e.errc() != Errc::already_exists) throw;
+      if (e.errc() != Errc::address_unavailable || options.address != nullptr || made || attempt >= 8) throw;
     }
   }
 }

@@ -193,3 +193,24 @@ TEST(HeapContainers, OffsetPtrCopiesPointAtTheSameTargetFromAnyAddress) {
   zipc::offset_ptr<void> vp = b;
   EXPECT_EQ(static_cast<zipc::offset_ptr<int>>(vp).get(), &target[1]);
 }
+
+TEST(HeapContainers, AnAllocatorWhoseHeapWasClosedFailsWithBadAllocInsteadOfCrashing) {
+  zipc::test::TempName name("heap");
+  auto heap = Heap::create(name.str(), 64 << 10);
+  StlAllocator<int> alloc(heap);
+  int* p = alloc.allocate(4);
+  alloc.deallocate(p, 4);
+  heap.close();
+  EXPECT_THROW((void)alloc.allocate(4), std::bad_alloc);
+}
+
+TEST(HeapContainers, OpenOrCreateInRelocatableModeSharesOneHeap) {
+  zipc::test::TempName name("heap");
+  bool created = false;
+  auto first = Heap::open_or_create(name.str(), 1 << 16, {}, &created);
+  EXPECT_TRUE(created);
+  auto second = Heap::open_or_create(name.str(), 1 << 16, {}, &created);
+  EXPECT_FALSE(created);
+  *first.construct<int>("x", 0) = 41;
+  EXPECT_EQ(*second.find<int>("x"), 41);
+}

@@ -1,5 +1,7 @@
 #include "heap_tlsf.hpp"
 
+#include "heap_lock.hpp"
+
 #include <atomic>
 #include <bit>
 #include <cstring>
@@ -216,26 +218,20 @@ bool repair(const Arena& a, HeapCheck* report) noexcept {
 class Locked {
  public:
   explicit Locked(const Arena& a) noexcept : a_(a) {
-    LockResult r = a.control->alloc_lock.lock();
-    ok_ = holds(r);
-    if (r == LockResult::owner_died) {
+    if (owner_lock(a.control->alloc_lock) == LockResult::owner_died) {
       // A process died inside allocate/deallocate: check and rebuild, or
       // declare the heap corrupt. Either way the lock is usable again.
       ++a.control->repairs;
       if (!is_corrupt(a.control) && !repair(a, nullptr)) mark_corrupt(a.control);
-      a.control->alloc_lock.mark_consistent();
     }
   }
-  ~Locked() {
-    if (ok_) a_.control->alloc_lock.unlock();
-  }
+  ~Locked() { owner_unlock(a_.control->alloc_lock); }
   Locked(const Locked&) = delete;
   Locked& operator=(const Locked&) = delete;
-  [[nodiscard]] bool ok() const noexcept { return ok_; }
+  [[nodiscard]] bool ok() const noexcept { return true; }
 
  private:
   const Arena& a_;
-  bool ok_ = false;
 };
 
 HeapStatus fail_corrupt(HeapControl* c) noexcept {

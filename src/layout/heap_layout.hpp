@@ -16,8 +16,11 @@
 //  48      4      state          atomic: kStateHealthy / kStateCorrupt
 //  52      4      reserved
 //  56      8      directory_head arena offset of the first named-object entry, kNil = none
-//  64      48     alloc_lock     zipc::Mutex (robust, pshared): guards everything below
-//  112     16     reserved
+//  64      16     alloc_lock     OwnerLock: guards everything from free_bytes on
+//                   64 owner   u64 zipc::pack(ProcessId) of the holder, 0 = free
+//                   72 seq     u32 futex word, bumped by unlock when someone sleeps
+//                   76 sleepers u32 waiters in futex_wait
+//  80      48     reserved
 //  128     48     names_lock     zipc::Mutex guarding the named-object directory
 //  176     16     reserved
 //  192     8      free_bytes     sum of free block sizes (headers included)
@@ -76,6 +79,16 @@ struct BlockHeader {
 };
 static_assert(sizeof(BlockHeader) == kHeaderSize);
 
+// A lock that records its holder's identity (pid + start time), so waiters
+// can tell a dead holder from a slow one. See src/heap_lock.hpp.
+struct OwnerLock {
+  std::atomic<std::uint64_t> owner;
+  std::atomic<std::uint32_t> seq;
+  std::atomic<std::uint32_t> sleepers;
+};
+static_assert(sizeof(OwnerLock) == 16);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+
 struct FreeLinks {
   std::uint64_t next;
   std::uint64_t prev;
@@ -92,8 +105,8 @@ struct HeapControl {
   std::atomic<std::uint32_t> state;
   std::uint32_t reserved0;
   std::uint64_t directory_head;
-  Mutex alloc_lock;
-  std::uint8_t reserved1[16];
+  OwnerLock alloc_lock;
+  std::uint8_t reserved1[48];
   Mutex names_lock;
   std::uint8_t reserved2[16];
   std::uint64_t free_bytes;

@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "heap_lock.hpp"
 #include "heap_support.hpp"
 #include "layout/heap_layout.hpp"
 #include "zipc/heap.hpp"
@@ -74,7 +75,7 @@ TEST(HeapCrash, ADeathHalfWayThroughASplitIsRepairedByTheNextCaller) {
   void* keep = sut.allocate(64);
   auto child = zipc::test::spawn([&] {
     auto* c = sut.control();
-    (void)c->alloc_lock.lock();
+    (void)zipc::detail::owner_lock(c->alloc_lock);
     // Scramble what repair rebuilds (lists, bitmaps, counters), as a death
     // between the steps of a split would, then die holding the lock.
     for (auto& row : c->heads)
@@ -100,7 +101,7 @@ TEST(HeapCrash, ADeathThatLeavesABrokenBlockChainMarksTheHeapCorrupt) {
   auto sut = Heap::create(name.str(), 1 << 16);
   auto* p = static_cast<unsigned char*>(sut.allocate(64));
   auto child = zipc::test::spawn([&] {
-    (void)sut.control()->alloc_lock.lock();
+    (void)zipc::detail::owner_lock(sut.control()->alloc_lock);
     std::memset(p - 8, 0xee, 8);  // a header the walk cannot trust
     ::_exit(0);
     return 0;

@@ -9,8 +9,11 @@
 // sequence, so every allocator sees the same requests). 1 and 2 workers; the
 // 2-worker runs use threads (and, for the shared-memory allocators, also
 // processes). Each configuration runs in its own forked process, with a
-// warm-up pass first. Fragmentation = largest free block / free bytes, taken
+// warm-up pass first; pools are prefaulted (glibc: trimming off) so no
+// allocator pays first-touch page faults in the timed loop; best of 3 runs
+// (5 with --full), interleaved. Fragmentation = largest free block / free bytes, taken
 // after the workload with the survivors still allocated.
+#include <malloc.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,7 +40,8 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr std::size_t kSlots = 1024;
-constexpr std::size_t kHeapBytes = 64u << 20;
+constexpr std::size_t kHeapBytes = 32u << 20;
+constexpr std::size_t kPrefaultBytes = 16u << 20;  // well above the ~2 MiB live set
 
 struct Op {
   std::uint32_t slot;
@@ -133,13 +137,13 @@ Result measure(int workers, bool processes, std::size_t ops_per_worker, MakeAllo
   auto worker = [&](int id) {
     auto a = make();
     std::vector<void*> slots(kSlots, nullptr);
-    const auto warm = make_ops(ops_per_worker / 10, 1000 + static_cast<unsigned>(id));
+    const auto warm = make_ops(ops_per_worker / 4, 1000 + static_cast<unsigned>(id));
     run(a, warm, slots);
     release_all(a, slots);
     const auto ops = make_ops(ops_per_worker, 7 + static_cast<unsigned>(id));
     board->ready.fetch_add(1);
     while (board->go.load() == 0) std::this_thread::yield();
-    board->ns_total.fetch_add(run(a, ops, slots));
+    board->ns_total.fetch_add(run(a, ops, slots));  // survivors: the fragmentation probe below
     board->ready.fetch_add(1);
     while (board->go.load() == 1) std::this_thread::yield();  // survivors stay for the fragmentation probe
     release_all(a, slots);
@@ -209,7 +213,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const std::size_t ops = full ? 20'000'000 : 2'000'000;
+  const std::size_t ops = full ? 10'000'000 : 1'000'000;
+  const int reps = full ? 5 : 3;
   const std::string tag = std::to_string(::getpid());
   nlohmann::json rows = nlohmann::json::array();
   auto add = [&](const char* transport, int workers, bool processes, const Result& r) {
@@ -230,39 +235,86 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   };
 
+  // Touches every page of a fresh pool once (one big block, written, freed),
+  // so no allocator pays first-touch page faults inside the timed loop.
+  auto prefault = [](auto&& alloc, auto&& free, std::size_t bytes) {
+    if (void* p = alloc(bytes)) {
+      std::memset(p, 0, bytes);
+      free(p);
+    }
+  };
+  struct Config {
+    const char* transport;
+    int workers;
+    bool processes;
+    std::function<Result()> run;
+  };
+  std::vector<Config> configs;
   for (int workers : {1, 2}) {
     for (bool processes : {false, true}) {
       if (workers == 1 && processes) continue;
       if (!processes) {
-        add("glibc-malloc", workers, false, isolated([&] {
-              return measure(
-                  workers, false, ops, [] { return Malloc{}; }, nullptr);
-            }));
+        configs.push_back({"glibc-malloc", workers, false, [=] {
+                             // Its best case: no trimming of the heap top (whose
+                             // page faults would otherwise land in the timed loop).
+                             ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
+                             ::mallopt(M_MMAP_THRESHOLD, 1 << 30);
+                             return measure(
+                                 workers, false, ops, [] { return Malloc{}; }, nullptr);
+                           }});
       }
-      add("zipc-heap", workers, processes, isolated([&] {
-            const std::string name = "bench.heap_alloc." + tag;
-            auto heap = zipc::Heap::create(name, kHeapBytes);
-            zipc::Heap::remove(name);  // the mapping stays; nothing left behind
-            auto frag = [&] {
-              auto s = heap.stats();
-              return s.free_bytes ? static_cast<double>(s.largest_free_block) / static_cast<double>(s.free_bytes) : 0;
-            };
-            return measure(
-                workers, processes, ops, [&] { return Zipc{&heap}; }, frag);
-          }));
-      add("boost-interprocess", workers, processes, isolated([&] {
-            const std::string name = "zipc-bench-bip." + tag;
-            bip::shared_memory_object::remove(name.c_str());
-            bip::managed_shared_memory shm(bip::create_only, name.c_str(), kHeapBytes);
-            bip::shared_memory_object::remove(name.c_str());
-            auto frag = [&] {
-              const double free = static_cast<double>(shm.get_free_memory());
-              return free > 0 ? static_cast<double>(boost_largest(shm)) / free : 0;
-            };
-            return measure(
-                workers, processes, ops, [&] { return Boost{&shm}; }, frag);
-          }));
+      configs.push_back({"zipc-heap", workers, processes, [=] {
+                           const std::string name = "bench.heap_alloc." + tag;
+                           auto heap = zipc::Heap::create(name, kHeapBytes);
+                           zipc::Heap::remove(name);  // the mapping stays; nothing left behind
+                           prefault([&](std::size_t n) { return heap.allocate(n); },
+                                    [&](void* p) { (void)heap.deallocate(p); }, kPrefaultBytes);
+                           auto frag = [&] {
+                             auto s = heap.stats();
+                             return s.free_bytes
+                                        ? static_cast<double>(s.largest_free_block) / static_cast<double>(s.free_bytes)
+                                        : 0;
+                           };
+                           return measure(
+                               workers, processes, ops, [&] { return Zipc{&heap}; }, frag);
+                         }});
+      configs.push_back({"boost-interprocess", workers, processes, [=] {
+                           const std::string name = "zipc-bench-bip." + tag;
+                           bip::shared_memory_object::remove(name.c_str());
+                           bip::managed_shared_memory shm(bip::create_only, name.c_str(), kHeapBytes);
+                           bip::shared_memory_object::remove(name.c_str());
+                           prefault([&](std::size_t n) { return shm.allocate(n, std::nothrow); },
+                                    [&](void* p) { shm.deallocate(p); }, kPrefaultBytes);
+                           auto frag = [&] {
+                             const double free = static_cast<double>(shm.get_free_memory());
+                             return free > 0 ? static_cast<double>(boost_largest(shm)) / free : 0;
+                           };
+                           return measure(
+                               workers, processes, ops, [&] { return Boost{&shm}; }, frag);
+                         }});
     }
+  }
+  // Best of kReps, repetitions interleaved so a noisy moment on a shared
+  // machine hits every configuration alike.
+  std::vector<Result> best(configs.size());
+  for (int rep = 0; rep < reps; ++rep) {
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      Result r = isolated(configs[i].run);
+      if (r.ops_per_s > best[i].ops_per_s) best[i] = r;
+    }
+  }
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    add(configs[i].transport, configs[i].workers, configs[i].processes, best[i]);
+  }
+  double malloc1 = 0, zipc1 = 0, boost1 = 0;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    if (configs[i].workers != 1) continue;
+    const std::string t = configs[i].transport;
+    (t == "glibc-malloc" ? malloc1 : t == "zipc-heap" ? zipc1 : boost1) = best[i].ops_per_s;
+  }
+  if (malloc1 > 0 && boost1 > 0) {
+    std::printf("single worker: zipc = %.2fx glibc malloc (goal >= 0.5), %.2fx Boost.Interprocess (goal >= 2)\n",
+                zipc1 / malloc1, zipc1 / boost1);
   }
   if (!out.empty()) {
     std::ofstream f(out);

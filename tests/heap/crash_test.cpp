@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -18,10 +21,15 @@ using zipc::HeapStatus;
 
 namespace {
 
-int churn_forever(Heap& heap, unsigned seed) {
+// Allocates and frees until killed; writes one byte to ready_fd once busy.
+int churn_forever(Heap& heap, unsigned seed, int ready_fd) {
   std::mt19937 rng(seed);
   std::vector<void*> mine;
-  for (;;) {
+  for (std::uint64_t n = 0;; ++n) {
+    if (n == 100) {
+      const char c = 1;
+      if (::write(ready_fd, &c, 1) != 1) return 4;
+    }
     if (mine.size() < 200 && (mine.empty() || rng() % 2 == 0)) {
       if (void* p = heap.allocate(16 + rng() % 4096, std::size_t{16} << (rng() % 3))) mine.push_back(p);
     } else {
@@ -47,13 +55,20 @@ Errc errc_of(const std::function<void()>& f) {
 TEST(HeapCrash, ProcessesKilledInsideTheAllocatorNeverBlockOthersNorCorruptTheHeap) {
   zipc::test::TempName name("heap");
   auto sut = Heap::create(name.str(), 8 << 20);
-  const int rounds = zipc::test::scaled(40);
+  const int rounds = std::max(zipc::test::scaled(40), 15);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
   for (int round = 0; round < rounds; ++round) {
     std::vector<zipc::test::Child> kids;
     for (unsigned k = 0; k < 2; ++k) {
-      kids.push_back(zipc::test::spawn([&, k] { return churn_forever(sut, static_cast<unsigned>(round) * 7 + k); }));
+      kids.push_back(
+          zipc::test::spawn([&, k] { return churn_forever(sut, static_cast<unsigned>(round) * 7 + k, ready[1]); }));
     }
-    for (auto& kid : kids) zipc::test::kill_after_random_delay(kid, 500us, 5ms);
+    for (std::size_t k = 0; k < kids.size(); ++k) {
+      char c;
+      ASSERT_EQ(::read(ready[0], &c, 1), 1);
+    }
+    for (auto& kid : kids) zipc::test::kill_after_random_delay(kid, 100us, 3ms);
     for (auto& kid : kids) {
       auto r = kid.wait();
       ASSERT_EQ(r.signal, SIGKILL) << "a child stopped by itself: " << r.output;
@@ -65,6 +80,8 @@ TEST(HeapCrash, ProcessesKilledInsideTheAllocatorNeverBlockOthersNorCorruptTheHe
     auto check = sut.check();
     ASSERT_TRUE(check.ok) << "round " << round << ": " << check.problem;
   }
+  ::close(ready[0]);
+  ::close(ready[1]);
   std::printf("heap repaired after %llu deaths inside the allocator in %d rounds\n",
               static_cast<unsigned long long>(sut.stats().repairs), rounds);
 }

@@ -104,18 +104,29 @@ LockResult SpinLock::lock() noexcept {
   if (owner_.compare_exchange_strong(expected, me, std::memory_order_acquire, std::memory_order_relaxed)) {
     return LockResult::acquired;
   }
+  return lock_until(UINT64_MAX);
+}
+
+LockResult SpinLock::try_lock_for(std::chrono::nanoseconds timeout) noexcept {
+  return lock_until(deadline_after(timeout));
+}
+
+LockResult SpinLock::lock_until(std::uint64_t deadline_ns) noexcept {
+  const std::uint64_t me = platform::cached_packed_self();
+  std::uint64_t expected = 0;
   for (int yields = 1;; ++yields) {
     for (int i = 0; i < kSpinsBeforeYield; ++i) {
-      platform::cpu_relax();
       // relaxed: a hint only; the CAS below carries the ordering.
       if (owner_.load(std::memory_order_relaxed) == 0) {
         expected = 0;
-        // acquire: as above.
+        // acquire: pairs with unlock's release.
         if (owner_.compare_exchange_weak(expected, me, std::memory_order_acquire, std::memory_order_relaxed)) {
           return LockResult::acquired;
         }
       }
+      platform::cpu_relax();
     }
+    if (deadline_ns != UINT64_MAX && platform::monotonic_ns() >= deadline_ns) return LockResult::timeout;
     platform::yield_cpu();
     if (yields % kYieldsBetweenLivenessChecks == 0) {
       std::uint64_t holder = owner_.load(std::memory_order_relaxed);  // relaxed: re-checked by the CAS

@@ -143,7 +143,10 @@ class Heap {
 
   // Named objects. construct throws Errc::already_exists when the name is
   // taken, Errc::out_of_memory when there is no room; find returns nullptr
-  // when absent; all throw Errc::wrong_kind when the name holds another type.
+  // when absent; all throw Errc::wrong_kind when the name holds another type
+  // (types are told apart by a hash of their name, so every process must be
+  // built with the same compiler). T's constructor runs under the directory
+  // lock: it may allocate, but must not construct/find named objects itself.
   template <class T, class... Args>
   T* construct(std::string_view name, Args&&... args) {
     return construct_impl<T>(name, /*may_exist=*/false, std::forward<Args>(args)...);

@@ -78,9 +78,12 @@ class SpinLock {
   // (returning owner_died). Never sleeps in the kernel.
   LockResult lock() noexcept;
   [[nodiscard]] bool try_lock() noexcept;
+  // acquired / owner_died, or timeout when the deadline passed first.
+  [[nodiscard]] LockResult try_lock_for(std::chrono::nanoseconds timeout) noexcept;
   void unlock() noexcept;
 
  private:
+  LockResult lock_until(std::uint64_t deadline_ns) noexcept;
   std::atomic<std::uint64_t> owner_{0};  // zipc::pack(ProcessId) of the holder, 0 = free
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);

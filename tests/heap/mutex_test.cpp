@@ -139,3 +139,27 @@ TEST(HeapConditionVariable, WaitForReturnsTimeoutWithTheMutexHeldAgain) {
   EXPECT_FALSE(m.try_lock());  // still held by us
   m.unlock();
 }
+
+TEST(HeapSpinLock, TryLockForTimesOutWhileAnotherProcessHoldsIt) {
+  zipc::test::TempName name("heap");
+  auto heap = Heap::create(name.str(), 1 << 16);
+  auto* sut = heap.construct<zipc::SpinLock>("s");
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  auto child = zipc::test::spawn([&] {
+    (void)sut->lock();
+    char c = 1;
+    (void)!::write(fds[1], &c, 1);
+    for (;;) std::this_thread::sleep_for(1s);
+    return 0;
+  });
+  char c;
+  ASSERT_EQ(::read(fds[0], &c, 1), 1);
+  EXPECT_EQ(sut->try_lock_for(5ms), LockResult::timeout);
+  child.kill(SIGKILL);
+  (void)child.wait();
+  EXPECT_EQ(sut->lock(), LockResult::owner_died);
+  sut->unlock();
+  ::close(fds[0]);
+  ::close(fds[1]);
+}

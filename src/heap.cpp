@@ -124,7 +124,22 @@ Heap Heap::create(std::string_view name, std::uint64_t size, const HeapOptions& 
 Heap Heap::open(std::string_view name, const HeapOptions& options) {
   SegmentOptions so = options.segment;
   so.fixed_address = nullptr;
-  Segment seg = Segment::open(name, SegmentKind::heap, so);
+  // Read the header first (no mapping), so a ready fixed heap is mapped once,
+  // at its address (a probe mapping would e.g. prefault everything twice).
+  if (const SegmentInfo info = Segment::inspect(name, so);
+      info.valid && info.params[0] == kHeapMagic && info.params[1] == static_cast<std::uint64_t>(AddressMode::fixed) &&
+      info.params[2] != 0 && info.params[2] % platform::page_size() == 0) {
+    so.fixed_address = reinterpret_cast<void*>(info.params[2]);
+  }
+  Segment seg;
+  try {
+    seg = Segment::open(name, SegmentKind::heap, so);
+  } catch (const Error& e) {
+    if (e.errc() != Errc::address_unavailable) throw;
+    fail(Errc::address_unavailable, name,
+         "created at fixed address " + hex(reinterpret_cast<std::uint64_t>(so.fixed_address)) +
+             ", which is already in use in this process; a fixed heap is never relocated");
+  }
   const auto& params = seg.params();
   if (params[0] != kHeapMagic) fail(Errc::corrupt_header, name, "segment parameters do not describe a heap");
   if (params[1] == static_cast<std::uint64_t>(AddressMode::fixed)) {

@@ -4,6 +4,7 @@
 // process dying mid-change leaves the list whole (at worst a leaked entry).
 #include <cstring>
 
+#include "heap_lock.hpp"
 #include "heap_tlsf.hpp"
 #include "layout/heap_layout.hpp"
 #include "zipc/heap.hpp"
@@ -31,13 +32,12 @@ std::uint32_t entry_check(const NameEntry& e) noexcept {
 class NamesLock {
  public:
   explicit NamesLock(HeapControl* c) : c_(c) {
-    const LockResult r = c->names_lock.lock();
-    if (!holds(r)) throw Error(Errc::corrupt, "heap: named-object lock is unrecoverable");
-    // A dead holder can only have leaked an entry (see the file comment).
-    if (r == LockResult::owner_died) c->names_lock.mark_consistent();
+    // A dead holder can only have leaked an entry (see the file comment), so
+    // owner_died needs no repair.
+    (void)detail::owner_lock(c->names_lock);
   }
   ~NamesLock() {
-    if (c_ != nullptr) c_->names_lock.unlock();
+    if (c_ != nullptr) detail::owner_unlock(c_->names_lock);
   }
   void release() noexcept { c_ = nullptr; }  // ownership passes to commit/abort
   NamesLock(const NamesLock&) = delete;
@@ -120,12 +120,12 @@ Heap::NamedSlot Heap::names_begin(std::string_view name, std::uint64_t type_hash
 void Heap::names_commit(const NamedSlot& slot) noexcept {
   // The object is built: publishing the entry is one store.
   control_->directory_head = offset_of(slot.entry);
-  control_->names_lock.unlock();
+  detail::owner_unlock(control_->names_lock);
 }
 
 void Heap::names_abort(const NamedSlot& slot) noexcept {
   (void)deallocate(slot.entry);
-  control_->names_lock.unlock();
+  detail::owner_unlock(control_->names_lock);
 }
 
 void* Heap::names_find(std::string_view name, std::uint64_t type_hash) {

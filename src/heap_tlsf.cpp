@@ -69,16 +69,20 @@ class Blocks {
     mapping(size, fl, sl);
   }
 
-  void insert(std::uint64_t o, std::uint64_t size) const noexcept {
+  // Links a free block at the head of its list; false (nothing written) when
+  // the current head is not a believable offset.
+  [[nodiscard]] bool insert(std::uint64_t o, std::uint64_t size) const noexcept {
     unsigned fl, sl;
     mapping(size, &fl, &sl);
     const std::uint64_t head = c_->heads[fl][sl];
+    if (head != kNil && !in_arena(head)) return false;
     links(o)->next = head;
     links(o)->prev = kNil;
     if (head != kNil) links(head)->prev = o;
     c_->heads[fl][sl] = o;
     c_->fl_bitmap |= std::uint64_t{1} << fl;
     c_->sl_bitmap[fl] |= 1u << sl;
+    return true;
   }
 
   // Unlinks a free block; false when its links are not believable.
@@ -192,7 +196,7 @@ bool repair(const Arena& a, HeapCheck* report) noexcept {
       continue;
     }
     if (prev_free) {
-      b.insert(prev_o, prev_size);
+      (void)b.insert(prev_o, prev_size);  // the lists were just emptied
       free_bytes += prev_size;
     }
     b.hdr(o)->prev_size = prev_size;
@@ -204,7 +208,7 @@ bool repair(const Arena& a, HeapCheck* report) noexcept {
     o += s;
   }
   if (prev_free) {
-    b.insert(prev_o, prev_size);
+    (void)b.insert(prev_o, prev_size);  // as above
     free_bytes += prev_size;
   }
   b.hdr(b.end())->prev_size = prev_size;
@@ -254,7 +258,7 @@ void tlsf_init(const Arena& a, std::uint64_t salt) noexcept {
   b.hdr(0)->word = b.make(0, first, kFlagFree);
   b.hdr(first)->prev_size = first;
   b.hdr(first)->word = b.make(first, 0, kFlagPrevFree);
-  b.insert(0, first);
+  (void)b.insert(0, first);  // empty lists
   c->free_bytes = first;
   c->live_count = 0;
   c->repairs = 0;
@@ -296,7 +300,7 @@ Allocation tlsf_allocate(const Arena& a, std::size_t size, std::size_t align) no
       b.hdr(n)->prev_size = gap;
       b.hdr(n)->word = b.make(n, s - gap, kFlagFree | kFlagPrevFree);
       b.hdr(o)->word = b.make(o, gap, kFlagFree | (prev_free ? kFlagPrevFree : 0));
-      b.insert(o, gap);
+      if (!b.insert(o, gap)) return {nullptr, fail_corrupt(c)};
       o = n;
       s -= gap;
       prev_free = true;
@@ -311,7 +315,7 @@ Allocation tlsf_allocate(const Arena& a, std::size_t size, std::size_t align) no
     b.hdr(r)->word = b.make(r, s - need, kFlagFree);
     b.hdr(o)->word = b.make(o, need, prev_free ? kFlagPrevFree : 0);
     b.hdr(r + (s - need))->prev_size = s - need;
-    b.insert(r, s - need);
+    if (!b.insert(r, s - need)) return {nullptr, fail_corrupt(c)};
     s = need;
   } else {
     b.hdr(o)->word = b.make(o, s, prev_free ? kFlagPrevFree : 0);
@@ -376,7 +380,7 @@ HeapStatus tlsf_deallocate(const Arena& a, void* p) noexcept {
   }
   b.hdr(o)->word = b.make(o, s, kFlagFree | (prev_free ? kFlagPrevFree : 0));
   b.set_prev(next, s, true);
-  b.insert(o, s);
+  if (!b.insert(o, s)) return fail_corrupt(c);
   return HeapStatus::ok;
 }
 

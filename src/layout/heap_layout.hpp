@@ -21,8 +21,8 @@
 //                   72 seq     u32 futex word, bumped by unlock when someone sleeps
 //                   76 sleepers u32 waiters in futex_wait
 //  80      48     reserved
-//  128     48     names_lock     zipc::Mutex guarding the named-object directory
-//  176     16     reserved
+//  128     16     names_lock     OwnerLock guarding the named-object directory
+//  144     48     reserved
 //  192     8      free_bytes     sum of free block sizes (headers included)
 //  200     8      live_count     allocated blocks
 //  208     8      fl_bitmap      bit f: some list of first level f is non-empty
@@ -44,8 +44,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-
-#include "zipc/mutex.hpp"
 
 namespace zipc::layout {
 
@@ -107,8 +105,8 @@ struct HeapControl {
   std::uint64_t directory_head;
   OwnerLock alloc_lock;
   std::uint8_t reserved1[48];
-  Mutex names_lock;
-  std::uint8_t reserved2[16];
+  OwnerLock names_lock;
+  std::uint8_t reserved2[48];
   std::uint64_t free_bytes;
   std::uint64_t live_count;
   std::uint64_t fl_bitmap;

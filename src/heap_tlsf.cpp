@@ -12,6 +12,8 @@ using namespace layout;
 
 namespace {
 
+constexpr std::uint32_t kSlMask = (std::uint32_t{1} << kSlCount) - 1;
+
 // ---- block headers ----
 
 class Blocks {
@@ -110,13 +112,14 @@ class Blocks {
   // Head of the first non-empty list at or above (fl, sl), or kNil.
   std::uint64_t find(unsigned fl, unsigned sl) const noexcept {
     if (fl >= kFlCount) return kNil;
-    std::uint32_t sl_map = c_->sl_bitmap[fl] & (~0u << sl);
+    // Masked: bits above kSlCount can only come from a scribbled bitmap.
+    std::uint32_t sl_map = c_->sl_bitmap[fl] & (~0u << sl) & kSlMask;
     if (sl_map == 0) {
       const std::uint64_t fl_map = fl + 1 >= 64 ? 0 : (c_->fl_bitmap & (~std::uint64_t{0} << (fl + 1)));
       if (fl_map == 0) return kNil;
       fl = static_cast<unsigned>(std::countr_zero(fl_map));
       if (fl >= kFlCount) return kNil;
-      sl_map = c_->sl_bitmap[fl];
+      sl_map = c_->sl_bitmap[fl] & kSlMask;
       if (sl_map == 0) return kNil;
     }
     sl = static_cast<unsigned>(std::countr_zero(sl_map));
@@ -397,8 +400,8 @@ HeapStats tlsf_stats(const Arena& a) noexcept {
   // The largest block sits in the highest non-empty list; scan that list.
   if (c->fl_bitmap != 0) {
     const unsigned fl = 63u - static_cast<unsigned>(std::countl_zero(c->fl_bitmap));
-    if (fl < kFlCount && c->sl_bitmap[fl] != 0) {
-      const unsigned sl = 31u - static_cast<unsigned>(std::countl_zero(c->sl_bitmap[fl]));
+    if (fl < kFlCount && (c->sl_bitmap[fl] & kSlMask) != 0) {
+      const unsigned sl = 31u - static_cast<unsigned>(std::countl_zero(c->sl_bitmap[fl] & kSlMask));
       Blocks b(a);
       std::uint64_t best = 0;
       std::uint64_t o = c->heads[fl][sl];

@@ -41,7 +41,7 @@ namespace {
 
 constexpr std::size_t kSlots = 1024;
 constexpr std::size_t kHeapBytes = 32u << 20;
-constexpr std::size_t kPrefaultBytes = 16u << 20;  // well above the ~2 MiB live set
+constexpr std::size_t kPrefaultBytes = 8u << 20;  // well above the ~2 MiB live set
 
 struct Op {
   std::uint32_t slot;
@@ -213,7 +213,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const std::size_t ops = full ? 10'000'000 : 1'000'000;
+  const std::size_t ops = full ? 10'000'000 : 800'000;
   const int reps = full ? 5 : 3;
   const std::string tag = std::to_string(::getpid());
   nlohmann::json rows = nlohmann::json::array();

@@ -1,0 +1,244 @@
+// zipc/heap.hpp - a heap in shared memory: allocator, named objects, offsets.
+//
+//   #include <cstring>
+//   #include "zipc/heap.hpp"
+//   ---
+//   zipc::HeapOptions options;
+//   options.address_mode = zipc::AddressMode::fixed;  // same address in every process
+//   auto heap = zipc::Heap::create("demo-heap", 1 << 20, options);
+//   void* block = heap.allocate(100, 64);              // nullptr when out of memory
+//   std::memset(block, 0, 100);
+//   std::uint64_t off = heap.offset_of(block);         // send this to another process
+//   char* same = heap.at<char>(off);                   // bounds-checked; nullptr if outside
+//   (void)same;
+//   (void)heap.deallocate(block);                      // HeapStatus: ok, double_free, ...
+//   int* counter = heap.find_or_construct<int>("counter", 0);
+//   ++*counter;
+//   zipc::HeapStats s = heap.stats();
+//   (void)s;
+//   zipc::Heap::remove("demo-heap");
+//
+// The allocator is TLSF (two-level segregated fit): O(1) allocate and free,
+// immediate coalescing, alignment up to 4096, all state inside the segment
+// (no per-process caches; no OS calls after create), guarded by a robust
+// process-shared mutex. A process that dies inside allocate/deallocate does
+// not block the others: the next caller walks every block and rebuilds the
+// free lists, or marks the heap corrupt (later calls return corrupt); it never
+// hands out overlapping memory. See docs/heap.md.
+//
+// AddressMode::fixed maps the heap at one address in every process, so plain
+// pointers and std containers with zipc::StlAllocator work across processes.
+// AddressMode::any maps it anywhere: use offsets or zipc::offset_ptr.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "zipc/error.hpp"
+#include "zipc/mutex.hpp"
+#include "zipc/offset_ptr.hpp"
+#include "zipc/segment.hpp"
+
+namespace zipc {
+
+namespace layout {
+struct HeapControl;
+}
+
+enum class AddressMode : std::uint8_t {
+  any = 0,    // relocatable: each process maps it where the kernel likes
+  fixed = 1,  // every process maps it at the address recorded at create
+};
+
+struct HeapOptions {
+  AddressMode address_mode = AddressMode::any;
+  // fixed mode, create: map here (nullptr: zipc picks a free address)
+  void* address = nullptr;
+  // segment options (mode, path, prefault, ...); fixed_address is set by Heap
+  SegmentOptions segment;
+};
+
+// Result of a heap call. Never thrown.
+enum class HeapStatus : std::uint8_t {
+  ok = 0,
+  out_of_memory,     // no free block is large enough
+  invalid_argument,  // alignment not a power of two or over 4096
+  double_free,       // the block is already free
+  foreign_pointer,   // the pointer is not inside this heap, or not where a block can start
+  corrupt_header,    // the block's header fails its check (overwritten, or not a block)
+  corrupt,           // the heap failed validation (now or earlier); nothing was changed
+};
+const char* to_string(HeapStatus s) noexcept;
+
+struct Allocation {
+  void* ptr = nullptr;
+  HeapStatus status = HeapStatus::ok;
+};
+
+struct HeapStats {
+  std::uint64_t size = 0;                // arena bytes
+  std::uint64_t free_bytes = 0;          // bytes in free blocks (block headers included)
+  std::uint64_t largest_free_block = 0;  // largest single allocation that would succeed now
+  std::uint64_t allocated_blocks = 0;    // live allocations (named objects included)
+  std::uint64_t repairs = 0;             // recoveries after a process died inside the allocator
+  bool corrupt = false;
+};
+
+// A full walk of the heap (Heap::check).
+struct HeapCheck {
+  bool ok = false;
+  std::string problem;  // empty when ok
+  std::uint64_t blocks = 0;
+  std::uint64_t free_blocks = 0;
+};
+
+namespace detail {
+// The allocator entry points StlAllocator uses: they need only the control
+// block, which lives in the segment. A control block that is not an open
+// heap of this process returns foreign_pointer / corrupt, never crashes.
+[[nodiscard]] Allocation heap_allocate(layout::HeapControl* c, std::size_t size, std::size_t align) noexcept;
+[[nodiscard]] HeapStatus heap_deallocate(layout::HeapControl* c, void* p) noexcept;
+
+template <class T>
+constexpr std::uint64_t type_hash() noexcept {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const char* s = __PRETTY_FUNCTION__; *s != '\0'; ++s)
+    h = (h ^ static_cast<unsigned char>(*s)) * 0x100000001b3ull;
+  return h;
+}
+}  // namespace detail
+
+class Heap {
+ public:
+  static constexpr std::uint64_t kNoOffset = ~std::uint64_t{0};
+
+  // size: bytes of the arena (rounded up to the page size; at least 4096).
+  static Heap create(std::string_view name, std::uint64_t size, const HeapOptions& options = {});
+  // Takes the address mode from the heap; fixed heaps map at the recorded
+  // address or fail with Errc::address_unavailable.
+  static Heap open(std::string_view name, const HeapOptions& options = {});
+  static Heap open_or_create(std::string_view name, std::uint64_t size, const HeapOptions& options = {},
+                             bool* created = nullptr);
+  static bool remove(std::string_view name, const SegmentOptions& options = {});
+
+  Heap() = default;
+  Heap(Heap&& other) noexcept;
+  Heap& operator=(Heap&& other) noexcept;
+  Heap(const Heap&) = delete;
+  Heap& operator=(const Heap&) = delete;
+  ~Heap();
+
+  // nullptr when out of memory, on a bad alignment, or when the heap is corrupt.
+  [[nodiscard]] void* allocate(std::size_t size, std::size_t align = 16) noexcept {
+    return try_allocate(size, align).ptr;
+  }
+  [[nodiscard]] Allocation try_allocate(std::size_t size, std::size_t align = 16) noexcept;
+  // nullptr is ok (does nothing).
+  [[nodiscard]] HeapStatus deallocate(void* p) noexcept;
+
+  // Named objects. construct throws Errc::already_exists when the name is
+  // taken, Errc::out_of_memory when there is no room; find returns nullptr
+  // when absent; all throw Errc::wrong_kind when the name holds another type
+  // (types are told apart by a hash of their name, so every process must be
+  // built with the same compiler). T's constructor runs under the directory
+  // lock: it may allocate, but must not construct/find named objects itself.
+  template <class T, class... Args>
+  T* construct(std::string_view name, Args&&... args) {
+    return construct_impl<T>(name, /*may_exist=*/false, std::forward<Args>(args)...);
+  }
+  template <class T, class... Args>
+  T* find_or_construct(std::string_view name, Args&&... args) {
+    return construct_impl<T>(name, /*may_exist=*/true, std::forward<Args>(args)...);
+  }
+  template <class T>
+  T* find(std::string_view name) {
+    return static_cast<T*>(names_find(name, detail::type_hash<T>()));
+  }
+  // Runs ~T and frees the memory; false when absent.
+  template <class T>
+  bool destroy(std::string_view name) {
+    NamedSlot slot = names_unlink(name, detail::type_hash<T>());
+    if (slot.object == nullptr) return false;
+    static_cast<T*>(slot.object)->~T();
+    names_release(slot);
+    return true;
+  }
+
+  // Offset of p from the arena start (the same in every process), or
+  // kNoOffset when p is not inside the arena.
+  [[nodiscard]] std::uint64_t offset_of(const void* p) const noexcept {
+    const auto a = reinterpret_cast<std::uintptr_t>(arena_);
+    const auto q = reinterpret_cast<std::uintptr_t>(p);
+    return (q >= a && q < a + arena_size_) ? q - a : kNoOffset;
+  }
+  // The object at an offset: nullptr unless [offset, offset + sizeof(T)) lies
+  // inside the arena and is aligned for T. Safe with offsets from any peer.
+  template <class T>
+  [[nodiscard]] T* at(std::uint64_t offset) const noexcept {
+    constexpr std::uint64_t size = std::is_void_v<T> ? 1 : sizeof(std::conditional_t<std::is_void_v<T>, char, T>);
+    constexpr std::uint64_t align = std::is_void_v<T> ? 1 : alignof(std::conditional_t<std::is_void_v<T>, char, T>);
+    if (arena_ == nullptr || offset >= arena_size_ || arena_size_ - offset < size || offset % align != 0) {
+      return nullptr;
+    }
+    return reinterpret_cast<T*>(arena_ + offset);
+  }
+
+  [[nodiscard]] HeapStats stats() const noexcept;
+  // Walks every block under the allocator lock.
+  [[nodiscard]] HeapCheck check() const noexcept;
+
+  [[nodiscard]] bool is_open() const noexcept { return control_ != nullptr; }
+  [[nodiscard]] AddressMode address_mode() const noexcept { return mode_; }
+  [[nodiscard]] void* base_address() const noexcept { return segment_.base(); }
+  [[nodiscard]] std::byte* arena() const noexcept { return arena_; }
+  [[nodiscard]] std::uint64_t arena_size() const noexcept { return arena_size_; }
+  [[nodiscard]] const Segment& segment() const noexcept { return segment_; }
+  [[nodiscard]] const std::string& name() const noexcept { return segment_.name(); }
+  [[nodiscard]] layout::HeapControl* control() const noexcept { return control_; }
+  void close() noexcept;
+
+ private:
+  struct NamedSlot {
+    void* object = nullptr;
+    void* entry = nullptr;
+    bool existed = false;
+  };
+  // Locks the directory; when a new object must be built, returns with the
+  // lock held (commit or abort release it).
+  NamedSlot names_begin(std::string_view name, std::uint64_t type_hash, std::size_t size, std::size_t align,
+                        bool may_exist);
+  void names_commit(const NamedSlot& slot) noexcept;
+  void names_abort(const NamedSlot& slot) noexcept;
+  void* names_find(std::string_view name, std::uint64_t type_hash);
+  NamedSlot names_unlink(std::string_view name, std::uint64_t type_hash);
+  void names_release(const NamedSlot& slot) noexcept;
+
+  template <class T, class... Args>
+  T* construct_impl(std::string_view name, bool may_exist, Args&&... args) {
+    NamedSlot slot = names_begin(name, detail::type_hash<T>(), sizeof(T), alignof(T), may_exist);
+    if (slot.existed) return static_cast<T*>(slot.object);
+    try {
+      T* p = ::new (slot.object) T(std::forward<Args>(args)...);
+      names_commit(slot);
+      return p;
+    } catch (...) {
+      names_abort(slot);
+      throw;
+    }
+  }
+
+  static Heap attach(Segment seg, const HeapOptions& options);
+
+  Segment segment_;
+  layout::HeapControl* control_ = nullptr;
+  std::byte* arena_ = nullptr;
+  std::uint64_t arena_size_ = 0;
+  AddressMode mode_ = AddressMode::any;
+};
+
+}  // namespace zipc

@@ -3,5 +3,9 @@
 
 #include "zipc/error.hpp"
 #include "zipc/event.hpp"
+#include "zipc/heap.hpp"
+#include "zipc/mutex.hpp"
+#include "zipc/offset_ptr.hpp"
 #include "zipc/process.hpp"
 #include "zipc/segment.hpp"
+#include "zipc/stl_allocator.hpp"

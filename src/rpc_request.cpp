@@ -1,6 +1,7 @@
 // RpcRequest: a claimed slot on the server side and its reply.
 #include <cstring>
 #include <new>
+#include <thread>
 #include <utility>
 
 #include "layout/rpc_layout.hpp"
@@ -8,6 +9,9 @@
 #include "zipc/rpc.hpp"
 
 namespace zipc {
+namespace {
+constexpr int kBlockRetries = 20000;  // yields, ~tens of ms
+}  // namespace
 
 RpcRequest::RpcRequest(RpcRequest&& o) noexcept
     : server_(std::exchange(o.server_, nullptr)),
@@ -60,7 +64,12 @@ std::span<std::byte> RpcRequest::reply_loan(std::size_t n, Status* status) noexc
   if (n <= g.resp_inline) {
     dst = server_->view.response_inline(slot_);
   } else {
-    const std::uint32_t b = server_->view.acquire_block(client_);
+    std::uint32_t b = server_->view.acquire_block(client_);
+    // Blocks come back as clients read their responses: wait a little for one.
+    for (int i = 0; b == layout::kNoBlock && i < kBlockRetries; ++i) {
+      std::this_thread::yield();
+      b = server_->view.acquire_block(client_);
+    }
     if (b == layout::kNoBlock) {
       set(Status::full);
       return {};
@@ -100,6 +109,17 @@ Status RpcRequest::reply(std::span<const std::byte> response) noexcept {
     server_->publish(*this, layout::kResultTooLarge, 0, layout::kNoBlock);
     server_ = nullptr;
     return Status::too_large;
+  }
+  const layout::RpcGeometry& g = server_->view.geometry();
+  if (response.size() > g.resp_inline && req_block_ != layout::kNoBlock && resp_block_ == layout::kNoBlock) {
+    // The request's block becomes the response's: memmove copes with a
+    // response that is (part of) the request itself.
+    std::byte* dst = server_->view.block(req_block_);
+    if (!response.empty()) std::memmove(dst, response.data(), response.size());
+    resp_block_ = std::exchange(req_block_, layout::kNoBlock);
+    loaned_ = response.size();
+    loan_open_ = true;
+    return commit(response.size());
   }
   Status st = Status::ok;
   std::span<std::byte> dst = reply_loan(response.size(), &st);

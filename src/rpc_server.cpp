@@ -50,7 +50,8 @@ SegmentSpec make_spec(std::string_view name, const RpcOptions& o, layout::RpcGeo
       blocks = o.large_blocks;
     } else {
       const std::uint64_t slots = std::uint64_t{o.max_clients} * o.inflight_per_client;
-      blocks = std::max<std::uint64_t>(2, std::min(slots, kAutoBlockBudget / block_size));
+      // A request block and a response block per slot, within the budget.
+      blocks = std::max<std::uint64_t>(2, std::min(2 * slots, kAutoBlockBudget / block_size));
     }
   }
   p[6] = blocks;

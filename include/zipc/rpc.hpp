@@ -69,8 +69,8 @@ struct RpcOptions {
   std::uint64_t max_response_size = 64 << 10;
   std::uint64_t inline_size = 4096;  // payloads up to this travel inside the slot
   // Blocks of max(max_request, max_response) bytes shared by all calls whose
-  // payload is over inline_size. 0: enough for every slot, capped to ~256 MiB
-  // of blocks (at least 2).
+  // payload is over inline_size. 0: two per slot (request and response),
+  // capped to ~256 MiB of blocks (at least 2).
   std::uint32_t large_blocks = 0;
   WaitOptions wait{};                              // server threads, and clients by default
   unsigned mode = mode::owner;                     // segment permissions

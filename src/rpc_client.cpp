@@ -28,7 +28,7 @@ Status closed_or_dead(const RpcConnection& c) noexcept {
 }  // namespace
 
 RpcConnection::~RpcConnection() {
-  if (!segment.is_open()) return;
+  if (!segment) return;
   bool pending = false;
   for (std::uint32_t k = 0; k < local.size(); ++k) {
     layout::RpcSlot* s = slot(k);
@@ -95,13 +95,14 @@ std::shared_ptr<RpcConnection> RpcClientImpl::open(std::string_view name, Deadli
       const std::uint64_t now = platform::monotonic_ns();
       so.open_timeout = std::chrono::milliseconds(
           deadline.is_never() ? 1000 : (deadline.ns() > now ? (deadline.ns() - now) / 1'000'000 : 0));
-      Segment seg = Segment::open(name, SegmentKind::rpc, so);
+      std::shared_ptr<Segment> seg = rpc_find_local(name);
+      if (!seg) seg = std::make_shared<Segment>(Segment::open(name, SegmentKind::rpc, so));
       auto c = std::make_shared<RpcConnection>();
       layout::RpcGeometry g;
-      if (!rpc_geometry_from_params(seg.params(), seg.payload_size(), &g)) {
+      if (!rpc_geometry_from_params(seg->params(), seg->payload_size(), &g)) {
         fail(Errc::corrupt, name, "layout parameters do not fit the segment");
       }
-      c->view = RpcView(seg.payload(), g);
+      c->view = RpcView(seg->payload(), g);
       if (c->view.control()->rpc_magic != layout::kRpcMagic) fail(Errc::corrupt, name, "bad rpc magic");
       // acquire: pairs with the server's init, published by the header's init_state.
       c->server = c->view.control()->server.load(std::memory_order_acquire);

@@ -24,7 +24,7 @@ enum class LocalSlot : std::uint8_t {
 };
 
 struct RpcConnection {
-  Segment segment;
+  std::shared_ptr<Segment> segment;  // shared with a server in this process, if any
   RpcView view;
   std::uint32_t client = 0;               // our record index
   std::uint64_t server = 0;               // packed ProcessId of the server, read once at connect

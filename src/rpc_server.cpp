@@ -251,11 +251,12 @@ bool RpcServerImpl::finish_reap(std::uint32_t client) noexcept {
 void RpcServerImpl::close() noexcept {
   if (closed.exchange(true, std::memory_order_relaxed)) return;
   stopping.store(true, std::memory_order_relaxed);
-  if (!segment.is_open()) return;
+  if (!segment) return;
   // release: clients that see closed also see every response published before.
   view.control()->state.store(layout::kRpcClosed, std::memory_order_release);
   view.control()->server_event.notify_all();
   for (std::uint64_t c = 0; c < view.geometry().max_clients; ++c) view.record(c)->response_event.notify_all();
+  rpc_unregister_local(name, segment.get());
   try {
     // Only our own file: a successor cannot exist while we are alive.
     Segment::remove(name);
@@ -301,8 +302,9 @@ RpcServer RpcServer::create(std::string_view name, const RpcOptions& options) {
     }
   }
   RpcServer s;
-  s.impl_->segment = std::move(seg);
-  s.impl_->view = detail::RpcView(s.impl_->segment.payload(), g);
+  s.impl_->segment = std::make_shared<Segment>(std::move(seg));
+  s.impl_->view = detail::RpcView(s.impl_->segment->payload(), g);
+  detail::rpc_register_local(name, s.impl_->segment);
   s.impl_->options = options;
   s.impl_->name = std::string(name);
   return s;
@@ -346,7 +348,7 @@ RpcRequest RpcServer::next(std::chrono::nanoseconds timeout) noexcept {
 
 void RpcServer::stop() noexcept {
   impl_->stopping.store(true, std::memory_order_relaxed);
-  if (impl_->segment.is_open()) impl_->view.control()->server_event.notify_all();
+  if (impl_->segment) impl_->view.control()->server_event.notify_all();
 }
 
 void RpcServer::close() noexcept {

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -14,7 +15,7 @@
 namespace zipc::detail {
 
 struct RpcServerImpl {
-  Segment segment;
+  std::shared_ptr<Segment> segment;  // shared with clients in this process
   RpcView view;
   RpcOptions options;
   std::string name;

@@ -6,11 +6,14 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "layout/rpc_layout.hpp"
 #include "zipc/error.hpp"
 #include "zipc/event.hpp"
+#include "zipc/segment.hpp"
 
 namespace zipc::detail {
 
@@ -79,6 +82,12 @@ class RpcView {
 // with the mapped payload size.
 bool rpc_geometry_from_params(const std::array<std::uint64_t, 8>& params, std::size_t payload_size,
                               layout::RpcGeometry* g) noexcept;
+
+// This process's servers by name (src/rpc_local.cpp): a client of a server
+// in its own process shares the server's mapping.
+void rpc_register_local(std::string_view name, const std::shared_ptr<Segment>& segment);
+void rpc_unregister_local(std::string_view name, const Segment* segment) noexcept;
+std::shared_ptr<Segment> rpc_find_local(std::string_view name) noexcept;
 
 // Liveness of a packed ProcessId word.
 bool rpc_alive(std::uint64_t packed) noexcept;

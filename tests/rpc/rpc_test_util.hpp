@@ -106,6 +106,12 @@ inline void stop_on_signal(int) {
 // Runs a server until SIGTERM; returns the exit code for a child.
 template <class Handler>
 int run_server(const std::string& name, const zipc::RpcOptions& opt, unsigned threads, Handler&& handler) {
+#if defined(__SANITIZE_THREAD__)
+  // TSan cannot start threads in a child forked from a multi-threaded
+  // process (the test harness has a watchdog thread): one handler thread
+  // here; multi-threaded servers are covered in-process (rpc_basic_test).
+  threads = 1;
+#endif
   auto sut = zipc::RpcServer::create(name, opt);
   g_server.store(&sut);
   struct sigaction sa {};

@@ -344,3 +344,26 @@ TEST(Rpc, InvalidOptionsAreRefusedWithInvalidArgument) {
     EXPECT_EQ(e.errc(), zipc::Errc::invalid_argument);
   }
 }
+
+class RpcWaits : public testing::TestWithParam<zipc::WaitStrategy> {};
+
+TEST_P(RpcWaits, EveryWaitStrategyServesSmallAndLargeCalls) {
+  zipc::test::TempName name("rpc");
+  RpcOptions opt;
+  opt.wait.strategy = GetParam();
+  opt.max_request_size = opt.max_response_size = 100000;
+  Serving s(name.str(), opt, echo, 2);
+  auto sut = RpcClient::connect(name.str(), 2s);
+  for (int i = 0; i < rpc_test::scaled(200); ++i) {
+    auto req = filled(static_cast<std::size_t>(i * 997) % 100000, static_cast<unsigned>(i));
+    auto r = sut.call({req.data(), req.size()}, 10s);
+    ASSERT_TRUE(same(r, req)) << i << " " << zipc::to_string(r.status());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, RpcWaits,
+                         testing::Values(zipc::WaitStrategy::busy_poll, zipc::WaitStrategy::adaptive,
+                                         zipc::WaitStrategy::block),
+                         [](const testing::TestParamInfo<zipc::WaitStrategy>& info) {
+                           return std::string(zipc::to_string(info.param));
+                         });

@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "layout/rpc_layout.hpp"
+#include "rpc_shared.hpp"
 #include "rpc_test_util.hpp"
 #include "zipc/rpc.hpp"
 #include "zipc_test.hpp"
@@ -193,4 +195,42 @@ TEST(RpcCrash, ServerKeepsServingOthersWhileClientsDieAtRandom) {
   server.kill(SIGTERM);
   auto s = server.wait(30s);
   EXPECT_TRUE(s.exited && s.exit_code == 0) << s.output;
+}
+
+TEST(RpcCrash, DeadClientsPendingRequestsAreDroppedUnservedAndItsRecordFreed) {
+  zipc::test::TempName name("rpccrash");
+  RpcOptions opt;
+  opt.reap_interval = 10ms;
+  auto sut = RpcServer::create(name.str(), opt);
+  auto client = zipc::test::spawn([&] {
+    auto c = RpcClient::connect(name.str(), 10s);
+    const char req[] = "never served";
+    auto t1 = c.call_async(std::as_bytes(std::span(req)));
+    auto t2 = c.call_async(std::as_bytes(std::span(req)));
+    auto t3 = c.call_async(std::as_bytes(std::span(req)));
+    if (!t1.ok() || !t2.ok() || !t3.ok()) return 1;
+    for (;;) std::this_thread::sleep_for(1s);
+    return 0;
+  });
+  // Wait until the three requests are published, then kill their sender.
+  zipc::Segment peek = zipc::Segment::open(name.str(), zipc::SegmentKind::rpc);
+  zipc::layout::RpcGeometry g;
+  ASSERT_TRUE(zipc::detail::rpc_geometry_from_params(peek.params(), peek.payload_size(), &g));
+  zipc::detail::RpcView view(peek.payload(), g);
+  int published = 0;
+  for (int i = 0; i < 10000 && published < 3; ++i) {
+    published = 0;
+    for (std::uint64_t s = 0; s < view.slot_count(); ++s) {
+      published += view.slot(s)->state.load() == zipc::layout::kSlotRequest ? 1 : 0;
+    }
+    if (published < 3) std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_EQ(published, 3);
+  EXPECT_EQ(sut.connected_clients(), 1u);
+  client.kill(SIGKILL);
+  (void)client.wait(10s);
+  // The first next() recovers the dead client before it looks for work.
+  EXPECT_EQ(sut.next(50ms).status(), Status::timeout);
+  EXPECT_EQ(sut.reaped_clients(), 1u);
+  EXPECT_EQ(sut.connected_clients(), 0u);
 }

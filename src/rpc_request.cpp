@@ -115,7 +115,8 @@ Status RpcRequest::reply(std::span<const std::byte> response) noexcept {
     // The request's block becomes the response's: memmove copes with a
     // response that is (part of) the request itself.
     std::byte* dst = server_->view.block(req_block_);
-    if (!response.empty()) std::memmove(dst, response.data(), response.size());
+    // An echo (reply(req.data())) is already in place: no copy at all.
+    if (!response.empty() && response.data() != dst) std::memmove(dst, response.data(), response.size());
     resp_block_ = std::exchange(req_block_, layout::kNoBlock);
     loaned_ = response.size();
     loan_open_ = true;

@@ -324,6 +324,7 @@ RpcServer::~RpcServer() {
 }
 
 void RpcServer::serve(const Handler& handler, unsigned threads) {
+  if (!impl_ || !impl_->segment) throw Error(Errc::closed, "rpc: serve() on a server that was not created");
   detail::RpcServerImpl* impl = impl_.get();
   auto loop = [impl, &handler] {
     while (!impl->stopping.load(std::memory_order_relaxed)) {
@@ -343,16 +344,18 @@ void RpcServer::serve(const Handler& handler, unsigned threads) {
 }
 
 RpcRequest RpcServer::next(std::chrono::nanoseconds timeout) noexcept {
+  if (!impl_ || !impl_->segment) return RpcRequest();  // not created: closed
   return impl_->next(Deadline::after(timeout));
 }
 
 void RpcServer::stop() noexcept {
+  if (!impl_) return;
   impl_->stopping.store(true, std::memory_order_relaxed);
   if (impl_->segment) impl_->view.control()->server_event.notify_all();
 }
 
 void RpcServer::close() noexcept {
-  impl_->close();
+  if (impl_) impl_->close();
 }
 
 const std::string& RpcServer::name() const noexcept {

@@ -83,6 +83,18 @@ std::span<std::byte> RpcRequest::reply_loan(std::size_t n, Status* status) noexc
   return {dst, n};
 }
 
+std::span<std::byte> RpcRequest::reply_in_place(std::size_t n, Status* status) noexcept {
+  if (server_ != nullptr && req_block_ != layout::kNoBlock && resp_block_ == layout::kNoBlock &&
+      n > server_->view.geometry().resp_inline && n <= server_->view.geometry().max_response) {
+    resp_block_ = std::exchange(req_block_, layout::kNoBlock);
+    loaned_ = n;
+    loan_open_ = true;
+    if (status != nullptr) *status = Status::ok;
+    return {server_->view.block(resp_block_), n};
+  }
+  return reply_loan(n, status);
+}
+
 Status RpcRequest::commit(std::size_t n) noexcept {
   if (server_ == nullptr) return Status::closed;
   if (!loan_open_ || n > loaned_) return Status::too_large;

@@ -7,12 +7,13 @@
 // pinned to different CPUs when there are two (busy mode only; see run_one).
 // Workload "reqrep", as the harness runs its request/response baselines: the
 // client writes every byte of the request (header + pattern) straight into a
-// request loan, the server checks every byte and writes a fresh response of
-// the same size into a reply loan, the client checks every byte of it in
-// place. Workload "reqrep-echo" (256 KiB, 4 MiB): the server checks the
-// request and answers with it (reply(req.data()): the request's block becomes
-// the response, no copy). After a warm-up every call is timed; rows (transport
-// "zipc-rpc") give p50/p99/p99.9/max and calls per second.
+// request loan; the server checks every byte and writes a fresh response of
+// the same size (reply_in_place: a block-sized response overwrites the
+// request's block, already checked); the client checks every byte of the
+// response where it lies. Workload "reqrep-echo" (256 KiB, 4 MiB): the server
+// checks the request and answers with it (reply(req.data()): the request's
+// block becomes the response, no copy). After a warm-up every call is timed;
+// rows (transport "zipc-rpc") give p50/p99/p99.9/max and calls per second.
 #include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -129,7 +130,7 @@ int run_server(const std::string& name, std::size_t size, zipc::WaitStrategy wai
           return;
         }
         zipc::Status st;
-        auto out = req.reply_loan(req.size(), &st);
+        auto out = req.reply_in_place(req.size(), &st);  // the checked request's block takes the response
         if (st != zipc::Status::ok) return;
         h.sender = good ? 1u : 0xbadu;
         fill(out.data(), out.size(), h);

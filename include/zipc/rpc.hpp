@@ -115,6 +115,11 @@ class RpcRequest {
   // Zero copy: writable memory for an n-byte response (empty span with
   // *status set when n is too large or no block is free). Then commit(n').
   [[nodiscard]] std::span<std::byte> reply_loan(std::size_t n, Status* status = nullptr) noexcept;
+  // Like reply_loan, but a response larger than the inline area is written
+  // over the request's own block when the request has one (its cache lines
+  // are already here, and no second block is taken). data() is overwritten
+  // as you write: read the request first.
+  [[nodiscard]] std::span<std::byte> reply_in_place(std::size_t n, Status* status = nullptr) noexcept;
   // Publishes the first n bytes of the loan (n <= the loaned size).
   [[nodiscard]] Status commit(std::size_t n) noexcept;
 

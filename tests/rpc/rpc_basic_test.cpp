@@ -213,6 +213,33 @@ TEST(Rpc, LoansCarryRequestsAndRepliesWithoutCopies) {
   }
 }
 
+TEST(Rpc, ReplyInPlaceOverwritesTheRequestBlockAndReachesTheCaller) {
+  zipc::test::TempName name("rpc");
+  RpcOptions opt;
+  opt.max_request_size = opt.max_response_size = 1 << 20;
+  opt.large_blocks = 2;
+  Serving s(name.str(), opt, [](RpcRequest& req) {
+    const std::byte first = req.size() > 0 ? req.data()[0] : std::byte{0};
+    zipc::Status st;
+    auto out = req.reply_in_place(req.size(), &st);
+    ASSERT_EQ(st, Status::ok);
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<std::byte>(static_cast<unsigned>(first) + 1);
+    EXPECT_EQ(req.commit(out.size()), Status::ok);
+  });
+  auto sut = RpcClient::connect(name.str(), 2s);
+  for (std::size_t n : {0ul, 100ul, 70000ul, 1ul << 20}) {
+    for (int round = 0; round < 3; ++round) {  // blocks come back every time: two are enough
+      auto req = filled(n, 40);
+      auto r = sut.call({req.data(), req.size()}, 5s);
+      ASSERT_TRUE(r.ok()) << n << " " << zipc::to_string(r.status());
+      ASSERT_EQ(r.size(), n);
+      bool right = true;
+      for (std::size_t i = 0; i < n; ++i) right = right && r.data()[i] == static_cast<std::byte>(41);
+      EXPECT_TRUE(right) << n;
+    }
+  }
+}
+
 TEST(Rpc, ShrunkLoanSendsOnlyItsPrefix) {
   zipc::test::TempName name("rpc");
   Serving s(name.str(), {}, echo);

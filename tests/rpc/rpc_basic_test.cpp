@@ -1,5 +1,6 @@
 // Single-process behaviour of Rpc: server threads and a client in one process.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstring>
 #include <thread>
@@ -394,3 +395,13 @@ INSTANTIATE_TEST_SUITE_P(Strategies, RpcWaits,
                          [](const testing::TestParamInfo<zipc::WaitStrategy>& info) {
                            return std::string(zipc::to_string(info.param));
                          });
+
+TEST(Rpc, PermissionsOptionSetsTheSegmentMode) {
+  zipc::test::TempName name("rpc");
+  RpcOptions opt;
+  opt.mode = zipc::mode::group;
+  auto sut = RpcServer::create(name.str(), opt);
+  struct stat st {};
+  ASSERT_EQ(::stat(zipc::Segment::path_for(name.str()).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+}

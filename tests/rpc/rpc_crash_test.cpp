@@ -234,3 +234,21 @@ TEST(RpcCrash, DeadClientsPendingRequestsAreDroppedUnservedAndItsRecordFreed) {
   EXPECT_EQ(sut.reaped_clients(), 1u);
   EXPECT_EQ(sut.connected_clients(), 0u);
 }
+
+TEST(RpcCrash, DeadServersSegmentIsKeptWhenReplaceStaleIsOff) {
+  zipc::test::TempName name("rpccrash");
+  auto first = spawn_server(name.str());
+  (void)connect_when_ready(name.str());
+  first.kill(SIGKILL);
+  (void)first.wait(10s);
+  RpcOptions opt;
+  opt.replace_stale = false;
+  try {
+    auto sut = RpcServer::create(name.str(), opt);
+    FAIL() << "replaced a stale segment with replace_stale off";
+  } catch (const zipc::Error& e) {
+    EXPECT_EQ(e.errc(), zipc::Errc::already_exists);
+  }
+  auto sut = RpcServer::create(name.str(), {});  // the default replaces it
+  EXPECT_EQ(sut.connected_clients(), 0u);
+}

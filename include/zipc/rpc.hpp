@@ -1,0 +1,289 @@
+// zipc/rpc.hpp - request/response between processes, from 0 B to many MiB.
+//
+//   #include <cstring>
+//   #include <thread>
+//   #include "zipc/rpc.hpp"
+//   ---
+//   zipc::RpcOptions opt;
+//   opt.max_request_size = 1 << 20;
+//   auto server = zipc::RpcServer::create("rpc-doc-example", opt);
+//   std::thread t([&] {
+//     server.serve([](zipc::RpcRequest& req) {
+//       (void)req.reply(req.data());  // echo
+//     }, 1);
+//   });
+//   auto client = zipc::RpcClient::connect("rpc-doc-example", std::chrono::seconds(1));
+//   const char hello[] = "hello";
+//   zipc::RpcResponse r = client.call(std::as_bytes(std::span(hello)), std::chrono::seconds(1));
+//   bool same = r.ok() && r.size() == sizeof hello && std::memcmp(r.data().data(), hello, sizeof hello) == 0;
+//   // Pipelining: several calls in flight, each ticket gets its own answer.
+//   zipc::RpcTicket a = client.call_async(std::as_bytes(std::span(hello)));
+//   zipc::RpcTicket b = client.call_async(std::as_bytes(std::span(hello)));
+//   same = same && a.wait(std::chrono::seconds(1)).ok() && b.wait(std::chrono::seconds(1)).ok();
+//   // Zero copy: write the request where the server will read it.
+//   zipc::RpcRequestLoan loan = client.loan(4);
+//   if (loan.ok()) std::memcpy(loan.data().data(), "ping", 4);
+//   same = same && client.call(std::move(loan), std::chrono::seconds(1)).size() == 4;
+//   server.stop();
+//   t.join();
+//   (void)same;
+//
+// One server process owns a segment of per-client slot rings: each client has
+// `inflight_per_client` slots; a call fills one, the server answers in the
+// same slot, so a response cannot reach another call. Payloads up to
+// `inline_size` travel inside the slot; larger ones live in one block of a
+// shared pool passed by index (no chunking, no extra copy: the loans hand out
+// that memory). docs/rpc.md has the algorithm, layout and recovery protocol.
+//
+// Failure semantics: a call in flight when the server dies fails with
+// Status::peer_dead within `liveness_interval` (a few ms), never at its
+// timeout. The next call on the same RpcClient reconnects transparently to a
+// server that came back under the same name (waiting up to that call's
+// timeout for it), else fails with peer_dead. A dead client's slots and
+// blocks are recovered by the server within `reap_interval`.
+//
+// Threads: RpcServer::serve and next() may run on many threads at once. An
+// RpcClient, its tickets and responses belong to one thread at a time; use
+// one RpcClient per thread for parallel calls. Responses and tickets keep
+// their connection mapped; they must not outlive their RpcClient.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "zipc/error.hpp"
+#include "zipc/event.hpp"
+#include "zipc/segment.hpp"
+
+namespace zipc {
+
+struct RpcOptions {
+  std::uint32_t max_clients = 16;         // client connections at once
+  std::uint32_t inflight_per_client = 8;  // pipelined calls per client (slots)
+  std::uint64_t max_request_size = 64 << 10;
+  std::uint64_t max_response_size = 64 << 10;
+  std::uint64_t inline_size = 4096;  // payloads up to this travel inside the slot
+  // Blocks of max(max_request, max_response) bytes shared by all calls whose
+  // payload is over inline_size. 0: two per slot (request and response),
+  // capped to ~256 MiB of blocks (at least 2).
+  std::uint32_t large_blocks = 0;
+  WaitOptions wait{};                              // server threads, and clients by default
+  unsigned mode = mode::owner;                     // segment permissions
+  bool prefault = false;                           // take every page fault at create time
+  bool replace_stale = true;                       // create() replaces a segment whose server died
+  std::chrono::milliseconds liveness_interval{5};  // waiting clients check the server this often
+  std::chrono::milliseconds reap_interval{100};    // the server looks for dead clients this often
+};
+
+namespace detail {
+struct RpcServerImpl;
+struct RpcConnection;
+class RpcClientImpl;
+}  // namespace detail
+
+// One request being served. Reply once (reply() or reply_loan()+commit());
+// a request dropped without a reply gets an empty response. data() stays
+// valid until the reply is committed.
+class RpcRequest {
+ public:
+  RpcRequest() = default;
+  RpcRequest(RpcRequest&& other) noexcept;
+  RpcRequest& operator=(RpcRequest&& other) noexcept;
+  RpcRequest(const RpcRequest&) = delete;
+  RpcRequest& operator=(const RpcRequest&) = delete;
+  ~RpcRequest();
+
+  // ok when this holds a request; timeout / closed / corrupt from next().
+  [[nodiscard]] Status status() const noexcept { return status_; }
+  [[nodiscard]] bool ok() const noexcept { return status_ == Status::ok; }
+  explicit operator bool() const noexcept { return ok(); }
+  // The request bytes, in shared memory (a hostile client may change them
+  // while you read: validate what you parse).
+  [[nodiscard]] std::span<const std::byte> data() const noexcept { return {data_, size_}; }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  // Which client connection sent it (0 .. max_clients-1).
+  [[nodiscard]] std::uint32_t client() const noexcept { return client_; }
+
+  // Copies the response in and publishes it. too_large over max_response_size
+  // (the client then sees too_large); full when no block is free for it.
+  [[nodiscard]] Status reply(std::span<const std::byte> response) noexcept;
+  // Zero copy: writable memory for an n-byte response (empty span with
+  // *status set when n is too large or no block is free). Then commit(n').
+  [[nodiscard]] std::span<std::byte> reply_loan(std::size_t n, Status* status = nullptr) noexcept;
+  // Like reply_loan, but a response larger than the inline area is written
+  // over the request's own block when the request has one (its cache lines
+  // are already here, and no second block is taken). data() is overwritten
+  // as you write: read the request first.
+  [[nodiscard]] std::span<std::byte> reply_in_place(std::size_t n, Status* status = nullptr) noexcept;
+  // Publishes the first n bytes of the loan (n <= the loaned size).
+  [[nodiscard]] Status commit(std::size_t n) noexcept;
+
+ private:
+  friend struct detail::RpcServerImpl;
+  detail::RpcServerImpl* server_ = nullptr;
+  Status status_ = Status::closed;
+  std::uint32_t client_ = 0;
+  std::uint32_t slot_ = 0;  // global slot index
+  std::uint64_t call_id_ = 0;
+  std::uint32_t req_block_ = 0xffffffffu;
+  std::uint32_t resp_block_ = 0xffffffffu;
+  const std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t loaned_ = 0;
+  bool loan_open_ = false;
+};
+
+class RpcServer {
+ public:
+  using Handler = std::function<void(RpcRequest&)>;
+
+  // Creates the service; Errc::already_exists when a live server has the
+  // name (a dead server's segment is replaced when options.replace_stale).
+  static RpcServer create(std::string_view name, const RpcOptions& options = {});
+
+  RpcServer();
+  RpcServer(RpcServer&&) noexcept;
+  RpcServer& operator=(RpcServer&&) noexcept;
+  ~RpcServer();  // closes: pending and later calls see Status::closed; removes the name
+
+  // Runs handler on `threads` threads until stop(). Handlers may reply or
+  // not (then the response is empty).
+  void serve(const Handler& handler, unsigned threads = 1);
+  // Pull loop: the next request, or a status (timeout, closed after stop()).
+  [[nodiscard]] RpcRequest next(std::chrono::nanoseconds timeout) noexcept;
+  // Makes serve() return and next() report closed. Thread- and signal-safe.
+  void stop() noexcept;
+
+  [[nodiscard]] const std::string& name() const noexcept;
+  [[nodiscard]] std::size_t connected_clients() const noexcept;
+  [[nodiscard]] std::uint64_t reaped_clients() const noexcept;  // dead clients recovered so far
+  // Marks the service closed and removes its name now (the destructor does the same).
+  void close() noexcept;
+
+ private:
+  std::unique_ptr<detail::RpcServerImpl> impl_;
+};
+
+// A response, read in place (zero copy). Holds its slot until destroyed.
+class RpcResponse {
+ public:
+  RpcResponse() = default;
+  RpcResponse(RpcResponse&& other) noexcept;
+  RpcResponse& operator=(RpcResponse&& other) noexcept;
+  RpcResponse(const RpcResponse&) = delete;
+  RpcResponse& operator=(const RpcResponse&) = delete;
+  ~RpcResponse();
+
+  // ok, timeout, too_large (request or response over its maximum), full (all
+  // slots in use, or no block), peer_dead, closed, corrupt.
+  [[nodiscard]] Status status() const noexcept { return status_; }
+  [[nodiscard]] bool ok() const noexcept { return status_ == Status::ok; }
+  explicit operator bool() const noexcept { return ok(); }
+  [[nodiscard]] std::span<const std::byte> data() const noexcept { return {data_, size_}; }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  // Frees the slot now (the destructor does the same).
+  void release() noexcept;
+
+ private:
+  friend class detail::RpcClientImpl;
+  friend class RpcClient;
+  std::shared_ptr<detail::RpcConnection> conn_;
+  Status status_ = Status::closed;
+  std::uint32_t slot_ = 0;
+  const std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// A call in flight (pipelining). wait() once; dropping it abandons the call.
+class RpcTicket {
+ public:
+  RpcTicket() = default;
+  RpcTicket(RpcTicket&& other) noexcept;
+  RpcTicket& operator=(RpcTicket&& other) noexcept;
+  RpcTicket(const RpcTicket&) = delete;
+  RpcTicket& operator=(const RpcTicket&) = delete;
+  ~RpcTicket();
+
+  // ok once sent; else why nothing was sent (too_large, full, peer_dead, ...).
+  [[nodiscard]] Status status() const noexcept { return status_; }
+  [[nodiscard]] bool ok() const noexcept { return status_ == Status::ok; }
+  // Waits for this call's response. On timeout the ticket stays valid: wait again.
+  [[nodiscard]] RpcResponse wait(std::chrono::nanoseconds timeout) noexcept;
+  // True when the response has arrived (wait() will not block).
+  [[nodiscard]] bool ready() const noexcept;
+
+ private:
+  friend class detail::RpcClientImpl;
+  detail::RpcClientImpl* client_ = nullptr;
+  std::shared_ptr<detail::RpcConnection> conn_;
+  Status status_ = Status::closed;
+  std::uint32_t slot_ = 0;
+  std::uint64_t call_id_ = 0;
+};
+
+// Request memory in the segment (zero copy): fill data(), then send.
+class RpcRequestLoan {
+ public:
+  RpcRequestLoan() = default;
+  RpcRequestLoan(RpcRequestLoan&& other) noexcept;
+  RpcRequestLoan& operator=(RpcRequestLoan&& other) noexcept;
+  RpcRequestLoan(const RpcRequestLoan&) = delete;
+  RpcRequestLoan& operator=(const RpcRequestLoan&) = delete;
+  ~RpcRequestLoan();  // an unsent loan gives its slot back
+
+  [[nodiscard]] Status status() const noexcept { return status_; }
+  [[nodiscard]] bool ok() const noexcept { return status_ == Status::ok; }
+  [[nodiscard]] std::span<std::byte> data() const noexcept { return {data_, size_}; }
+  // Sends only the first n bytes (n <= data().size()).
+  void shrink(std::size_t n) noexcept {
+    if (n < size_) size_ = n;
+  }
+
+ private:
+  friend class detail::RpcClientImpl;
+  detail::RpcClientImpl* client_ = nullptr;
+  std::shared_ptr<detail::RpcConnection> conn_;
+  Status status_ = Status::closed;
+  std::uint32_t slot_ = 0;
+  std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+class RpcClient {
+ public:
+  // Connects to a server, waiting up to timeout for it to appear and for a
+  // free client record. Throws zipc::Error (not_found, busy, peer_dead, ...).
+  static RpcClient connect(std::string_view name, std::chrono::milliseconds timeout = std::chrono::seconds(1));
+
+  RpcClient();
+  RpcClient(RpcClient&&) noexcept;
+  RpcClient& operator=(RpcClient&&) noexcept;
+  ~RpcClient();
+
+  // Blocking call: sends request, waits up to timeout for the response.
+  [[nodiscard]] RpcResponse call(std::span<const std::byte> request, std::chrono::nanoseconds timeout) noexcept;
+  [[nodiscard]] RpcResponse call(RpcRequestLoan&& loan, std::chrono::nanoseconds timeout) noexcept;
+  // Sends without waiting; full when inflight_per_client calls are outstanding.
+  [[nodiscard]] RpcTicket call_async(std::span<const std::byte> request) noexcept;
+  [[nodiscard]] RpcTicket call_async(RpcRequestLoan&& loan) noexcept;
+  // Memory for an n-byte request (too_large over max_request_size).
+  [[nodiscard]] RpcRequestLoan loan(std::size_t n) noexcept;
+
+  // How this client waits (default: the server's strategy).
+  void set_wait(const WaitOptions& wait) noexcept;
+  [[nodiscard]] std::uint64_t max_request_size() const noexcept;
+  [[nodiscard]] std::uint64_t max_response_size() const noexcept;
+  [[nodiscard]] std::uint32_t inflight_limit() const noexcept;
+  // Connections made after the first (transparent reconnects to a new server).
+  [[nodiscard]] std::uint64_t reconnects() const noexcept;
+
+ private:
+  std::unique_ptr<detail::RpcClientImpl> impl_;
+};
+
+}  // namespace zipc

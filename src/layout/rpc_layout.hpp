@@ -1,0 +1,177 @@
+// The shared-memory layout of an Rpc segment (kind SegmentKind::rpc).
+//
+// Geometry lives in the segment header's params (covered by its checksum):
+//   params[0] max_clients      params[1] slots per client (requests in flight)
+//   params[2] max_request      params[3] max_response
+//   params[4] request inline   params[5] response inline (bytes carried inside a slot)
+//   params[6] block_count      params[7] block_size | wait strategy << 56
+// Both sides derive every offset below from those eight numbers with
+// rpc_geometry(); nothing positional is read back from the shared area.
+//
+// Payload (offsets from the payload start; C = max_clients, K = slots per client):
+//
+//   0        RpcControl (256 B)
+//            line 0: rpc_magic u64 | server u64 (packed ProcessId) | state u32
+//            line 1: server_event (Event: server threads sleep here; clients notify)
+//   256      RpcClientRecord[C] (128 B each)
+//            owner u64 (packed ProcessId, 0 free, 1 detached, 2 reaping) |
+//            connects u32 | response_event (Event: this client sleeps here)
+//   A        RpcSlot[C*K] (slot_stride bytes each; client c owns slots c*K .. c*K+K-1)
+//            +0   state u32 (free/request/claimed/response) | result u32
+//            +8   call_id u64        (client writes with the request)
+//            +16  req_len u64 | +24 req_block u32 | +28 resp_block u32
+//            +32  resp_len u64 | +40 reply_call_id u64 (server echoes call_id)
+//            +128 request inline bytes  (req_inline, rounded to 128)
+//            +128+R response inline bytes (resp_inline, rounded to 128)
+//   B        block_owner u64[block_count]  (0 free, else client index + 1)
+//   D        blocks[block_count] of block_size bytes (page aligned)
+//
+// A payload larger than its inline area lives in one block; the slot carries
+// the block index. Every index and length read from here is validated against
+// the geometry before use.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "zipc/event.hpp"
+
+namespace zipc::layout {
+
+inline constexpr std::uint64_t kRpcMagic = 0x31435052'5049535aull;  // "ZSIPRPC1"
+inline constexpr std::uint32_t kRpcRunning = 1;
+inline constexpr std::uint32_t kRpcClosed = 2;
+
+// RpcClientRecord::owner values besides a packed ProcessId (pid 0, never a real id).
+inline constexpr std::uint64_t kOwnerFree = 0;
+inline constexpr std::uint64_t kOwnerDetached = 1;  // client left with work still claimed
+inline constexpr std::uint64_t kOwnerReaping = 2;   // the server is recovering the record
+
+// RpcSlot::state.
+inline constexpr std::uint32_t kSlotFree = 0;      // the client may fill it
+inline constexpr std::uint32_t kSlotRequest = 1;   // request published; a server thread may claim
+inline constexpr std::uint32_t kSlotClaimed = 2;   // one server thread owns it
+inline constexpr std::uint32_t kSlotResponse = 3;  // response published; the client reads it
+
+// RpcSlot::result: why the server answered as it did.
+inline constexpr std::uint32_t kResultOk = 0;
+inline constexpr std::uint32_t kResultTooLarge = 1;  // the handler's reply was over max_response
+inline constexpr std::uint32_t kResultNoMemory = 2;  // no free block for a large reply
+inline constexpr std::uint32_t kResultCorrupt = 3;   // the request failed validation
+
+inline constexpr std::uint32_t kNoBlock = 0xffffffffu;
+
+struct RpcControl {
+  std::uint64_t rpc_magic;
+  std::atomic<std::uint64_t> server;  // packed ProcessId of the serving process
+  std::atomic<std::uint32_t> state;   // kRpcRunning / kRpcClosed
+  std::uint8_t pad0[128 - 20];
+  Event server_event;
+  std::uint8_t pad1[128 - sizeof(Event)];
+};
+
+struct RpcClientRecord {
+  std::atomic<std::uint64_t> owner;
+  std::atomic<std::uint32_t> connects;  // bumped on every connect (diagnostics)
+  std::uint32_t pad0;
+  Event response_event;
+  std::uint8_t pad1[128 - 16 - sizeof(Event)];
+};
+
+struct RpcSlot {
+  std::atomic<std::uint32_t> state;
+  std::atomic<std::uint32_t> result;
+  std::atomic<std::uint64_t> call_id;
+  std::atomic<std::uint64_t> req_len;
+  std::atomic<std::uint32_t> req_block;
+  std::atomic<std::uint32_t> resp_block;
+  std::atomic<std::uint64_t> resp_len;
+  std::atomic<std::uint64_t> reply_call_id;
+  std::uint8_t pad[128 - 48];
+  // followed by the request and response inline areas
+};
+
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+static_assert(sizeof(RpcControl) == 256);
+static_assert(offsetof(RpcControl, server) == 8);
+static_assert(offsetof(RpcControl, state) == 16);
+static_assert(offsetof(RpcControl, server_event) == 128);
+static_assert(sizeof(RpcClientRecord) == 128);
+static_assert(offsetof(RpcClientRecord, response_event) == 16);
+static_assert(sizeof(RpcSlot) == 128);
+static_assert(offsetof(RpcSlot, call_id) == 8);
+static_assert(offsetof(RpcSlot, req_len) == 16);
+static_assert(offsetof(RpcSlot, req_block) == 24);
+static_assert(offsetof(RpcSlot, resp_block) == 28);
+static_assert(offsetof(RpcSlot, resp_len) == 32);
+static_assert(offsetof(RpcSlot, reply_call_id) == 40);
+
+// Offsets derived from the params; computed identically by both sides.
+struct RpcGeometry {
+  std::uint64_t max_clients = 0;
+  std::uint64_t slots_per_client = 0;
+  std::uint64_t max_request = 0;
+  std::uint64_t max_response = 0;
+  std::uint64_t req_inline = 0;
+  std::uint64_t resp_inline = 0;
+  std::uint64_t block_count = 0;
+  std::uint64_t block_size = 0;
+  std::uint32_t wait = 0;
+  std::uint64_t records_offset = 0;
+  std::uint64_t slots_offset = 0;
+  std::uint64_t slot_stride = 0;
+  std::uint64_t owners_offset = 0;
+  std::uint64_t blocks_offset = 0;
+  std::uint64_t total = 0;  // bytes of payload needed
+};
+
+inline constexpr std::uint64_t kRpcMaxClients = 4096;
+inline constexpr std::uint64_t kRpcMaxSlots = 1024;
+inline constexpr std::uint64_t kRpcMaxMessage = std::uint64_t{1} << 40;
+inline constexpr std::uint64_t kRpcMaxBlocks = 1u << 20;
+
+inline constexpr std::uint64_t rpc_round(std::uint64_t v, std::uint64_t to) noexcept {
+  return (v + to - 1) / to * to;
+}
+
+// False when the params are out of range or the sizes overflow.
+inline bool rpc_geometry(const std::uint64_t (&p)[8], RpcGeometry* g) noexcept {
+  RpcGeometry r;
+  r.max_clients = p[0];
+  r.slots_per_client = p[1];
+  r.max_request = p[2];
+  r.max_response = p[3];
+  r.req_inline = p[4];
+  r.resp_inline = p[5];
+  r.block_count = p[6];
+  r.block_size = p[7] & ((std::uint64_t{1} << 56) - 1);
+  r.wait = static_cast<std::uint32_t>(p[7] >> 56);
+  if (r.max_clients == 0 || r.max_clients > kRpcMaxClients) return false;
+  if (r.slots_per_client == 0 || r.slots_per_client > kRpcMaxSlots) return false;
+  if (r.max_request > kRpcMaxMessage || r.max_response > kRpcMaxMessage) return false;
+  if (r.req_inline > r.max_request || r.resp_inline > r.max_response) return false;
+  if (r.req_inline > (1u << 24) || r.resp_inline > (1u << 24)) return false;
+  if (r.block_count > kRpcMaxBlocks || r.block_size > kRpcMaxMessage || r.block_size % 4096 != 0) return false;
+  if (r.wait > 2) return false;
+  const bool need_blocks = r.max_request > r.req_inline || r.max_response > r.resp_inline;
+  if (need_blocks) {
+    if (r.block_count == 0) return false;
+    const std::uint64_t largest = r.max_request > r.max_response ? r.max_request : r.max_response;
+    if (r.block_size < largest) return false;
+  }
+  r.records_offset = sizeof(RpcControl);
+  r.slots_offset = r.records_offset + r.max_clients * sizeof(RpcClientRecord);
+  r.slot_stride = sizeof(RpcSlot) + rpc_round(r.req_inline, 128) + rpc_round(r.resp_inline, 128);
+  const std::uint64_t slots = r.max_clients * r.slots_per_client;
+  r.owners_offset = r.slots_offset + slots * r.slot_stride;
+  r.blocks_offset = rpc_round(r.owners_offset + r.block_count * 8, 4096);
+  // Bounded above: block_count * block_size <= 2^20 * 2^40 fits in 64 bits.
+  r.total = r.blocks_offset + r.block_count * r.block_size;
+  if (r.total > (std::uint64_t{1} << 46)) return false;
+  *g = r;
+  return true;
+}
+
+}  // namespace zipc::layout

@@ -32,13 +32,15 @@ bool Deadline::expired() const noexcept {
 
 namespace detail {
 
-bool same_cpu_peer_likely() noexcept {
-  // Re-checked every so often: affinity can change at run time.
-  thread_local std::uint32_t calls = 0;
-  thread_local bool single = false;
-  if ((calls++ & 1023u) == 0) single = platform::allowed_cpu_count() <= 1;
-  return single;
-}
+namespace {
+// Set from how long sched_yield takes: a yield that returns after several
+// microseconds ran someone else on this CPU. Per thread, relearned at every
+// yield, so it follows affinity and load changes.
+thread_local bool t_cpu_shared = false;
+constexpr std::uint64_t kYieldRanSomeoneNs = 3'000;
+}  // namespace
+
+bool cpu_looks_shared() noexcept { return t_cpu_shared; }
 
 bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcept {
   if (opt.strategy == WaitStrategy::busy_poll) {
@@ -47,24 +49,32 @@ bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcep
     if ((++st.iterations & 255u) == 0 && d.expired()) return false;
     return true;
   }
-  // adaptive. With one CPU to share, spinning only delays the peer that must
-  // run to make progress: go straight to yielding, which hands it the CPU.
-  if (st.iterations == 0) st.start_ns = platform::monotonic_ns();
-  ++st.iterations;
-  const bool spin_phase = !same_cpu_peer_likely() && opt.spin_ns > 0;
-  if (spin_phase) {
-    if ((st.iterations & 63u) != 0) {
-      platform::cpu_relax();
-      return true;
+  // adaptive: spin, then yield, then (caller) sleep. When the CPU looks
+  // shared with the peer (both pinned to one CPU, or an overloaded machine),
+  // spinning only delays the peer that must run to make progress: skip to
+  // yielding, which hands it the CPU at once.
+  if (st.iterations++ == 0) st.start_ns = platform::monotonic_ns();
+  if (!st.spin_done) {
+    if (t_cpu_shared || opt.spin_ns == 0) {
+      st.spin_done = true;
+    } else {
+      if ((st.iterations & 63u) != 0) {
+        platform::cpu_relax();
+        return true;
+      }
+      const std::uint64_t now = platform::monotonic_ns();
+      if (!d.is_never() && now >= d.ns()) return false;
+      if (now - st.start_ns < opt.spin_ns) return true;
+      st.spin_done = true;
     }
-    const std::uint64_t now = platform::monotonic_ns();
-    if (!d.is_never() && now >= d.ns()) return false;
-    if (now - st.start_ns < opt.spin_ns) return true;
   }
   if (st.yields < opt.yields) {
     ++st.yields;
+    const std::uint64_t before = platform::monotonic_ns();
     platform::yield_cpu();
-    return !d.expired();
+    const std::uint64_t after = platform::monotonic_ns();
+    t_cpu_shared = after - before > kYieldRanSomeoneNs;
+    return d.is_never() || after < d.ns();
   }
   return false;
 }

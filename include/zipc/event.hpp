@@ -62,9 +62,12 @@ struct SpinState {
   std::uint64_t start_ns = 0;
   std::uint32_t iterations = 0;
   std::uint32_t yields = 0;
+  bool spin_done = false;
 };
 bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcept;
-bool same_cpu_peer_likely() noexcept;  // this thread may run on one CPU only
+// True when this thread's recent sched_yield calls handed the CPU to another
+// thread: the CPU is shared, so spinning would only delay whoever must run.
+bool cpu_looks_shared() noexcept;
 }  // namespace detail
 
 struct Event {

@@ -250,6 +250,7 @@ int main(int argc, char** argv) {
                    {"budget_s", opt.budget_s},
                    {"iterations", opt.iterations}};
     json doc = make_document(machine, limits, config, rows, skipped, errors);
+    doc["reference"] = reference_rows(doc);
     if (json_path.empty()) json_path = default_json_path(machine["host"].get<std::string>());
     write_document(json_path, doc);
 

@@ -246,9 +246,8 @@ std::string results_table(const json& doc) {
   return o.str();
 }
 
-std::string reference_table(const json& doc) {
-  std::ostringstream o;
-  o << "| ref | author's figure (author's hardware) | ours (this machine, best matching row) |\n|---|---|---|\n";
+json reference_rows(const json& doc) {
+  json out = json::array();
   for (const auto& f : reference_figures()) {
     const json* best = nullptr;
     double best_v = -1;
@@ -269,7 +268,17 @@ std::string reference_table(const json& doc) {
              (metric == "gbytes_per_s" ? fixed(best_v, 3) + " GB/s" : format_rate(best_v) + " msgs/s");
       if (!f.metric.empty() && f.value > 0) ours += " (" + fixed(best_v / f.value, 2) + "x the author's figure)";
     }
-    o << "| " << f.section << " | " << f.text << " | " << ours << " |\n";
+    out.push_back({{"section", f.section}, {"author", f.text}, {"ours", ours}});
+  }
+  return out;
+}
+
+std::string reference_table(const json& doc) {
+  std::ostringstream o;
+  o << "| ref | author's figure (author's hardware) | ours (this machine, best matching row) |\n|---|---|---|\n";
+  for (const auto& r : reference_rows(doc)) {
+    o << "| " << r["section"].get<std::string>() << " | " << r["author"].get<std::string>() << " | "
+      << r["ours"].get<std::string>() << " |\n";
   }
   return o.str();
 }

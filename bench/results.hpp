@@ -41,6 +41,8 @@ std::string row_key(const nlohmann::json& row);
 // describe), then every reference figure with our closest row.
 std::string results_table(const nlohmann::json& doc);
 std::string reference_table(const nlohmann::json& doc);
+// The same as data: [{section, author, ours}], stored in the document as "reference".
+nlohmann::json reference_rows(const nlohmann::json& doc);
 
 struct CompareSummary {
   int matched = 0, regressions = 0, improvements = 0, only_old = 0, only_new = 0;

@@ -425,7 +425,10 @@ RunResult run_workload(Transport& t, const RunConfig& c) {
     }
     res.seconds = t_end > t_start && t_start != UINT64_MAX ? static_cast<double>(t_end - t_start) / 1e9 : 0;
     res.ok = true;
-    if (res.delivered == 0) {
+    if (!c.broadcast && res.lost > 0) {
+      res.ok = false;
+      res.error = std::to_string(res.lost) + " messages lost on a channel that delivers each message once";
+    } else if (res.delivered == 0) {
       res.ok = false;
       res.error = "no message was delivered in the measured phase";
     }

@@ -207,7 +207,9 @@ int main(int argc, char** argv) {
     if (!no_extras) {
       const std::string dir = self_dir();
       const auto extras = find_extras(dir);
-      for (const auto& [name, what] : expected_peer_programs()) {
+      for (const auto& peer : expected_peer_programs()) {
+        const std::string& name = peer.first;
+        const std::string& what = peer.second;
         const bool found = std::any_of(extras.begin(), extras.end(), [&](const auto& e) { return e.name == name; });
         if (!found) {
           std::printf("skipped: %s (zipc-bench-%s not built: %s)\n", name.c_str(), name.c_str(), what.c_str());

@@ -7,9 +7,10 @@
 //! Contract of a zipc-bench extra program: `zipc-bench-iceoryx2 [--full] --out FILE`
 //! writes FILE as a JSON array of result rows (docs/bench.md).
 //!
-//! Workloads: ping-pong (64 B .. 64 KiB, round trip) and one-way streaming
-//! (100 B .. 256 KiB, latency from the send time, back-pressure on: nothing
-//! may be lost). Waiting is busy polling (iceoryx2's lowest-latency mode).
+//! Workloads: ping-pong (64 B .. 64 KiB, round trip), one-way streaming
+//! (100 B .. 256 KiB) and fan-out 1 -> 1, 2, 4 subscribers (100 B), latency
+//! from the send time, back-pressure on: nothing may be lost. Waiting is busy
+//! polling (iceoryx2's lowest-latency mode).
 
 use core::mem::MaybeUninit;
 use iceoryx2::prelude::*;
@@ -133,29 +134,29 @@ fn check(buf: &[u8]) -> Option<Header> {
 type Pub = iceoryx2::port::publisher::Publisher<ipc::Service, [u8], ()>;
 type Sub = iceoryx2::port::subscriber::Subscriber<ipc::Service, [u8], ()>;
 
-fn service(node: &Node<ipc::Service>, name: &str, buffer: usize) -> Res<iceoryx2::service::port_factory::publish_subscribe::PortFactory<ipc::Service, [u8], ()>> {
+fn service(node: &Node<ipc::Service>, name: &str, buffer: usize, subs: usize) -> Res<iceoryx2::service::port_factory::publish_subscribe::PortFactory<ipc::Service, [u8], ()>> {
     let sn: ServiceName = name.try_into()?;
     Ok(node
         .service_builder(&sn)
         .publish_subscribe::<[u8]>()
         .max_publishers(1)
-        .max_subscribers(1)
+        .max_subscribers(subs)
         .history_size(0)
         .subscriber_max_buffer_size(buffer)
         .enable_safe_overflow(false)
         .open_or_create()?)
 }
 
-fn publisher(node: &Node<ipc::Service>, name: &str, size: usize, buffer: usize) -> Res<Pub> {
-    Ok(service(node, name, buffer)?
+fn publisher(node: &Node<ipc::Service>, name: &str, size: usize, buffer: usize, subs: usize) -> Res<Pub> {
+    Ok(service(node, name, buffer, subs)?
         .publisher_builder()
         .initial_max_slice_len(size)
         .backpressure_strategy(BackpressureStrategy::RetryUntilDelivered)
         .create()?)
 }
 
-fn subscriber(node: &Node<ipc::Service>, name: &str, buffer: usize) -> Res<Sub> {
-    Ok(service(node, name, buffer)?.subscriber_builder().buffer_size(buffer).create()?)
+fn subscriber(node: &Node<ipc::Service>, name: &str, buffer: usize, subs: usize) -> Res<Sub> {
+    Ok(service(node, name, buffer, subs)?.subscriber_builder().buffer_size(buffer).create()?)
 }
 
 fn send(p: &Pub, size: usize, seq: u64, t_send: u64, sender: u32, flags: u32) -> Res<()> {
@@ -198,8 +199,8 @@ fn percentiles(mut v: Vec<u64>) -> (f64, f64, f64, f64) {
 
 fn role_pong(prefix: &str, size: usize) -> Res<()> {
     let node = NodeBuilder::new().create::<ipc::Service>()?;
-    let rx = subscriber(&node, &format!("{prefix}/req"), 4)?;
-    let tx = publisher(&node, &format!("{prefix}/rsp"), size, 4)?;
+    let rx = subscriber(&node, &format!("{prefix}/req"), 4, 1)?;
+    let tx = publisher(&node, &format!("{prefix}/rsp"), size, 4, 1)?;
     println!("ready");
     std::io::stdout().flush()?;
     loop {
@@ -211,9 +212,9 @@ fn role_pong(prefix: &str, size: usize) -> Res<()> {
     }
 }
 
-fn role_sink(prefix: &str) -> Res<()> {
+fn role_sink(prefix: &str, subs: usize) -> Res<()> {
     let node = NodeBuilder::new().create::<ipc::Service>()?;
-    let rx = subscriber(&node, &format!("{prefix}/data"), 256)?;
+    let rx = subscriber(&node, &format!("{prefix}/data"), 256, subs)?;
     println!("ready");
     std::io::stdout().flush()?;
     let mut lat = Vec::new();
@@ -238,9 +239,13 @@ fn role_sink(prefix: &str) -> Res<()> {
         lat.push(t.saturating_sub(h.t_send));
         t_end = t;
     }
-    let n = lat.len();
-    let (p50, p99, p999, max) = percentiles(lat);
-    println!("{n} {lost} {t_end} {p50} {p99} {p999} {max}");
+    // First line: count lost t_end; then every latency sample (the parent merges subscribers).
+    let mut out = std::io::BufWriter::new(std::io::stdout());
+    writeln!(out, "{} {lost} {t_end}", lat.len())?;
+    for v in lat {
+        writeln!(out, "{v}")?;
+    }
+    out.flush()?;
     Ok(())
 }
 
@@ -274,10 +279,12 @@ fn finish(mut c: Child) -> Res<String> {
     Ok(rest)
 }
 
-fn row(workload: &str, size: usize, latency: &str, p: (f64, f64, f64, f64), iters: usize, msgs: f64, gbps: f64, lost: u64, cpus: usize) -> String {
+#[allow(clippy::too_many_arguments)]
+fn row(workload: &str, size: usize, latency: &str, p: (f64, f64, f64, f64), iters: usize, msgs: f64, gbps: f64, lost: u64, procs: usize, cpus: usize) -> String {
+    let pinning = if procs <= cpus { "one CPU each" } else { "shared CPUs" };
     format!(
         "{{\"workload\":\"{workload}\",\"transport\":\"iceoryx2\",\"family\":\"peer\",\"size\":{size},\"wait\":\"busy\",\
-\"processes\":2,\"cpus\":{cpus},\"latency\":\"{latency}\",\"rt_p50_ns\":{},\"rt_p99_ns\":{},\"rt_p999_ns\":{},\"rt_max_ns\":{},\
+\"processes\":{procs},\"cpus\":{cpus},\"pinning\":\"{pinning}\",\"latency\":\"{latency}\",\"rt_p50_ns\":{},\"rt_p99_ns\":{},\"rt_p999_ns\":{},\"rt_max_ns\":{},\
 \"iterations\":{iters},\"msgs_per_s\":{msgs},\"gbytes_per_s\":{gbps},\"lost\":{lost}}}",
         p.0, p.1, p.2, p.3
     )
@@ -285,8 +292,8 @@ fn row(workload: &str, size: usize, latency: &str, p: (f64, f64, f64, f64), iter
 
 fn pingpong(prefix: &str, size: usize, cpus: &[i64], full: bool) -> Res<String> {
     let node = NodeBuilder::new().create::<ipc::Service>()?;
-    let tx = publisher(&node, &format!("{prefix}/req"), size, 4)?;
-    let rx = subscriber(&node, &format!("{prefix}/rsp"), 4)?;
+    let tx = publisher(&node, &format!("{prefix}/req"), size, 4, 1)?;
+    let rx = subscriber(&node, &format!("{prefix}/rsp"), 4, 1)?;
     let other = if cpus.len() >= 2 { cpus[1] } else { -1 };
     let child = spawn(&["--role".into(), "pong".into(), prefix.into(), size.to_string(), other.to_string()])?;
     let budget: u64 = if full { 3_000_000_000 } else { 300_000_000 };
@@ -318,14 +325,19 @@ fn pingpong(prefix: &str, size: usize, cpus: &[i64], full: bool) -> Res<String> 
     let n = lat.len();
     let secs = (t_end - t_start) as f64 / 1e9;
     let rate = n as f64 / secs;
-    Ok(row("pingpong", size, "round trip", percentiles(lat), n, rate, rate * 2.0 * size as f64 / 1e9, 0, cpus.len().min(2)))
+    Ok(row("pingpong", size, "round trip", percentiles(lat), n, rate, rate * 2.0 * size as f64 / 1e9, 0, 2, cpus.len().min(2)))
 }
 
-fn stream(prefix: &str, size: usize, cpus: &[i64], full: bool) -> Res<String> {
+/// One publisher, `subs` subscribers (1 = plain streaming): every subscriber
+/// must receive every message, in order, every byte intact.
+fn fanout(prefix: &str, workload: &str, size: usize, subs: usize, cpus: &[i64], full: bool) -> Res<String> {
     let node = NodeBuilder::new().create::<ipc::Service>()?;
-    let tx = publisher(&node, &format!("{prefix}/data"), size, 256)?;
-    let other = if cpus.len() >= 2 { cpus[1] } else { -1 };
-    let child = spawn(&["--role".into(), "sink".into(), prefix.into(), size.to_string(), other.to_string()])?;
+    let tx = publisher(&node, &format!("{prefix}/data"), size, 256, subs)?;
+    let mut children = Vec::new();
+    for k in 0..subs {
+        let cpu = if cpus.len() >= 2 { cpus[(k + 1) % cpus.len()] } else { -1 };
+        children.push(spawn(&["--role".into(), "sink".into(), prefix.into(), size.to_string(), cpu.to_string(), subs.to_string()])?);
+    }
     let budget: u64 = if full { 3_000_000_000 } else { 300_000_000 };
     let cap: u64 = (if full { 8u64 << 30 } else { 1u64 << 30 }) / size as u64;
     let iters = cap.min(if full { 5_000_000 } else { 500_000 });
@@ -342,18 +354,28 @@ fn stream(prefix: &str, size: usize, cpus: &[i64], full: bool) -> Res<String> {
         }
     }
     send(&tx, HEADER, sent, now_ns(), 0, FLAG_STOP)?;
-    let out = finish(child)?;
-    let f: Vec<f64> = out.split_whitespace().filter_map(|s| s.parse().ok()).collect();
-    if f.len() < 7 {
-        return Err(format!("sink reported nothing: {out}").into());
-    }
-    let (n, lost, t_end) = (f[0], f[1] as u64, f[2] as u64);
-    if lost != 0 || n as u64 != sent {
-        return Err(format!("stream lost messages: sent {sent}, received {n}").into());
+    let mut lat: Vec<u64> = Vec::new();
+    let mut t_end = 0;
+    let mut delivered = 0;
+    for c in children {
+        let out = finish(c)?;
+        let mut lines = out.lines();
+        let head: Vec<u64> = lines.next().unwrap_or("").split_whitespace().filter_map(|s| s.parse().ok()).collect();
+        if head.len() < 3 {
+            return Err(format!("subscriber reported nothing: {out}").into());
+        }
+        if head[1] != 0 || head[0] != sent {
+            return Err(format!("subscriber lost messages: sent {sent}, received {}", head[0]).into());
+        }
+        delivered += head[0];
+        t_end = t_end.max(head[2]);
+        lat.extend(lines.filter_map(|l| l.parse::<u64>().ok()));
     }
     let secs = (t_end.saturating_sub(t_start)) as f64 / 1e9;
-    let rate = n / secs;
-    Ok(row("stream", size, "one way", (f[3], f[4], f[5], f[6]), n as usize, rate, rate * size as f64 / 1e9, lost, cpus.len().min(2)))
+    let rate = sent as f64 / secs;
+    let gbps = delivered as f64 * size as f64 / secs / 1e9;
+    let procs = subs + 1;
+    Ok(row(workload, size, "one way", percentiles(lat), delivered as usize, rate, gbps, 0, procs, cpus.len().min(procs)))
 }
 
 fn main() {
@@ -362,7 +384,8 @@ fn main() {
     if args.len() >= 6 && args[1] == "--role" {
         pin(args[5].parse().unwrap_or(-1));
         let size: usize = args[4].parse().unwrap_or(64);
-        let r = if args[2] == "pong" { role_pong(&args[3], size) } else { role_sink(&args[3]) };
+        let subs: usize = args.get(6).and_then(|v| v.parse().ok()).unwrap_or(1);
+        let r = if args[2] == "pong" { role_pong(&args[3], size) } else { role_sink(&args[3], subs) };
         if let Err(e) = r {
             eprintln!("zipc-bench-iceoryx2 ({}): {e}", args[2]);
             std::process::exit(3);
@@ -411,8 +434,16 @@ fn main() {
     }
     for size in [100usize, 3000, 65536, 262144] {
         k += 1;
-        let r = stream(&format!("zipcb/{pid}/{k}"), size, &cpus, full);
+        let r = fanout(&format!("zipcb/{pid}/{k}"), "stream", size, 1, &cpus, full);
         run(&mut rows, r, &format!("stream {size} B"));
+    }
+    let fan_sizes: &[usize] = if full { &[100, 65536] } else { &[100] };
+    for &size in fan_sizes {
+        for subs in [1usize, 2, 4] {
+            k += 1;
+            let r = fanout(&format!("zipcb/{pid}/{k}"), &format!("fanout-{subs}"), size, subs, &cpus, full);
+            run(&mut rows, r, &format!("fanout-{subs} {size} B"));
+        }
     }
     let text = format!("[\n{}\n]\n", rows.join(",\n"));
     if let Err(e) = std::fs::write(&out, text) {

@@ -209,15 +209,17 @@ Limits measure_limits(const LimitsOptions& opt) {
   const double s = opt.scale;
   const bool two = cpus.size() >= 2;
   l.cpus_used = two ? 2 : 1;
-  const auto batches = static_cast<std::uint32_t>(200 * s);
+  // Small batches, median over them: on a shared machine most long batches
+  // include a preemption, and the floor is what an undisturbed round costs.
+  const auto batches = [&](double n) { return static_cast<std::uint32_t>(std::min(4096.0, n * s)); };
   if (two) {
-    l.cacheline_rtt_ns = process_round_trip(cpus[0], cpus[1], Mode::spin, 20'000, batches, 1000);
-    l.futex_rtt_ns = process_round_trip(cpus[0], cpus[1], Mode::futex, 500, static_cast<std::uint32_t>(40 * s), 100);
+    l.cacheline_rtt_ns = process_round_trip(cpus[0], cpus[1], Mode::spin, 20'000, batches(1000), 100);
+    l.futex_rtt_ns = process_round_trip(cpus[0], cpus[1], Mode::futex, 500, batches(400), 10);
   } else {
     l.note = "one CPU only: cross-CPU probes (cacheline_rtt_ns, futex_rtt_ns) not measured";
   }
   l.cacheline_rtt_1cpu_yield_ns =
-      process_round_trip(cpus[0], cpus[0], Mode::yield, 2'000, static_cast<std::uint32_t>(40 * s), 250);
+      process_round_trip(cpus[0], cpus[0], Mode::yield, 2'000, batches(400), 25);
   for (std::size_t size : {std::size_t{100}, std::size_t{3000}, std::size_t{65536}, std::size_t{1048576}}) {
     l.memcpy_gbps[size] = memcpy_gbps(size, s);
   }

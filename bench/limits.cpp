@@ -175,6 +175,11 @@ double spsc_msgs_per_s(std::size_t size, int cpu_a, int cpu_b, std::uint64_t mes
     t_end = now_ns();
     sink = sum;
   });
+  // Restore this thread's CPU set afterwards: the harness forks and execs
+  // everything else from this thread, and children inherit the mask.
+  cpu_set_t before;
+  CPU_ZERO(&before);
+  const bool saved = ::pthread_getaffinity_np(::pthread_self(), sizeof before, &before) == 0;
   if (cpu_a >= 0) pin_thread(cpu_a);
   std::vector<unsigned char> msg(size, 7);
   std::uint64_t cached_tail = 0;
@@ -187,10 +192,7 @@ double spsc_msgs_per_s(std::size_t size, int cpu_a, int cpu_b, std::uint64_t mes
     head.v.store(i + 1, std::memory_order_release);  // release: publishes slot i
   }
   consumer.join();
-  cpu_set_t all;
-  CPU_ZERO(&all);
-  for (int c : allowed_cpus()) CPU_SET(c, &all);
-  ::pthread_setaffinity_np(::pthread_self(), sizeof all, &all);
+  if (saved) ::pthread_setaffinity_np(::pthread_self(), sizeof before, &before);
   asm volatile("" : : "r"(sink) : "memory");
   return t_end > t_start ? static_cast<double>(messages) * 1e9 / static_cast<double>(t_end - t_start) : 0;
 }
@@ -218,8 +220,7 @@ Limits measure_limits(const LimitsOptions& opt) {
   } else {
     l.note = "one CPU only: cross-CPU probes (cacheline_rtt_ns, futex_rtt_ns) not measured";
   }
-  l.cacheline_rtt_1cpu_yield_ns =
-      process_round_trip(cpus[0], cpus[0], Mode::yield, 2'000, batches(400), 25);
+  l.cacheline_rtt_1cpu_yield_ns = process_round_trip(cpus[0], cpus[0], Mode::yield, 2'000, batches(400), 25);
   for (std::size_t size : {std::size_t{100}, std::size_t{3000}, std::size_t{65536}, std::size_t{1048576}}) {
     l.memcpy_gbps[size] = memcpy_gbps(size, s);
   }

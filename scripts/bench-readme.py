@@ -87,9 +87,9 @@ def section(doc, json_path, readme_dir):
                 f"- cache-line round trip between two processes on two CPUs: {fmt_ns(lim.get('cacheline_rtt_ns'))}; "
                 f"on one CPU with yield: {fmt_ns(lim.get('cacheline_rtt_1cpu_yield_ns'))}",
                 f"- futex wake round trip across CPUs: {fmt_ns(lim.get('futex_rtt_ns'))}",
-                "- memcpy, one thread: " + ", ".join(f"{k} B {float(v):.1f} GB/s" for k, v in memcpy.items()),
+                "- memcpy, one thread: " + ", ".join(f"{k} B {float(v):.1f} GB/s" for k, v in sorted(memcpy.items(), key=lambda kv: int(kv[0]))),
                 "- in-process SPSC ring, two threads: " +
-                ", ".join(f"{k} B {fmt_rate(float(v))} msgs/s" for k, v in spsc.items()),
+                ", ".join(f"{k} B {fmt_rate(float(v))} msgs/s" for k, v in sorted(spsc.items(), key=lambda kv: int(kv[0]))),
                 ""]
     combos = []
     for r in rows:

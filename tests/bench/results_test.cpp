@@ -9,6 +9,7 @@
 
 #include "extras.hpp"
 #include "results.hpp"
+#include "sysinfo.hpp"
 #include "zipc_test.hpp"
 
 namespace zipc::bench {
@@ -172,6 +173,28 @@ TEST(Extras, AProgramFollowingTheContractHasItsRowsMerged) {
   EXPECT_EQ(sut.rows[0]["family"], "zipc");
   EXPECT_EQ(sut.rows[0]["wait"], "n/a");
   EXPECT_EQ(sut.rows[0]["source"], "zipc-bench-fake");
+}
+
+}  // namespace
+}  // namespace zipc::bench
+
+namespace zipc::bench {
+namespace {
+
+TEST(Limits, ProbeMeasuresEveryFigureAndLeavesTheCallersCpuSetAsItWas) {
+  const std::vector<int> before = allowed_cpus();
+  LimitsOptions opt;
+  opt.scale = 0.02;
+  const Limits sut = measure_limits(opt);
+  EXPECT_EQ(allowed_cpus(), before);
+  EXPECT_GT(sut.cacheline_rtt_1cpu_yield_ns, 0);
+  if (before.size() >= 2) {
+    EXPECT_GT(sut.cacheline_rtt_ns, 0);
+    EXPECT_GT(sut.futex_rtt_ns, 0);
+  }
+  EXPECT_EQ(sut.memcpy_gbps.size(), 4u);
+  EXPECT_GT(sut.spsc_inproc_msgs_per_s.at(8), 0);
+  EXPECT_GT(sut.spsc_inproc_msgs_per_s.at(100), 0);
 }
 
 }  // namespace

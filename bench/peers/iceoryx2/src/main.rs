@@ -7,7 +7,8 @@
 //! Contract of a zipc-bench extra program: `zipc-bench-iceoryx2 [--full] --out FILE`
 //! writes FILE as a JSON array of result rows (docs/bench.md).
 //!
-//! Workloads: ping-pong (64 B .. 64 KiB, round trip), one-way streaming
+//! Workloads: ping-pong (64 B .. 64 KiB, round trip; 64 B also with both
+//! processes on one CPU), one-way streaming
 //! (100 B .. 256 KiB) and fan-out 1 -> 1, 2, 4 subscribers (100 B), latency
 //! from the send time, back-pressure on: nothing may be lost. Waiting is busy
 //! polling (iceoryx2's lowest-latency mode).
@@ -290,14 +291,17 @@ fn row(workload: &str, size: usize, latency: &str, p: (f64, f64, f64, f64), iter
     )
 }
 
-fn pingpong(prefix: &str, size: usize, cpus: &[i64], full: bool) -> Res<String> {
+/// Round trips between two processes; `cpus` with one entry puts both on that CPU.
+fn pingpong(prefix: &str, workload: &str, size: usize, cpus: &[i64], full: bool) -> Res<String> {
     let node = NodeBuilder::new().create::<ipc::Service>()?;
     let tx = publisher(&node, &format!("{prefix}/req"), size, 4, 1)?;
     let rx = subscriber(&node, &format!("{prefix}/rsp"), 4, 1)?;
-    let other = if cpus.len() >= 2 { cpus[1] } else { -1 };
+    let other = if cpus.len() >= 2 { cpus[1] } else { cpus[0] };
+    pin(cpus[0]);
     let child = spawn(&["--role".into(), "pong".into(), prefix.into(), size.to_string(), other.to_string()])?;
     let budget: u64 = if full { 3_000_000_000 } else { 300_000_000 };
     let (warmup, iters): (u64, u64) = if full { (2000, 100_000) } else { (500, 20_000) };
+    let warmup = if cpus.len() < 2 { 20 } else { warmup }; // one CPU: each round trip may cost a time slice
     let mut lat = Vec::with_capacity(iters as usize);
     let mut t_start = 0;
     let mut t_end = 0;
@@ -325,7 +329,7 @@ fn pingpong(prefix: &str, size: usize, cpus: &[i64], full: bool) -> Res<String> 
     let n = lat.len();
     let secs = (t_end - t_start) as f64 / 1e9;
     let rate = n as f64 / secs;
-    Ok(row("pingpong", size, "round trip", percentiles(lat), n, rate, rate * 2.0 * size as f64 / 1e9, 0, 2, cpus.len().min(2)))
+    Ok(row(workload, size, "round trip", percentiles(lat), n, rate, rate * 2.0 * size as f64 / 1e9, 0, 2, cpus.len().min(2)))
 }
 
 /// One publisher, `subs` subscribers (1 = plain streaming): every subscriber
@@ -429,9 +433,14 @@ fn main() {
     };
     for size in [64usize, 128, 1024, 4096, 65536] {
         k += 1;
-        let r = pingpong(&format!("zipcb/{pid}/{k}"), size, &cpus, full);
+        let r = pingpong(&format!("zipcb/{pid}/{k}"), "pingpong", size, &cpus, full);
         run(&mut rows, r, &format!("pingpong {size} B"));
     }
+    // Both processes on ONE CPU: where busy polling collapses.
+    k += 1;
+    let r = pingpong(&format!("zipcb/{pid}/{k}"), "pingpong-1cpu", 64, &cpus[..1], full);
+    run(&mut rows, r, "pingpong-1cpu 64 B");
+    pin(cpus[0]);
     for size in [100usize, 3000, 65536, 262144] {
         k += 1;
         let r = fanout(&format!("zipcb/{pid}/{k}"), "stream", size, 1, &cpus, full);

@@ -1,0 +1,36 @@
+// Extra benchmark programs: every zipc-bench-<name> next to zipc-bench is run
+// as `zipc-bench-<name> [--full] --out FILE` and its rows are merged (the
+// contract is in docs/bench.md and BRIEF.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace zipc::bench {
+
+struct ExtraProgram {
+  std::string name;  // "rpc" for zipc-bench-rpc
+  std::string path;
+};
+
+// Programs named zipc-bench-* in dir (not zipc-bench itself), sorted.
+std::vector<ExtraProgram> find_extras(const std::string& dir);
+
+// Peer programs the suite expects; each missing one is reported as skipped.
+const std::vector<std::pair<std::string, std::string>>& expected_peer_programs();
+
+struct ExtraOutcome {
+  bool ok = false;
+  std::string error;  // when !ok
+  nlohmann::json rows = nlohmann::json::array();
+  double seconds = 0;
+};
+// Runs one program with a hard timeout; validates the rows it wrote.
+ExtraOutcome run_extra(const ExtraProgram& p, bool full, double timeout_s, const std::string& tmp_dir);
+
+// The directory holding the running executable.
+std::string self_dir();
+
+}  // namespace zipc::bench

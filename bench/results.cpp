@@ -1,0 +1,342 @@
+#include "results.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "reference.hpp"
+#include "sysinfo.hpp"
+
+namespace zipc::bench {
+
+using nlohmann::json;
+
+Percentiles percentiles(std::vector<std::uint64_t>& s) {
+  Percentiles p;
+  if (s.empty()) return p;
+  std::sort(s.begin(), s.end());
+  auto at = [&](double q) {
+    const double rank = std::ceil(q * static_cast<double>(s.size()));
+    const std::size_t i = rank < 1 ? 0 : static_cast<std::size_t>(rank) - 1;
+    return static_cast<double>(s[std::min(i, s.size() - 1)]);
+  };
+  p.p50 = at(0.50);
+  p.p99 = at(0.99);
+  p.p999 = at(0.999);
+  p.max = static_cast<double>(s.back());
+  return p;
+}
+
+namespace {
+
+bool starts_with(const std::string& s, const char* p) {
+  return s.rfind(p, 0) == 0;
+}
+
+bool is_latency_workload(const std::string& w) {
+  return starts_with(w, "pingpong") || starts_with(w, "reqrep") || starts_with(w, "rpc");
+}
+
+double num(const json& row, const char* key) {
+  auto it = row.find(key);
+  if (it == row.end() || !it->is_number()) return std::nan("");
+  return it->get<double>();
+}
+
+template <class Map>
+std::pair<std::size_t, double> nearest(const Map& m, std::size_t size) {
+  std::pair<std::size_t, double> best{0, 0};
+  double best_d = 1e300;
+  for (auto& [k, v] : m) {
+    const double d = std::fabs(std::log(static_cast<double>(std::max<std::size_t>(k, 1))) -
+                               std::log(static_cast<double>(std::max<std::size_t>(size, 1))));
+    if (d < best_d) {
+      best_d = d;
+      best = {k, v};
+    }
+  }
+  return best;
+}
+
+std::string fixed(double v, int prec) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", prec, v);
+  return b;
+}
+
+std::string today_iso() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char b[64];
+  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return b;
+}
+
+}  // namespace
+
+std::string format_ns(double ns) {
+  if (std::isnan(ns)) return "-";
+  if (ns < 1000) return fixed(ns, 0) + " ns";
+  if (ns < 1e6) return fixed(ns / 1e3, ns < 1e4 ? 2 : 1) + " us";
+  if (ns < 1e9) return fixed(ns / 1e6, ns < 1e7 ? 2 : 1) + " ms";
+  return fixed(ns / 1e9, 2) + " s";
+}
+
+std::string format_rate(double v) {
+  if (std::isnan(v)) return "-";
+  if (v >= 1e6) return fixed(v / 1e6, 2) + " M";
+  if (v >= 1e3) return fixed(v / 1e3, 1) + " k";
+  return fixed(v, 0);
+}
+
+void apply_ratio(json& row, const Limits& l) {
+  const std::string w = row.value("workload", "");
+  const std::size_t size = row.value("size", std::size_t{0});
+  if (is_latency_workload(w)) {
+    const double p50 = num(row, "rt_p50_ns");
+    const bool one_cpu = row.contains("cpus") && row["cpus"].is_number() && row["cpus"].get<int>() == 1;
+    const double floor = one_cpu ? l.cacheline_rtt_1cpu_yield_ns : l.cacheline_rtt_ns;
+    if (!std::isnan(p50) && floor > 0) {
+      row["ratio_to_limit"] = p50 / floor;
+      row["ratio_basis"] = one_cpu ? "rt_p50_ns / cacheline_rtt_1cpu_yield_ns" : "rt_p50_ns / cacheline_rtt_ns";
+    }
+    return;
+  }
+  if (size == 0) return;
+  if (size <= 1024 && !l.spsc_inproc_msgs_per_s.empty()) {
+    const double m = num(row, "msgs_per_s");
+    auto [k, v] = nearest(l.spsc_inproc_msgs_per_s, size);
+    if (!std::isnan(m) && v > 0) {
+      row["ratio_to_limit"] = m / v;
+      row["ratio_basis"] = "msgs_per_s / spsc_inproc_msgs_per_s[" + std::to_string(k) + "]";
+    }
+  } else if (!l.memcpy_gbps.empty()) {
+    const double g = num(row, "gbytes_per_s");
+    auto [k, v] = nearest(l.memcpy_gbps, size);
+    if (!std::isnan(g) && v > 0) {
+      row["ratio_to_limit"] = g / v;
+      row["ratio_basis"] = "gbytes_per_s / memcpy_gbps[" + std::to_string(k) + "]";
+    }
+  }
+}
+
+json machine_info() {
+  json m;
+  m["cpu_model"] = cpu_model();
+  m["cores"] = static_cast<int>(std::thread::hardware_concurrency());
+  m["cpus_allowed"] = static_cast<int>(allowed_cpus().size());
+  m["kernel"] = kernel_release();
+  m["host"] = host_name();
+  m["date"] = today_iso();
+#if defined(__clang__)
+  m["compiler"] = std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  m["compiler"] = std::string("gcc ") + __VERSION__;
+#endif
+  return m;
+}
+
+json make_document(const json& machine, const Limits& limits, const json& config, const json& rows, const json& skipped,
+                   const json& errors) {
+  json d;
+  d["schema"] = kSchema;
+  d["machine"] = machine;
+  d["limits"] = to_json(limits);
+  d["config"] = config;
+  d["results"] = rows;
+  d["skipped"] = skipped;
+  d["errors"] = errors;
+  return d;
+}
+
+json read_document(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  json d;
+  try {
+    in >> d;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": not valid JSON (" + e.what() + ")");
+  }
+  if (!d.is_object() || !d.contains("results") || !d["results"].is_array()) {
+    throw std::runtime_error(path + ": not a zipc-bench result file (no \"results\" array)");
+  }
+  return d;
+}
+
+void write_document(const std::string& path, const json& doc) {
+  const std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+    out << doc.dump(2) << "\n";
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+std::string row_key(const json& r) {
+  auto s = [&](const char* k) -> std::string {
+    auto it = r.find(k);
+    if (it == r.end() || it->is_null()) return "-";
+    return it->is_string() ? it->get<std::string>() : it->dump();
+  };
+  return s("workload") + "|" + s("transport") + "|" + s("size") + "|" + s("wait") + "|" + s("processes") + "|" +
+         s("cpus");
+}
+
+namespace {
+
+bool ref_matches(const ReferenceFigure& f, const json& row) {
+  const std::string w = row.value("workload", "");
+  if (f.workload == "log" || f.workload == "map") {
+    if (w.find(f.workload) == std::string::npos) return false;
+  } else if (w != f.workload) {
+    return false;
+  }
+  if (f.size && row.value("size", std::size_t{0}) != f.size) return false;
+  const std::string t = row.value("transport", "");
+  if (f.transports.empty()) return row.value("family", "") == "zipc" || t.rfind("zipc", 0) == 0;
+  return std::find(f.transports.begin(), f.transports.end(), t) != f.transports.end();
+}
+
+std::string ratio_text(const json& r) {
+  const double v = num(r, "ratio_to_limit");
+  if (std::isnan(v)) return "-";
+  const std::string basis = r.value("ratio_basis", "");
+  if (basis.find("cacheline") != std::string::npos) return fixed(v, 1) + "x rtt";
+  if (basis.find("spsc") != std::string::npos) return fixed(v, 3) + " of spsc";
+  return fixed(v, 3) + " of memcpy";
+}
+
+}  // namespace
+
+std::string results_table(const json& doc) {
+  std::ostringstream o;
+  o << "| workload | size | transport | wait | procs/cpus | p50 | p99 | p99.9 | max | msgs/s | GB/s | vs limit | "
+       "author's figure (author's hardware) |\n";
+  o << "|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  for (const auto& r : doc["results"]) {
+    std::string refs;
+    for (const auto& f : reference_figures()) {
+      if (!ref_matches(f, r)) continue;
+      if (!refs.empty()) refs += "; ";
+      refs += f.text;
+    }
+    std::string cpus = r.contains("cpus") && !r["cpus"].is_null() ? r["cpus"].dump() : "-";
+    o << "| " << r.value("workload", "?") << " | " << r.value("size", 0) << " | " << r.value("transport", "?") << " | "
+      << r.value("wait", "-") << " | " << r.value("processes", 0) << "/" << cpus << " | "
+      << format_ns(num(r, "rt_p50_ns")) << " | " << format_ns(num(r, "rt_p99_ns")) << " | "
+      << format_ns(num(r, "rt_p999_ns")) << " | " << format_ns(num(r, "rt_max_ns")) << " | "
+      << format_rate(num(r, "msgs_per_s")) << " | "
+      << (std::isnan(num(r, "gbytes_per_s")) ? "-" : fixed(num(r, "gbytes_per_s"), 3)) << " | " << ratio_text(r)
+      << " | " << (refs.empty() ? "" : refs) << " |\n";
+  }
+  return o.str();
+}
+
+json reference_rows(const json& doc) {
+  json out = json::array();
+  for (const auto& f : reference_figures()) {
+    const json* best = nullptr;
+    double best_v = -1;
+    for (const auto& r : doc["results"]) {
+      if (!ref_matches(f, r)) continue;
+      const char* metric = f.metric.empty() ? "msgs_per_s" : f.metric.c_str();
+      const double v = num(r, metric);
+      if (!std::isnan(v) && v > best_v) {
+        best_v = v;
+        best = &r;
+      }
+    }
+    std::string ours = "no matching row in this run";
+    if (best) {
+      const std::string metric = f.metric.empty() ? "msgs_per_s" : f.metric;
+      ours = (*best)["transport"].get<std::string>() + " " + (*best)["workload"].get<std::string>() + " " +
+             std::to_string((*best).value("size", 0)) + " B " + (*best).value("wait", "") + ": " +
+             (metric == "gbytes_per_s" ? fixed(best_v, 3) + " GB/s" : format_rate(best_v) + " msgs/s");
+      if (!f.metric.empty() && f.value > 0) ours += " (" + fixed(best_v / f.value, 2) + "x the author's figure)";
+    }
+    out.push_back({{"section", f.section}, {"author", f.text}, {"ours", ours}});
+  }
+  return out;
+}
+
+std::string reference_table(const json& doc) {
+  std::ostringstream o;
+  o << "| ref | author's figure (author's hardware) | ours (this machine, best matching row) |\n|---|---|---|\n";
+  for (const auto& r : reference_rows(doc)) {
+    o << "| " << r["section"].get<std::string>() << " | " << r["author"].get<std::string>() << " | "
+      << r["ours"].get<std::string>() << " |\n";
+  }
+  return o.str();
+}
+
+std::string compare_documents(const json& old_doc, const json& new_doc, double threshold, CompareSummary* sum) {
+  CompareSummary s;
+  std::map<std::string, const json*> old_rows;
+  for (const auto& r : old_doc["results"]) old_rows[row_key(r)] = &r;
+  std::ostringstream o;
+  o << "| row | p50 old | p50 new | change | msgs/s old | msgs/s new | change | verdict |\n"
+       "|---|---:|---:|---:|---:|---:|---:|---|\n";
+  auto pct = [](double a, double b) -> std::string {
+    if (std::isnan(a) || std::isnan(b) || a == 0) return "-";
+    const double c = (b - a) / a * 100;
+    return (c >= 0 ? "+" : "") + fixed(c, 1) + "%";
+  };
+  std::map<std::string, bool> seen;
+  for (const auto& r : new_doc["results"]) {
+    const std::string k = row_key(r);
+    auto it = old_rows.find(k);
+    if (it == old_rows.end()) {
+      ++s.only_new;
+      o << "| " << k << " | - | " << format_ns(num(r, "rt_p50_ns")) << " | new | - | "
+        << format_rate(num(r, "msgs_per_s")) << " | new | new row |\n";
+      continue;
+    }
+    seen[k] = true;
+    ++s.matched;
+    const json& a = *it->second;
+    const double l0 = num(a, "rt_p50_ns"), l1 = num(r, "rt_p50_ns");
+    const double m0 = num(a, "msgs_per_s"), m1 = num(r, "msgs_per_s");
+    bool worse = false, better = false;
+    if (!std::isnan(l0) && !std::isnan(l1) && l0 > 0) {
+      worse |= l1 > l0 * (1 + threshold);
+      better |= l1 < l0 * (1 - threshold);
+    }
+    if (!std::isnan(m0) && !std::isnan(m1) && m0 > 0) {
+      worse |= m1 < m0 * (1 - threshold);
+      better |= m1 > m0 * (1 + threshold);
+    }
+    const char* verdict = worse ? "REGRESSION" : better ? "improved" : "same";
+    if (worse) ++s.regressions;
+    if (better && !worse) ++s.improvements;
+    o << "| " << k << " | " << format_ns(l0) << " | " << format_ns(l1) << " | " << pct(l0, l1) << " | "
+      << format_rate(m0) << " | " << format_rate(m1) << " | " << pct(m0, m1) << " | " << verdict << " |\n";
+  }
+  for (const auto& [k, r] : old_rows) {
+    if (seen.count(k)) continue;
+    ++s.only_old;
+    o << "| " << k << " | " << format_ns(num(*r, "rt_p50_ns")) << " | - | gone | " << format_rate(num(*r, "msgs_per_s"))
+      << " | - | gone | missing in new |\n";
+  }
+  o << "\n"
+    << s.matched << " rows compared: " << s.regressions << " regressions, " << s.improvements
+    << " improvements (threshold " << fixed(threshold * 100, 0) << "%), " << s.only_new << " new, " << s.only_old
+    << " missing.\n";
+  if (sum) *sum = s;
+  return o.str();
+}
+
+}  // namespace zipc::bench

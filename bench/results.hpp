@@ -1,0 +1,58 @@
+// Result rows, the result file (schema in docs/bench.md), the markdown
+// table with the authors' reference figures, and --compare.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "limits.hpp"
+
+namespace zipc::bench {
+
+inline constexpr const char* kSchema = "zipc-bench/1";
+
+struct Percentiles {
+  double p50 = 0, p99 = 0, p999 = 0, max = 0;
+};
+// Nearest-rank percentiles of the samples (sorted in place).
+Percentiles percentiles(std::vector<std::uint64_t>& samples);
+
+// Adds ratio_to_limit / ratio_basis to a row when a limit applies:
+// latency workloads (pingpong*, reqrep*, rpc*): rt_p50_ns / cache-line round trip (>= 1, lower is better);
+// throughput workloads: msgs_per_s / in-process SPSC ring (size <= 1 KiB) or
+// gbytes_per_s / memcpy at the nearest size (<= 1, higher is better).
+void apply_ratio(nlohmann::json& row, const Limits& limits);
+
+nlohmann::json machine_info();
+// The whole result document.
+nlohmann::json make_document(const nlohmann::json& machine, const Limits& limits, const nlohmann::json& config,
+                             const nlohmann::json& rows, const nlohmann::json& skipped, const nlohmann::json& errors);
+// Throws std::runtime_error on unreadable or malformed files.
+nlohmann::json read_document(const std::string& path);
+void write_document(const std::string& path, const nlohmann::json& doc);
+
+// A row's identity for --compare: workload|transport|size|wait|processes|cpus.
+std::string row_key(const nlohmann::json& row);
+
+// Markdown: the results table (with the authors' figures beside the rows they
+// describe), then every reference figure with our closest row.
+std::string results_table(const nlohmann::json& doc);
+std::string reference_table(const nlohmann::json& doc);
+// The same as data: [{section, author, ours}], stored in the document as "reference".
+nlohmann::json reference_rows(const nlohmann::json& doc);
+
+struct CompareSummary {
+  int matched = 0, regressions = 0, improvements = 0, only_old = 0, only_new = 0;
+};
+// Markdown table of the change per row; a change beyond threshold (0.10 = 10%)
+// in p50 latency or throughput is flagged.
+std::string compare_documents(const nlohmann::json& old_doc, const nlohmann::json& new_doc, double threshold,
+                              CompareSummary* summary);
+
+std::string format_ns(double ns);
+std::string format_rate(double per_s);
+
+}  // namespace zipc::bench

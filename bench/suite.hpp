@@ -1,0 +1,49 @@
+// The benchmark suite: which workloads run over which transports, at which
+// sizes, and how each run becomes a result row.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "limits.hpp"
+#include "runner.hpp"
+#include "transport.hpp"
+
+namespace zipc::bench {
+
+struct WorkloadInfo {
+  std::string name;
+  std::string description;
+  std::vector<std::size_t> default_sizes;
+  std::vector<std::size_t> full_sizes;
+};
+const std::vector<WorkloadInfo>& workloads();
+
+struct SuiteOptions {
+  bool full = false;
+  std::string filter;              // regex over "workload/transport/size/wait"; empty: everything
+  std::vector<std::size_t> sizes;  // overrides every workload's sizes
+  std::uint64_t iterations = 0;    // overrides iteration counts (0: the suite's choice)
+  double budget_s = 0;             // overrides the per-run time budget (0: the suite's choice)
+  std::vector<int> cpus;           // CPUs to pin to; empty: all allowed
+};
+
+struct Case {
+  std::string workload;
+  Transport* transport = nullptr;
+  RunConfig config;
+  std::string id() const;  // "workload/transport/size/wait"
+};
+
+// Every case the options select; *skipped gets {what, why} for the ones a
+// transport cannot carry.
+std::vector<Case> build_cases(const std::vector<std::unique_ptr<Transport>>& transports, const SuiteOptions& opt,
+                              nlohmann::json* skipped);
+
+// Runs one case; returns a result row, or fills *error (and returns null).
+nlohmann::json run_case(const Case& c, std::string* error);
+
+}  // namespace zipc::bench

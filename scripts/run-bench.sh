@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# `make bench` (after the release build): builds the iceoryx2 peer with cargo
+# when it can, runs zipc-bench (limits probe first, then every workload over
+# every transport, then the extra programs), draws the charts and regenerates
+# the README's benchmark section from the result JSON.
+#   bash scripts/run-bench.sh [zipc-bench options, e.g. --full or --filter pingpong]
+# Environment: ZIPC_BENCH_NO_ICEORYX2=1 skips the cargo build; ZIPC_BENCH_NO_README=1
+# leaves README.md alone.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD=${ZIPC_BUILD_DIR:-build/release}
+BIN=$BUILD/bench
+if [ ! -x "$BIN/zipc-bench" ]; then
+  echo "run-bench: $BIN/zipc-bench not built (run: make build)" >&2
+  exit 1
+fi
+
+# Peer from crates.io: iceoryx2, a small Rust program (bench/peers/iceoryx2).
+if [ "${ZIPC_BENCH_NO_ICEORYX2:-0}" = "1" ]; then
+  echo "skipped: iceoryx2 (ZIPC_BENCH_NO_ICEORYX2=1)"
+  rm -f "$BIN/zipc-bench-iceoryx2"
+elif command -v cargo >/dev/null 2>&1; then
+  echo "run-bench: building the iceoryx2 peer with cargo (first time: about a minute)"
+  if cargo build --release --locked --quiet --manifest-path bench/peers/iceoryx2/Cargo.toml \
+       --target-dir "$BUILD/iceoryx2-target"; then
+    cp "$BUILD/iceoryx2-target/release/zipc-bench-iceoryx2" "$BIN/zipc-bench-iceoryx2"
+  else
+    echo "skipped: iceoryx2 (cargo build failed; see above)"
+    rm -f "$BIN/zipc-bench-iceoryx2"
+  fi
+else
+  echo "skipped: iceoryx2 (cargo not installed: https://rustup.rs, then make bench again)"
+  rm -f "$BIN/zipc-bench-iceoryx2"
+fi
+
+host=$(hostname -s 2>/dev/null || hostname)
+out=bench/results/$(date -u +%F)-${host}.json
+md=${out%.json}.md
+"$BIN/zipc-bench" --json "$out" --markdown "$md" "$@"
+rc=$?
+if [ ! -f "$out" ]; then
+  echo "run-bench: no result file written" >&2
+  exit "${rc:-1}"
+fi
+
+PY=${PYTHON:-python3}
+"$PY" scripts/plot.py "$out" || echo "run-bench: charts skipped (matplotlib missing? make deps)"
+if [ "${ZIPC_BENCH_NO_README:-0}" != "1" ]; then
+  "$PY" scripts/bench-readme.py "$out" README.md || echo "run-bench: README section not updated"
+fi
+echo "run-bench: results in $out (table: $md)"
+exit $rc

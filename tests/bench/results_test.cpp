@@ -1,0 +1,201 @@
+// The result file (write, read back, schema fields), --compare, ratios, and
+// extra programs: a missing or failing one is reported, never a crash.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "extras.hpp"
+#include "results.hpp"
+#include "sysinfo.hpp"
+#include "zipc_test.hpp"
+
+namespace zipc::bench {
+namespace {
+
+using nlohmann::json;
+
+json sample_row(const std::string& transport, double p50, double rate) {
+  return {{"workload", "pingpong"},
+          {"transport", transport},
+          {"family", "os"},
+          {"size", 64},
+          {"wait", "block"},
+          {"processes", 2},
+          {"cpus", 2},
+          {"rt_p50_ns", p50},
+          {"rt_p99_ns", p50 * 2},
+          {"rt_p999_ns", p50 * 3},
+          {"rt_max_ns", p50 * 4},
+          {"msgs_per_s", rate},
+          {"gbytes_per_s", 0.1},
+          {"lost", 0}};
+}
+
+Limits sample_limits() {
+  Limits l;
+  l.cacheline_rtt_ns = 100;
+  l.cacheline_rtt_1cpu_yield_ns = 1000;
+  l.futex_rtt_ns = 30000;
+  l.memcpy_gbps = {{100, 10}, {3000, 40}, {65536, 20}, {1048576, 10}};
+  l.spsc_inproc_msgs_per_s = {{8, 1e7}, {100, 5e6}};
+  return l;
+}
+
+std::string temp_path(const char* tag) {
+  return (std::filesystem::temp_directory_path() / (zipc::test::unique_name(tag) + ".json")).string();
+}
+
+TEST(ResultFile, WrittenDocumentReadsBackWithEverySchemaField) {
+  const std::string path = temp_path("doc");
+  json rows = json::array({sample_row("pipe", 5000, 2e5)});
+  const json sut =
+      make_document(machine_info(), sample_limits(), {{"full", false}}, rows, json::array(), json::array());
+  write_document(path, sut);
+  const json back = read_document(path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(back["schema"], kSchema);
+  for (const char* k : {"cpu_model", "cores", "kernel"}) EXPECT_TRUE(back["machine"].contains(k)) << k;
+  for (const char* k : {"cacheline_rtt_ns", "futex_rtt_ns", "memcpy_gbps", "spsc_inproc_msgs_per_s"})
+    EXPECT_TRUE(back["limits"].contains(k)) << k;
+  EXPECT_DOUBLE_EQ(back["limits"]["memcpy_gbps"]["3000"].get<double>(), 40);
+  ASSERT_EQ(back["results"].size(), 1u);
+  const json& r = back["results"][0];
+  for (const char* k : {"workload", "transport", "size", "wait", "processes", "cpus", "rt_p50_ns", "rt_p99_ns",
+                        "rt_p999_ns", "rt_max_ns", "msgs_per_s", "gbytes_per_s", "lost"})
+    EXPECT_TRUE(r.contains(k)) << k;
+}
+
+TEST(ResultFile, ReadingAFileThatIsNotAResultFails) {
+  const std::string path = temp_path("bad");
+  { std::ofstream(path) << "{\"hello\": 1}"; }
+  EXPECT_THROW(read_document(path), std::runtime_error);
+  std::filesystem::remove(path);
+  EXPECT_THROW(read_document(path), std::runtime_error);
+}
+
+TEST(ResultFile, LimitsSurviveAJsonRoundTrip) {
+  const Limits sut = limits_from_json(to_json(sample_limits()));
+  EXPECT_DOUBLE_EQ(sut.cacheline_rtt_ns, 100);
+  EXPECT_DOUBLE_EQ(sut.spsc_inproc_msgs_per_s.at(100), 5e6);
+  EXPECT_DOUBLE_EQ(sut.memcpy_gbps.at(1048576), 10);
+}
+
+TEST(Percentiles, AreNearestRankOverTheSamples) {
+  std::vector<std::uint64_t> s;
+  for (std::uint64_t i = 1000; i >= 1; --i) s.push_back(i);
+  const Percentiles sut = percentiles(s);
+  EXPECT_EQ(sut.p50, 500);
+  EXPECT_EQ(sut.p99, 990);
+  EXPECT_EQ(sut.p999, 999);
+  EXPECT_EQ(sut.max, 1000);
+}
+
+TEST(Ratio, LatencyIsStatedAgainstTheCacheLineRoundTrip) {
+  json sut = sample_row("pipe", 5000, 2e5);
+  apply_ratio(sut, sample_limits());
+  EXPECT_DOUBLE_EQ(sut["ratio_to_limit"].get<double>(), 50);
+  EXPECT_NE(sut["ratio_basis"].get<std::string>().find("cacheline_rtt_ns"), std::string::npos);
+}
+
+TEST(Ratio, SmallMessageThroughputIsStatedAgainstTheInProcessRing) {
+  json sut = {{"workload", "stream"}, {"transport", "pipe"}, {"size", 100}, {"msgs_per_s", 1e6}, {"gbytes_per_s", 0.1}};
+  apply_ratio(sut, sample_limits());
+  EXPECT_DOUBLE_EQ(sut["ratio_to_limit"].get<double>(), 0.2);
+}
+
+TEST(Ratio, LargeMessageThroughputIsStatedAgainstMemcpy) {
+  json sut = {
+      {"workload", "stream"}, {"transport", "pipe"}, {"size", 65536}, {"msgs_per_s", 1e4}, {"gbytes_per_s", 5.0}};
+  apply_ratio(sut, sample_limits());
+  EXPECT_DOUBLE_EQ(sut["ratio_to_limit"].get<double>(), 0.25);
+}
+
+TEST(Compare, FlagsASlowerRowAsARegressionAndAFasterOneAsImproved) {
+  json old_doc = {{"results", json::array({sample_row("pipe", 1000, 1e5), sample_row("fifo", 1000, 1e5),
+                                           sample_row("gone", 1, 1)})}};
+  json new_doc = {{"results", json::array({sample_row("pipe", 2000, 5e4), sample_row("fifo", 500, 2e5),
+                                           sample_row("fresh", 1, 1)})}};
+  CompareSummary s;
+  const std::string sut = compare_documents(old_doc, new_doc, 0.10, &s);
+  EXPECT_EQ(s.matched, 2);
+  EXPECT_EQ(s.regressions, 1);
+  EXPECT_EQ(s.improvements, 1);
+  EXPECT_EQ(s.only_new, 1);
+  EXPECT_EQ(s.only_old, 1);
+  EXPECT_NE(sut.find("REGRESSION"), std::string::npos);
+  EXPECT_NE(sut.find("+100.0%"), std::string::npos) << sut;
+}
+
+TEST(Compare, IdenticalDocumentsShowNoChange) {
+  json doc = {{"results", json::array({sample_row("pipe", 1000, 1e5)})}};
+  CompareSummary s;
+  compare_documents(doc, doc, 0.10, &s);
+  EXPECT_EQ(s.matched, 1);
+  EXPECT_EQ(s.regressions, 0);
+  EXPECT_EQ(s.improvements, 0);
+}
+
+TEST(Table, ShowsTheAuthorsFigureBesideTheRowItDescribes) {
+  json doc = {{"results", json::array({sample_row("pipe", 1000, 1e5)})}};
+  const std::string sut = results_table(doc);
+  EXPECT_NE(sut.find("304,432"), std::string::npos) << sut;
+  EXPECT_NE(sut.find("author's hardware"), std::string::npos);
+  const std::string refs = reference_table(doc);
+  EXPECT_NE(refs.find("pipe pingpong 64 B"), std::string::npos) << refs;
+}
+
+TEST(Extras, AMissingPeerProgramIsReportedNotCrashed) {
+  const ExtraOutcome sut = run_extra({"nothing", "/nonexistent/zipc-bench-nothing"}, false, 10, "/tmp");
+  EXPECT_FALSE(sut.ok);
+  EXPECT_FALSE(sut.error.empty());
+}
+
+TEST(Extras, AProgramFollowingTheContractHasItsRowsMerged) {
+  const std::string dir = (std::filesystem::temp_directory_path() / zipc::test::unique_name("extras")).string();
+  std::filesystem::create_directories(dir);
+  const std::string prog = dir + "/zipc-bench-fake";
+  {
+    std::ofstream f(prog);
+    f << "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
+         "echo '[{\"workload\":\"rpc\",\"transport\":\"zipc-rpc\",\"size\":128,\"rt_p50_ns\":900}]' > \"$out\"\n";
+  }
+  std::filesystem::permissions(prog, std::filesystem::perms::owner_all);
+  const auto found = find_extras(dir);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].name, "fake");
+  const ExtraOutcome sut = run_extra(found[0], false, 30, dir);
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(sut.ok) << sut.error;
+  ASSERT_EQ(sut.rows.size(), 1u);
+  EXPECT_EQ(sut.rows[0]["family"], "zipc");
+  EXPECT_EQ(sut.rows[0]["wait"], "n/a");
+  EXPECT_EQ(sut.rows[0]["source"], "zipc-bench-fake");
+}
+
+}  // namespace
+}  // namespace zipc::bench
+
+namespace zipc::bench {
+namespace {
+
+TEST(Limits, ProbeMeasuresEveryFigureAndLeavesTheCallersCpuSetAsItWas) {
+  const std::vector<int> before = allowed_cpus();
+  LimitsOptions opt;
+  opt.scale = 0.02;
+  const Limits sut = measure_limits(opt);
+  EXPECT_EQ(allowed_cpus(), before);
+  EXPECT_GT(sut.cacheline_rtt_1cpu_yield_ns, 0);
+  if (before.size() >= 2) {
+    EXPECT_GT(sut.cacheline_rtt_ns, 0);
+    EXPECT_GT(sut.futex_rtt_ns, 0);
+  }
+  EXPECT_EQ(sut.memcpy_gbps.size(), 4u);
+  EXPECT_GT(sut.spsc_inproc_msgs_per_s.at(8), 0);
+  EXPECT_GT(sut.spsc_inproc_msgs_per_s.at(100), 0);
+}
+
+}  // namespace
+}  // namespace zipc::bench

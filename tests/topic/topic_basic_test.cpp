@@ -202,7 +202,9 @@ TEST(Topic, JoiningAtASequenceNoLongerRetainedFailsNamingTheOldest) {
   auto sut = topic.subscribe({From::sequence(oldest), Delivery::reliable});
   std::array<std::byte, 256> buf;
   EXPECT_EQ(sut.try_read(buf).sequence, oldest);
-  EXPECT_EQ(errc_of([&] { (void)topic.subscribe({From::sequence(10'000), Delivery::reliable}); }),
+  EXPECT_EQ(errc_of([&] {
+              (void)topic.subscribe({From::sequence(10'000), Delivery::reliable});
+            }),
             Errc::invalid_argument);
 }
 

@@ -308,11 +308,24 @@ Status Publisher::await_token(std::uint64_t position) noexcept {
   TopicState& s = *state_;
   auto& pub = s.pub();
   detail::StallClock stall;
+  // A predecessor that neither commits nor dies (or a scribbled cursor) must
+  // not hold us forever: give up after this long without progress.
+  const std::uint64_t give_up_ns = std::max<std::uint64_t>(8 * s.recovery_ns, 2'000'000'000ull);
+  std::uint64_t last_cursor = ~0ull, last_progress_ns = platform::monotonic_ns();
   for (;;) {
     // acquire: pairs with the previous committer's release store; we now own the token.
     std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
     if (c == position) return Status::ok;
     if (c > position) return Status::corrupt;  // our claim was taken for a hole: should not happen while alive
+    const std::uint64_t now = platform::monotonic_ns();
+    if (c != last_cursor) {
+      last_cursor = c;
+      last_progress_ns = now;
+    } else if (now - last_progress_ns > give_up_ns) {
+      // Disown the claim so that recovery turns it into a hole once the cursor reaches it.
+      s.control->publishers[slot_].intent.store(~0ull, std::memory_order_relaxed);  // relaxed: a hint for recovery
+      return Status::timeout;
+    }
     (void)s.events().commit.wait_until(
         [&] {
           c = pub.cursor.load(std::memory_order_acquire);  // acquire: as above
@@ -328,6 +341,7 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
   auto& pub = s.pub();
   const bool multi = s.mode == layout::PublisherMode::multi;
   loan_out_ = false;
+  loan.owner_ = nullptr;  // whatever happens below, the loan is spent
   auto* h = reinterpret_cast<RecordHeader*>(s.at(loan.record_));
   std::uint64_t end = loan.end_;
   if (!abort && n < loan.size_) {
@@ -373,7 +387,6 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
   pub.commit_version.store(v + 2, std::memory_order_release);  // release: the pair is consistent again
   if (multi) s.events().commit.notify_all();
   s.events().data.notify_all();
-  loan.owner_ = nullptr;
   return {Status::ok, abort ? 0 : seq};
 }
 

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "platform/clock.hpp"
+#include "platform/cpu.hpp"
 #include "topic_state.hpp"
 #include "zipc/process.hpp"
 
@@ -59,9 +60,11 @@ HeaderCheck check_header(const TopicState& s, const layout::RecordHeader& h, std
   return r;
 }
 
-void read_commit_pair(const TopicState& s, std::uint64_t* cursor, std::uint64_t* next_sequence) noexcept {
+bool read_commit_pair(const TopicState& s, std::uint64_t* cursor, std::uint64_t* next_sequence) noexcept {
   auto& pub = s.pub();
-  for (int tries = 0;; ++tries) {
+  // A committer rewrites the pair in a few instructions; a version that stays
+  // odd means it was preempted there (or the word was scribbled): give up then.
+  for (int tries = 0; tries < 2000 + 8; ++tries) {
     // acquire: pairs with the committer's release stores of the version.
     const std::uint64_t v1 = pub.commit_version.load(std::memory_order_acquire);
     // acquire: pairs with the release store of cursor (records complete below it).
@@ -69,17 +72,21 @@ void read_commit_pair(const TopicState& s, std::uint64_t* cursor, std::uint64_t*
     const std::uint64_t n = pub.next_sequence.load(std::memory_order_acquire);  // acquire: as cursor
     std::atomic_thread_fence(std::memory_order_acquire);  // orders the loads above before re-reading the version
     const std::uint64_t v2 = pub.commit_version.load(std::memory_order_relaxed);  // relaxed: after the fence
-    if ((v1 == v2 && (v1 & 1) == 0) || tries > 100000) {
-      *cursor = c;
-      *next_sequence = n;
-      return;
+    *cursor = c;
+    *next_sequence = n;
+    if (v1 == v2 && (v1 & 1) == 0) return true;
+    if (tries < 2000) {
+      platform::cpu_relax();
+    } else {
+      platform::yield_cpu();
     }
   }
+  return false;
 }
 
 bool sequence_at(const TopicState& s, std::uint64_t position, std::uint64_t* sequence) noexcept {
   std::uint64_t cursor = 0, next = 0;
-  read_commit_pair(s, &cursor, &next);
+  if (!read_commit_pair(s, &cursor, &next)) return false;
   std::uint64_t p = position;
   for (std::uint64_t steps = 0; steps <= s.capacity / layout::kRecordHeaderSize + 2; ++steps) {
     if (p == cursor) {
@@ -111,7 +118,7 @@ bool find_sequence(const TopicState& s, std::uint64_t seq, std::uint64_t* positi
     // acquire: pairs with the release raise of oldest; the records above it are intact.
     const std::uint64_t oldest = s.pub().oldest.load(std::memory_order_acquire);
     std::uint64_t cursor = 0, next = 0;
-    read_commit_pair(s, &cursor, &next);
+    if (!read_commit_pair(s, &cursor, &next)) return false;
     if (cursor < oldest || cursor - oldest > s.capacity) return false;
     std::uint64_t first = next;
     if (!sequence_at(s, oldest, &first)) continue;  // lapped while walking: retry
@@ -387,11 +394,11 @@ PublisherKind Topic::publishers() const noexcept {
 }
 std::uint64_t Topic::next_sequence() const noexcept {
   std::uint64_t c = 0, n = 0;
-  detail::read_commit_pair(*state_, &c, &n);
+  (void)detail::read_commit_pair(*state_, &c, &n);
   return n;
 }
 std::uint64_t Topic::oldest_sequence() const noexcept {
-  for (int i = 0; i < 64; ++i) {
+  for (int i = 0; i < 16; ++i) {
     // acquire: pairs with the release raise of oldest.
     const std::uint64_t o = state_->pub().oldest.load(std::memory_order_acquire);
     std::uint64_t seq = 0;

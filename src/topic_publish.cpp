@@ -316,15 +316,18 @@ Status Publisher::await_token(std::uint64_t position) noexcept {
     // acquire: pairs with the previous committer's release store; we now own the token.
     std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
     if (c == position) return Status::ok;
-    if (c > position) return Status::corrupt;  // our claim was taken for a hole: should not happen while alive
     const std::uint64_t now = platform::monotonic_ns();
+    // relaxed: a sanity check; claims never run more than a ring ahead of the cursor.
+    const std::uint64_t t = pub.tail.load(std::memory_order_relaxed);
+    const bool insane = c > position || position - c > s.capacity || t < position;
     if (c != last_cursor) {
       last_cursor = c;
       last_progress_ns = now;
-    } else if (now - last_progress_ns > give_up_ns) {
+    }
+    if (insane || now - last_progress_ns > give_up_ns) {
       // Disown the claim so that recovery turns it into a hole once the cursor reaches it.
       s.control->publishers[slot_].intent.store(~0ull, std::memory_order_relaxed);  // relaxed: a hint for recovery
-      return Status::timeout;
+      return insane ? Status::corrupt : Status::timeout;
     }
     (void)s.events().commit.wait_until(
         [&] {

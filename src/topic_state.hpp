@@ -61,8 +61,8 @@ struct HeaderCheck {
 HeaderCheck check_header(const TopicState& s, const layout::RecordHeader& h, std::uint64_t position,
                          std::uint64_t limit) noexcept;
 
-// Reads a consistent (cursor, next_sequence) pair.
-void read_commit_pair(const TopicState& s, std::uint64_t* cursor, std::uint64_t* next_sequence) noexcept;
+// Reads a consistent (cursor, next_sequence) pair; false if none could be had.
+bool read_commit_pair(const TopicState& s, std::uint64_t* cursor, std::uint64_t* next_sequence) noexcept;
 
 // Sequence of the first data record at or after `position` (a record
 // boundary in [oldest, cursor]); false if the walk met garbage or was lapped.

@@ -66,16 +66,16 @@ Subscriber Topic::subscribe(const SubscribeOptions& options) {
     detail::topic_fail(code, s.name(), why);
   };
   for (int attempt = 0;; ++attempt) {
-    if (attempt > 1000) fail(Errc::timeout, "could not join: the log moves faster than the join");
+    if (attempt > 100) fail(Errc::corrupt, "could not join: the log's positions do not validate");
     std::uint64_t r = 0, expected = 0;
+    if (!detail::read_commit_pair(s, &r, &expected)) fail(Errc::corrupt, "the commit version stays odd");
     if (options.from.kind == From::Kind::latest) {
-      detail::read_commit_pair(s, &r, &expected);
     } else if (options.from.kind == From::Kind::oldest) {
       r = retained_floor(s);
       if (!detail::sequence_at(s, r, &expected)) continue;
     } else {
       std::uint64_t oldest_seq = 0;
-      const std::uint64_t next = next_sequence();
+      const std::uint64_t next = expected;
       if (options.from.seq > next) {
         fail(Errc::invalid_argument, "sequence " + std::to_string(options.from.seq) +
                                          " is not published yet (next is " + std::to_string(next) + ")");
@@ -232,7 +232,7 @@ MessageView Subscriber::try_read_view() noexcept {
 
 ReadResult Subscriber::overrun() noexcept {
   TopicState& s = *state_;
-  for (int i = 0; i < 1000; ++i) {
+  for (int i = 0; i < 16; ++i) {
     // acquire: pairs with the release raise of oldest.
     const std::uint64_t o = s.pub().oldest.load(std::memory_order_acquire);
     std::uint64_t seq = 0;

@@ -89,7 +89,7 @@ int scribble_rounds(const std::string& name, zipc::PublisherKind kind, std::uint
 }  // namespace
 
 TEST(TopicScribble, ScribbledSharedStateYieldsErrorsNeverCrashesOrHangs) {
-  const int rounds = static_cast<int>(topic_test::scaled(200));
+  const int rounds = static_cast<int>(topic_test::scaled(100));
   for (const auto kind : {zipc::PublisherKind::single, zipc::PublisherKind::multi}) {
     zipc::test::TempName name("tscr");
     const std::uint64_t seed = zipc::test::test_seed() + static_cast<std::uint64_t>(kind);

@@ -27,14 +27,14 @@ __attribute__((no_sanitize("thread"))) void racy_copy(void* dst, const void* src
 }
 #else
 void racy_copy(void* dst, const void* src, std::size_t n) noexcept {
-  std::memcpy(dst, src, n);
+  if (n != 0) std::memcpy(dst, src, n);
 }
 #endif
 
 HeaderCheck check_header(const TopicState& s, const layout::RecordHeader& h, std::uint64_t position,
                          std::uint64_t limit) noexcept {
   HeaderCheck r;
-  if (h.position != position || position >= limit) return r;
+  if (h.position != position || position >= limit || !aligned(position)) return r;
   const std::uint64_t room = s.capacity - s.index(position);
   std::uint64_t total = layout::record_bytes(h.size);
   switch (static_cast<layout::RecordKind>(h.kind)) {
@@ -87,6 +87,7 @@ bool read_commit_pair(const TopicState& s, std::uint64_t* cursor, std::uint64_t*
 bool sequence_at(const TopicState& s, std::uint64_t position, std::uint64_t* sequence) noexcept {
   std::uint64_t cursor = 0, next = 0;
   if (!read_commit_pair(s, &cursor, &next)) return false;
+  if (!aligned(position) || !aligned(cursor)) return false;
   std::uint64_t p = position;
   for (std::uint64_t steps = 0; steps <= s.capacity / layout::kRecordHeaderSize + 2; ++steps) {
     if (p == cursor) {
@@ -119,7 +120,7 @@ bool find_sequence(const TopicState& s, std::uint64_t seq, std::uint64_t* positi
     const std::uint64_t oldest = s.pub().oldest.load(std::memory_order_acquire);
     std::uint64_t cursor = 0, next = 0;
     if (!read_commit_pair(s, &cursor, &next)) return false;
-    if (cursor < oldest || cursor - oldest > s.capacity) return false;
+    if (cursor < oldest || cursor - oldest > s.capacity || !aligned(oldest) || !aligned(cursor)) return false;
     std::uint64_t first = next;
     if (!sequence_at(s, oldest, &first)) continue;  // lapped while walking: retry
     *oldest_seq = first;
@@ -170,7 +171,7 @@ bool recover_hole(TopicState& s, std::uint64_t stalled_cursor, bool force) noexc
   const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
   // acquire: pairs with the claim CAS (release), which publishes the claimant's intent.
   const std::uint64_t t = pub.tail.load(std::memory_order_acquire);
-  if (c == stalled_cursor && t > c && t - c <= s.capacity) {
+  if (c == stalled_cursor && t > c && t - c <= s.capacity && aligned(c) && aligned(t)) {
     std::uint64_t end = t;
     bool owner_alive = false;
     bool owner_known = false;
@@ -188,7 +189,7 @@ bool recover_hole(TopicState& s, std::uint64_t stalled_cursor, bool force) noexc
         if (intent == c) {
           owner_known = true;
           if (is_alive_packed(owner)) owner_alive = true;
-        } else if (intent > c && intent < end) {
+        } else if (intent > c && intent < end && aligned(intent)) {
           end = intent;  // the next claim starts there: our hole ends there
         }
       }

@@ -60,7 +60,7 @@ Publisher Topic::publisher() {
     // acquire: pairs with the previous publisher's release stores.
     const std::uint64_t tail = pub.tail.load(std::memory_order_acquire);
     const std::uint64_t cursor = pub.cursor.load(std::memory_order_acquire);
-    if (tail != cursor) {
+    if (tail != cursor || !detail::aligned(tail)) {
       admin.single_publisher.store(0, std::memory_order_release);  // release: we touched nothing
       p.state_.reset();
       detail::topic_fail(Errc::corrupt, s.name(), "claimed but uncommitted bytes could not be recovered");
@@ -145,7 +145,7 @@ Status Publisher::make_room(std::uint64_t needed_end, bool check_liveness) noexc
     if (o >= target) return Status::ok;
     // acquire: pairs with the commit's release store; [o, c) are complete records.
     const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
-    if (c < o || c - o > s.capacity) return Status::corrupt;
+    if (c < o || c - o > s.capacity || !detail::aligned(o) || !detail::aligned(c)) return Status::corrupt;
     if (c < target) return Status::full;  // uncommitted claims fill the ring
     // Drop a batch (an eighth of the ring) so this walk is rare.
     std::uint64_t goal = std::min(c, std::max(target, o + s.capacity / 8));
@@ -227,6 +227,7 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexc
   for (;;) {
     // relaxed: single mode reads its own value; multi mode validates it with the CAS below.
     const std::uint64_t p = multi ? pub.tail.load(std::memory_order_relaxed) : tail_;
+    if (!detail::aligned(p)) return Status::corrupt;
     const std::uint64_t room = s.capacity - s.index(p);
     const std::uint64_t record = room >= rec ? p : p + room;
     const std::uint64_t end = record + rec;
@@ -319,7 +320,7 @@ Status Publisher::await_token(std::uint64_t position) noexcept {
     const std::uint64_t now = platform::monotonic_ns();
     // relaxed: a sanity check; claims never run more than a ring ahead of the cursor.
     const std::uint64_t t = pub.tail.load(std::memory_order_relaxed);
-    const bool insane = c > position || position - c > s.capacity || t < position;
+    const bool insane = c > position || position - c > s.capacity || t < position || !detail::aligned(c);
     if (c != last_cursor) {
       last_cursor = c;
       last_progress_ns = now;

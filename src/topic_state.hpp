@@ -38,6 +38,11 @@ struct TopicState {
   const std::string& name() const noexcept { return segment.name(); }
 };
 
+// Positions are multiples of the record alignment; one read from shared memory that is not was scribbled.
+inline bool aligned(std::uint64_t position) noexcept {
+  return position % layout::kRecordAlign == 0;
+}
+
 // Where a record at `position` really starts: the implicit padding (fewer than
 // a header's bytes before the end of the ring) is skipped.
 inline std::uint64_t skip_implicit_padding(const TopicState& s, std::uint64_t position) noexcept {

@@ -89,6 +89,7 @@ Subscriber Topic::subscribe(const SubscribeOptions& options) {
       }
       expected = options.from.seq;
     }
+    if (!detail::aligned(r)) continue;
     if (reliable) {
       // seq_cst: Dekker with make_room: store our position, then read the publishers' intent.
       slot.position.store(r, std::memory_order_seq_cst);
@@ -146,6 +147,10 @@ void Subscriber::publish_position() noexcept {
   s.events().space.notify_all();
 }
 
+void Subscriber::release() noexcept {
+  if (state_) release_view();
+}
+
 void Subscriber::release_view() noexcept {
   if (view_end_ == 0) return;
   position_ = view_end_;
@@ -165,7 +170,7 @@ Subscriber::Step Subscriber::next_record(std::uint64_t* record, std::uint64_t* t
         return Step::empty;
       }
     }
-    if (cursor_ < position_ || cursor_ - position_ > s.capacity) return Step::corrupt;
+    if (cursor_ < position_ || cursor_ - position_ > s.capacity || !detail::aligned(cursor_)) return Step::corrupt;
     const std::uint64_t p = detail::skip_implicit_padding(s, position_);
     if (p >= cursor_) {
       if (p != cursor_) return Step::corrupt;
@@ -204,7 +209,7 @@ ReadResult Subscriber::try_read(std::span<std::byte> buffer) noexcept {
     r.status = Status::too_large;
     return r;
   }
-  std::memcpy(buffer.data(), state_->at(record) + layout::kRecordHeaderSize, r.size);
+  if (r.size != 0) std::memcpy(buffer.data(), state_->at(record) + layout::kRecordHeaderSize, r.size);
   position_ = record + total;
   ++expected_;
   publish_position();
@@ -236,7 +241,7 @@ ReadResult Subscriber::overrun() noexcept {
     // acquire: pairs with the release raise of oldest.
     const std::uint64_t o = s.pub().oldest.load(std::memory_order_acquire);
     std::uint64_t seq = 0;
-    if (!detail::sequence_at(s, o, &seq)) continue;
+    if (!detail::sequence_at(s, o, &seq)) continue;  // also refuses an unaligned o
     const std::uint64_t lost = seq > expected_ ? seq - expected_ : 0;
     lost_ += lost;
     expected_ = std::max(expected_, seq);
@@ -260,7 +265,7 @@ ReadResult Subscriber::read_lossy(std::span<std::byte> buffer) noexcept {
       cursor_ = pub.cursor.load(std::memory_order_acquire);  // acquire: pairs with the commit's release
       if (position_ == cursor_) return rr(Status::empty);
     }
-    if (cursor_ < position_) return rr(Status::corrupt);
+    if (cursor_ < position_ || !detail::aligned(cursor_)) return rr(Status::corrupt);
     if (cursor_ - position_ > s.capacity) return overrun();
     const std::uint64_t p = detail::skip_implicit_padding(s, position_);
     if (p >= cursor_) {

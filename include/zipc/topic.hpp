@@ -199,6 +199,8 @@ class Subscriber {
   // Zero copy (reliable mode only; lossy subscribers get Status::corrupt).
   [[nodiscard]] MessageView try_read_view() noexcept;
   [[nodiscard]] MessageView read_view(std::chrono::nanoseconds timeout) noexcept;
+  // Gives back the record the last view showed (the next call does it anyway).
+  void release() noexcept;
 
   // Messages this (lossy) subscriber missed so far.
   [[nodiscard]] std::uint64_t lost() const noexcept { return lost_; }

@@ -345,6 +345,7 @@ std::shared_ptr<TopicState> attach(Segment seg, const TopicOptions& o) {
   st->mode = g.mode;
   st->wait = o.wait;
   st->recovery_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(o.recovery_time).count());
+  st->streaming_stores = o.streaming_stores;
   st->me = pack(ProcessId::current());
   return st;
 }

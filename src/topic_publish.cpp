@@ -2,7 +2,9 @@
 #include <algorithm>
 
 #include "platform/clock.hpp"
+#include "topic_copy.hpp"
 #include "topic_state.hpp"
+#include "topic_wait.hpp"
 #include "zipc/process.hpp"
 
 namespace zipc {
@@ -244,7 +246,8 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexc
       if (st == Status::full && !deadline.expired()) {
         const std::uint64_t want_end = end;
         while (st == Status::full && !deadline.expired()) {
-          (void)s.events().space.wait_until(
+          (void)detail::topic_wait(
+              s.events().space,
               [&] {
                 st = make_room(want_end, false);
                 return st != Status::full;
@@ -330,7 +333,8 @@ Status Publisher::await_token(std::uint64_t position) noexcept {
       s.control->publishers[slot_].intent.store(~0ull, std::memory_order_relaxed);  // relaxed: a hint for recovery
       return insane ? Status::corrupt : Status::timeout;
     }
-    (void)s.events().commit.wait_until(
+    (void)detail::topic_wait(
+        s.events().commit,
         [&] {
           c = pub.cursor.load(std::memory_order_acquire);  // acquire: as above
           return c >= position;
@@ -389,18 +393,29 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
   // release: publishes the record (and next_sequence) to readers and the token to the next claimant.
   pub.cursor.store(end, std::memory_order_release);
   pub.commit_version.store(v + 2, std::memory_order_release);  // release: the pair is consistent again
-  if (multi) s.events().commit.notify_all();
-  s.events().data.notify_all();
+  if (multi) detail::topic_notify(s.events().commit);
+  detail::topic_notify(s.events().data);
   return {Status::ok, abort ? 0 : seq};
 }
 
 // ---------------------------------------------------------------- public calls
 
+namespace {
+void copy_in(const TopicState& s, std::byte* dst, std::span<const std::byte> m) noexcept {
+  if (s.streaming_stores && m.size() >= detail::kStreamMin) {
+    detail::stream_copy(dst, m.data(), m.size());
+    detail::stream_fence();  // before the commit's release store publishes the bytes
+  } else if (!m.empty()) {
+    std::memcpy(dst, m.data(), m.size());
+  }
+}
+}  // namespace
+
 PublishResult Publisher::try_publish(std::span<const std::byte> message) noexcept {
   Loan loan;
   const Status st = reserve(message.size(), Deadline::at_ns(0), loan);
   if (st != Status::ok) return {st, 0};
-  if (!message.empty()) std::memcpy(loan.payload_, message.data(), message.size());
+  copy_in(*state_, loan.payload_, message);
   return finish(loan, message.size(), false);
 }
 
@@ -408,7 +423,7 @@ PublishResult Publisher::publish(std::span<const std::byte> message, std::chrono
   Loan loan;
   const Status st = reserve(message.size(), Deadline::after(timeout), loan);
   if (st != Status::ok) return {st == Status::full ? Status::timeout : st, 0};
-  if (!message.empty()) std::memcpy(loan.payload_, message.data(), message.size());
+  copy_in(*state_, loan.payload_, message);
   return finish(loan, message.size(), false);
 }
 

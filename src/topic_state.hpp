@@ -26,6 +26,7 @@ struct TopicState {
   layout::PublisherMode mode = layout::PublisherMode::single;
   WaitOptions wait{};
   std::uint64_t recovery_ns = 1'000'000'000;
+  bool streaming_stores = false;
   std::uint64_t me = 0;  // packed ProcessId of this process (refreshed per attach)
 
   layout::PublisherLine& pub() const noexcept { return control->pub; }

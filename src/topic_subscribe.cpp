@@ -3,6 +3,7 @@
 
 #include "platform/clock.hpp"
 #include "topic_state.hpp"
+#include "topic_wait.hpp"
 #include "zipc/process.hpp"
 
 namespace zipc {
@@ -144,7 +145,7 @@ void Subscriber::publish_position() noexcept {
   TopicState& s = *state_;
   // release: we are done reading every byte below position_; pairs with make_room's acquire.
   s.subscribers[slot_].position.store(position_, std::memory_order_release);
-  s.events().space.notify_all();
+  detail::topic_notify(s.events().space);
 }
 
 void Subscriber::release() noexcept {
@@ -310,7 +311,8 @@ Status Subscriber::wait_readable(Deadline deadline) noexcept {
     Deadline d = Deadline::after(std::chrono::nanoseconds(slice_ns));
     if (!deadline.is_never() && deadline.ns() < d.ns()) d = deadline;
     const std::uint64_t want = view_end_ != 0 ? view_end_ : position_;
-    const Status st = s.events().data.wait_until(
+    const Status st = detail::topic_wait(
+        s.events().data,
         // acquire: pairs with the commit's release store.
         [&] { return pub.cursor.load(std::memory_order_acquire) > want; }, d, s.wait);
     if (st == Status::ok) return Status::ok;

@@ -421,7 +421,9 @@ PublishResult Publisher::try_publish(std::span<const std::byte> message) noexcep
 
 PublishResult Publisher::publish(std::span<const std::byte> message, std::chrono::nanoseconds timeout) noexcept {
   Loan loan;
-  const Status st = reserve(message.size(), Deadline::after(timeout), loan);
+  // Try first: the deadline (a clock read) is only needed when we must wait.
+  Status st = reserve(message.size(), Deadline::at_ns(0), loan);
+  if (st == Status::full) st = reserve(message.size(), Deadline::after(timeout), loan);
   if (st != Status::ok) return {st == Status::full ? Status::timeout : st, 0};
   copy_in(*state_, loan.payload_, message);
   return finish(loan, message.size(), false);
@@ -435,7 +437,8 @@ Loan Publisher::try_claim(std::size_t size) noexcept {
 
 Loan Publisher::claim(std::size_t size, std::chrono::nanoseconds timeout) noexcept {
   Loan loan;
-  const Status st = reserve(size, Deadline::after(timeout), loan);
+  Status st = reserve(size, Deadline::at_ns(0), loan);  // try first, as in publish
+  if (st == Status::full) st = reserve(size, Deadline::after(timeout), loan);
   loan.status_ = st == Status::full ? Status::timeout : st;
   return loan;
 }

@@ -327,6 +327,8 @@ Status Subscriber::wait_readable(Deadline deadline) noexcept {
 }
 
 ReadResult Subscriber::read(std::span<std::byte> buffer, std::chrono::nanoseconds timeout) noexcept {
+  ReadResult first = try_read(buffer);  // try first: the deadline (a clock read) only when we must wait
+  if (first.status != Status::empty) return first;
   const Deadline deadline = Deadline::after(timeout);
   for (;;) {
     ReadResult r = try_read(buffer);
@@ -340,6 +342,8 @@ ReadResult Subscriber::read(std::span<std::byte> buffer, std::chrono::nanosecond
 }
 
 MessageView Subscriber::read_view(std::chrono::nanoseconds timeout) noexcept {
+  MessageView first = try_read_view();  // try first, as in read
+  if (first.status != Status::empty) return first;
   const Deadline deadline = Deadline::after(timeout);
   for (;;) {
     MessageView v = try_read_view();

@@ -118,7 +118,8 @@ struct TopicState;
 class Publisher;
 
 // A claimed record: write data(), then commit(). Destroyed uncommitted, it is
-// aborted (readers skip it; no sequence number is used).
+// aborted (readers skip it; no sequence number is used). A publisher has at
+// most one loan out; do not move or destroy the Publisher while it is.
 class Loan {
  public:
   Loan() = default;

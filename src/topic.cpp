@@ -70,8 +70,9 @@ bool read_commit_pair(const TopicState& s, std::uint64_t* cursor, std::uint64_t*
     // acquire: pairs with the release store of cursor (records complete below it).
     const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
     const std::uint64_t n = pub.next_sequence.load(std::memory_order_acquire);  // acquire: as cursor
-    std::atomic_thread_fence(std::memory_order_acquire);  // orders the loads above before re-reading the version
-    const std::uint64_t v2 = pub.commit_version.load(std::memory_order_relaxed);  // relaxed: after the fence
+    fence_acquire();  // orders the loads above before re-reading the version
+    // acquire (after the fence): stands in for the fence in TSan builds.
+    const std::uint64_t v2 = pub.commit_version.load(std::memory_order_acquire);
     *cursor = c;
     *next_sequence = n;
     if (v1 == v2 && (v1 & 1) == 0) return true;
@@ -100,9 +101,9 @@ bool sequence_at(const TopicState& s, std::uint64_t position, std::uint64_t* seq
     layout::RecordHeader h;
     racy_copy(&h, s.at(p), sizeof h);
     const HeaderCheck c = check_header(s, h, p, cursor);
-    std::atomic_thread_fence(std::memory_order_acquire);  // the copy above before the re-check of oldest
-    // relaxed: ordered by the fence; a record still above oldest was intact while copied.
-    if (s.pub().oldest.load(std::memory_order_relaxed) > p) return false;
+    fence_acquire();  // the copy above before the re-check of oldest
+    // acquire, after the fence: a record still above oldest was intact while copied.
+    if (s.pub().oldest.load(std::memory_order_acquire) > p) return false;
     if (!c.ok) return false;
     if (c.kind == layout::RecordKind::data) {
       *sequence = h.sequence;
@@ -137,9 +138,9 @@ bool find_sequence(const TopicState& s, std::uint64_t seq, std::uint64_t* positi
       layout::RecordHeader h;
       racy_copy(&h, s.at(p), sizeof h);
       const HeaderCheck c = check_header(s, h, p, cursor);
-      std::atomic_thread_fence(std::memory_order_acquire);  // the copy before the re-check of oldest
-      // relaxed: ordered by the fence above.
-      if (s.pub().oldest.load(std::memory_order_relaxed) > p) {
+      fence_acquire();  // the copy before the re-check of oldest
+      // acquire, after the fence above (as in sequence_at).
+      if (s.pub().oldest.load(std::memory_order_acquire) > p) {
         lapped = true;
         break;
       }

@@ -185,8 +185,8 @@ Status Publisher::make_room(std::uint64_t needed_end, bool check_liveness) noexc
       RecordHeader h;
       detail::racy_copy(&h, s.at(p), sizeof h);
       const detail::HeaderCheck hc = detail::check_header(s, h, p, c);
-      std::atomic_thread_fence(std::memory_order_acquire);    // the copy before re-checking oldest
-      if (pub.oldest.load(std::memory_order_relaxed) != o) {  // relaxed: ordered by the fence
+      detail::fence_acquire();                                // the copy before re-checking oldest
+      if (pub.oldest.load(std::memory_order_acquire) != o) {  // acquire, after the fence: as in sequence_at
         lapped = true;
         break;
       }
@@ -209,7 +209,7 @@ Status Publisher::make_room(std::uint64_t needed_end, bool check_liveness) noexc
     // acq_rel: release publishes the raise to lossy readers re-checking oldest.
     if (pub.oldest.compare_exchange_strong(o, np, std::memory_order_acq_rel)) {
       // release: orders the raise before the overwrites that follow (seqlock writer side).
-      std::atomic_thread_fence(std::memory_order_release);
+      detail::fence_release();
       cached_oldest_ = np;
       if (np >= target) return Status::ok;
     }
@@ -279,7 +279,7 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexc
     }
     // release: orders our load of oldest (the room check) before the overwrites below, so a
     // lossy reader that sees our bytes also sees the raise that made room (seqlock writer side).
-    std::atomic_thread_fence(std::memory_order_release);
+    detail::fence_release();
     if (record != p) {
       auto* pad = reinterpret_cast<RecordHeader*>(s.at(p));
       if (room >= layout::kRecordHeaderSize) {
@@ -388,7 +388,7 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
   // relaxed + release fence: the version is odd while (cursor, next_sequence) change.
   const std::uint64_t v = pub.commit_version.load(std::memory_order_relaxed);
   pub.commit_version.store(v + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
+  detail::fence_release();
   if (!abort) pub.next_sequence.store(seq + 1, std::memory_order_relaxed);  // relaxed: cursor's release covers it
   // release: publishes the record (and next_sequence) to readers and the token to the next claimant.
   pub.cursor.store(end, std::memory_order_release);

@@ -279,9 +279,9 @@ ReadResult Subscriber::read_lossy(std::span<std::byte> buffer) noexcept {
     const detail::HeaderCheck hc = detail::check_header(s, h, p, cursor_);
     const bool fits = hc.ok && hc.kind == RecordKind::data && h.size <= buffer.size();
     if (fits) detail::racy_copy(buffer.data(), s.at(p) + layout::kRecordHeaderSize, h.size);
-    std::atomic_thread_fence(std::memory_order_acquire);  // the copies above before re-checking oldest
-    // relaxed: ordered by the fence; oldest <= p means no byte we copied was overwritten.
-    if (pub.oldest.load(std::memory_order_relaxed) > p) return overrun();
+    detail::fence_acquire();  // the copies above before re-checking oldest
+    // acquire, after the fence: oldest <= p means no byte we copied was overwritten.
+    if (pub.oldest.load(std::memory_order_acquire) > p) return overrun();
     if (!hc.ok) return rr(Status::corrupt);
     if (hc.kind != RecordKind::data) {
       if (hc.kind == RecordKind::abandoned) ++abandoned_;

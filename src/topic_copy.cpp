@@ -12,13 +12,16 @@ namespace zipc::detail {
 
 void stream_copy(std::byte* dst, const std::byte* src, std::size_t n) noexcept {
 #if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
-  // Head: plain stores up to a 16-byte boundary of the destination.
-  const std::size_t head = std::min<std::size_t>(n, (16 - (reinterpret_cast<std::uintptr_t>(dst) & 15)) & 15);
+  // Head: plain stores up to a cache-line boundary of the destination, so
+  // that streaming stores only ever write whole lines (a partial line written
+  // non-temporally, or a line mixing both kinds of stores, costs a memory
+  // read-modify-write).
+  const std::size_t head = std::min<std::size_t>(n, (64 - (reinterpret_cast<std::uintptr_t>(dst) & 63)) & 63);
   if (head != 0) std::memcpy(dst, src, head);
   dst += head;
   src += head;
   n -= head;
-  // Body: 16-byte streaming stores; they bypass the cache, so writing a line
+  // Body: whole lines of 16-byte streaming stores; they bypass the cache, so writing a line
   // does not first read it from memory (half the memory traffic of memcpy).
   while (n >= 64) {
     const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));

@@ -17,6 +17,8 @@ namespace {
 
 constexpr std::uint64_t kLivenessPeriodNs = 10'000'000;  // how often a blocked publisher checks subscribers
 constexpr std::uint64_t kSliceNs = 50'000'000;           // longest sleep before re-checking peers
+constexpr std::uint32_t kCommitBatch = 64;               // streaming mode: commits made visible together
+constexpr std::uint64_t kCommitBatchNs = 100'000;        // ... or once the oldest of them is this old
 
 Deadline slice(Deadline d) noexcept {
   const Deadline s = Deadline::after(std::chrono::nanoseconds(kSliceNs));
@@ -114,12 +116,18 @@ Publisher& Publisher::operator=(Publisher&& o) noexcept {
     cached_generation_ = o.cached_generation_;
     next_liveness_check_ns_ = o.next_liveness_check_ns_;
     loan_out_ = o.loan_out_;
+    pending_end_ = o.pending_end_;
+    pending_next_ = o.pending_next_;
+    pending_count_ = o.pending_count_;
+    pending_since_ns_ = o.pending_since_ns_;
+    o.pending_count_ = 0;
   }
   return *this;
 }
 
 Publisher::~Publisher() {
   if (!state_) return;
+  flush();
   TopicState& s = *state_;
   if (s.mode == layout::PublisherMode::single) {
     std::uint64_t me = s.me;
@@ -235,6 +243,10 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexc
     const std::uint64_t end = record + rec;
     if (end > cached_oldest_ + s.capacity) {
       Status st = make_room(end, false);
+      if (st == Status::full && pending_count_ != 0) {
+        flush();  // our own unpublished commits may be what fills the ring
+        st = make_room(end, false);
+      }
       if (st == Status::full) {
         const std::uint64_t now = platform::monotonic_ns();
         if (now >= next_liveness_check_ns_) {
@@ -376,7 +388,8 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
     if (Status st = await_token(loan.position_); st != Status::ok) return {st, 0};
   }
   // relaxed: we hold the commit token (single publisher, or the cursor acquire above).
-  const std::uint64_t seq = pub.next_sequence.load(std::memory_order_relaxed);
+  const std::uint64_t seq = pending_count_ != 0 ? pending_next_ : pub.next_sequence.load(std::memory_order_relaxed);
+  const std::uint64_t next = abort ? seq : seq + 1;
   if (abort) {
     h->kind = static_cast<std::uint16_t>(RecordKind::aborted);
     h->size = static_cast<std::uint32_t>(loan.end_ - loan.record_ - layout::kRecordHeaderSize);
@@ -385,17 +398,40 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
     h->sequence = seq;
     h->publish_ns = platform::realtime_ns();
   }
+  if (!multi && s.streaming_stores) {
+    // Bulk mode: make commits visible in batches, so the fence that orders the
+    // streaming stores is paid once per batch (docs/topic.md).
+    const std::uint64_t now = abort ? platform::realtime_ns() : h->publish_ns;
+    if (pending_count_++ == 0) pending_since_ns_ = now;
+    pending_end_ = end;
+    pending_next_ = next;
+    if (pending_count_ >= kCommitBatch || now - pending_since_ns_ >= kCommitBatchNs) flush();
+    return {Status::ok, abort ? 0 : seq};
+  }
+  publish_commit(end, next);
+  return {Status::ok, abort ? 0 : seq};
+}
+
+void Publisher::publish_commit(std::uint64_t end, std::uint64_t next) noexcept {
+  TopicState& s = *state_;
+  auto& pub = s.pub();
+  if (s.streaming_stores) detail::stream_fence();  // the streaming stores before the release store below
   // relaxed + release fence: the version is odd while (cursor, next_sequence) change.
   const std::uint64_t v = pub.commit_version.load(std::memory_order_relaxed);
   pub.commit_version.store(v + 1, std::memory_order_relaxed);
   detail::fence_release();
-  if (!abort) pub.next_sequence.store(seq + 1, std::memory_order_relaxed);  // relaxed: cursor's release covers it
-  // release: publishes the record (and next_sequence) to readers and the token to the next claimant.
+  pub.next_sequence.store(next, std::memory_order_relaxed);  // relaxed: cursor's release covers it
+  // release: publishes the records (and next_sequence) to readers and the token to the next claimant.
   pub.cursor.store(end, std::memory_order_release);
   pub.commit_version.store(v + 2, std::memory_order_release);  // release: the pair is consistent again
-  if (multi) detail::topic_notify(s.events().commit);
+  if (s.mode == layout::PublisherMode::multi) detail::topic_notify(s.events().commit);
   detail::topic_notify(s.events().data);
-  return {Status::ok, abort ? 0 : seq};
+}
+
+void Publisher::flush() noexcept {
+  if (!state_ || pending_count_ == 0) return;
+  pending_count_ = 0;
+  publish_commit(pending_end_, pending_next_);
 }
 
 // ---------------------------------------------------------------- public calls
@@ -403,8 +439,7 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
 namespace {
 void copy_in(const TopicState& s, std::byte* dst, std::span<const std::byte> m) noexcept {
   if (s.streaming_stores && m.size() >= detail::kStreamMin) {
-    detail::stream_copy(dst, m.data(), m.size());
-    detail::stream_fence();  // before the commit's release store publishes the bytes
+    detail::stream_copy(dst, m.data(), m.size());  // publish_commit fences before the cursor store
   } else if (!m.empty()) {
     std::memcpy(dst, m.data(), m.size());
   }

@@ -342,3 +342,40 @@ TEST(Topic, MultiPublisherHandlesInOneProcessInterleaveWithDenseSequences) {
     }
   }
 }
+
+TEST(Topic, StreamingPublisherMakesCommitsVisibleInBatchesAndOnFlush) {
+  zipc::test::TempName name("topic");
+  TopicOptions o = small(16384, 300);
+  o.streaming_stores = true;
+  auto topic = Topic::create(name.str(), o);
+  auto sut = topic.subscribe({From::latest(), Delivery::reliable});
+  auto pub = topic.publisher();
+  std::array<std::byte, 300> buf;
+  std::uint64_t read = 0;
+  std::uint64_t fulls = 0;
+  for (std::uint64_t n = 0; n < 3000; ++n) {
+    // A ring this small fills before a batch does: a full ring flushes, so the reader can make room.
+    auto sent = pub.try_publish(message(n, 290));
+    if (sent.status == Status::full) {
+      ++fulls;
+      ASSERT_EQ(sut.try_read(buf).status, Status::ok);  // visible now
+      ++read;
+      sent = pub.try_publish(message(n, 290));
+    }
+    ASSERT_EQ(sent.status, Status::ok);
+    ASSERT_EQ(sent.sequence, n);
+    for (;;) {
+      const auto got = sut.try_read(buf);
+      if (got.status == Status::empty) break;
+      ASSERT_EQ(got.status, Status::ok);
+      ASSERT_EQ(got.sequence, read);
+      ASSERT_TRUE(matches(std::span(buf).first(got.size), read, 290));
+      ++read;
+    }
+  }
+  EXPECT_GT(fulls, 0u);
+  pub.flush();
+  while (sut.try_read(buf).status == Status::ok) ++read;
+  EXPECT_EQ(read, 3000u);
+  EXPECT_EQ(topic.next_sequence(), 3000u);
+}

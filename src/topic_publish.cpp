@@ -304,6 +304,9 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexc
       }
     }
     auto* h = reinterpret_cast<RecordHeader*>(s.at(record));
+    // Streaming mode: fetch the next header's line for writing now, while
+    // this record is copied (it is the one line of a record written normally).
+    if (s.streaming_stores) __builtin_prefetch(s.at(end), 1);
     h->size = static_cast<std::uint32_t>(size);
     h->kind = static_cast<std::uint16_t>(RecordKind::data);
     h->slack = 0;
@@ -396,7 +399,11 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
     h->slack = 0;
   } else {
     h->sequence = seq;
-    h->publish_ns = platform::realtime_ns();
+    // Streaming mode reads the clock once per 16 commits: bulk logging keeps
+    // microsecond timestamps without a clock read per message.
+    const bool reuse = !multi && s.streaming_stores && (pending_count_ % 16) != 0;
+    last_publish_ns_ = reuse ? last_publish_ns_ : platform::realtime_ns();
+    h->publish_ns = last_publish_ns_;
   }
   if (!multi && s.streaming_stores) {
     // Bulk mode: make commits visible in batches, so the fence that orders the

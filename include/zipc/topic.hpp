@@ -65,8 +65,9 @@ struct TopicOptions {
   bool prefault = false;                          // take every page fault at create/open time
   // Bulk logging (REFERENCE §5): publisher copies of 256 B and more use
   // non-temporal stores, and a single publisher makes its commits visible in
-  // batches (Publisher::flush). Faster when nobody reads right behind; readers
-  // then see records late and from memory instead of cache. Per handle.
+  // batches (Publisher::flush) and reads the clock once per 16 commits
+  // (publish_ns then has microsecond resolution). Faster when nobody reads
+  // right behind; readers see records late and from memory instead of cache.
   bool streaming_stores = false;
 };
 
@@ -195,6 +196,7 @@ class Publisher {
   std::uint64_t pending_next_ = 0;
   std::uint32_t pending_count_ = 0;
   std::uint64_t pending_since_ns_ = 0;
+  std::uint64_t last_publish_ns_ = 0;
 };
 
 class Subscriber {

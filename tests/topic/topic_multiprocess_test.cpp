@@ -157,7 +157,8 @@ TEST(TopicMultiProcess, SlowLossySubscriberReportsExactlyTheMessagesItMissed) {
       }
       last = r.sequence;
       ++seen;
-      if (seen % 64 == 0) std::this_thread::sleep_for(200us);  // deliberately slow
+      if (seen == 1) board.wait_for(2, total / 2);             // certainly lapped, whatever the speeds
+      if (seen % 64 == 0) std::this_thread::sleep_for(200us);  // and deliberately slow
     }
     if (last != total - 1) {
       zipc::test::report("last seen " + std::to_string(last));
@@ -178,7 +179,9 @@ TEST(TopicMultiProcess, SlowLossySubscriberReportsExactlyTheMessagesItMissed) {
   for (std::uint64_t n = 0; n < total; ++n) {
     const std::size_t size = topic_test::fill(buf.data(), 0, n, kMax);
     ASSERT_TRUE(pub.try_publish(std::span(buf).first(size)).ok());  // a lossy reader never blocks us
+    if (n % 100 == 0) board.at(2).store(n);
   }
+  board.at(2).store(total);
   board.at(1).store(1);
   const auto r = reader.wait(120s);
   EXPECT_EQ(r.exit_code, 0) << r.output;

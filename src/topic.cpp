@@ -156,7 +156,7 @@ bool find_sequence(const TopicState& s, std::uint64_t seq, std::uint64_t* positi
   return false;
 }
 
-bool recover_hole(TopicState& s, std::uint64_t stalled_cursor, bool force) noexcept {
+bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
   auto& pub = s.pub();
   auto& admin = s.admin();
   // The recovery lock: a packed ProcessId, taken over when its holder is dead.
@@ -196,26 +196,44 @@ bool recover_hole(TopicState& s, std::uint64_t stalled_cursor, bool force) noexc
       }
     }
     (void)owner_known;
-    if (!owner_alive || force) {
-      if (!owner_alive) {
-        std::uint64_t at = skip_implicit_padding(s, c);
-        if (at < end && end - at >= layout::kRecordHeaderSize && end - at <= s.capacity) {
-          auto* h = reinterpret_cast<layout::RecordHeader*>(s.at(at));
-          h->size = static_cast<std::uint32_t>(end - at - layout::kRecordHeaderSize);
-          h->kind = static_cast<std::uint16_t>(layout::RecordKind::abandoned);
-          h->slack = 0;
-          h->sequence = 0;
-          h->publish_ns = platform::realtime_ns();
-          tag_of(s, at).store(at, std::memory_order_release);  // release: a reader peeking the tag sees the kind
-          // relaxed: a statistic.
-          admin.abandoned_total.fetch_add(1, std::memory_order_relaxed);
-          // release: the version is odd while the pair changes (readers retry).
-          pub.commit_version.fetch_add(1, std::memory_order_release);
-          // release: publishes the hole record to readers and the token to the next claimant.
-          pub.cursor.store(end, std::memory_order_release);
-          pub.commit_version.fetch_add(1, std::memory_order_release);  // release: pair consistent again
-          moved = true;
-        }
+    if (!owner_alive) {
+      // The dead publisher may have finished records (tag stored, the commit's
+      // last step) without moving the cursor: those are committed, keep them.
+      // relaxed: we hold the recovery lock and the token's owner is dead.
+      std::uint64_t next = pub.next_sequence.load(std::memory_order_relaxed);
+      std::uint64_t done = c;
+      while (done < end) {
+        const std::uint64_t p = skip_implicit_padding(s, done);
+        if (p >= end) break;
+        if (tag_of(s, p).load(std::memory_order_acquire) != p) break;  // acquire: pairs with the commit's tag store
+        const auto* h = reinterpret_cast<const layout::RecordHeader*>(s.at(p));
+        const HeaderCheck hc = check_header(s, *h, p, end);
+        if (!hc.ok || (hc.kind == layout::RecordKind::data && h->sequence != next)) break;
+        if (hc.kind == layout::RecordKind::data) ++next;
+        done = p + hc.total;
+      }
+      const std::uint64_t at = skip_implicit_padding(s, done);
+      const bool hole = at < end && end - at >= layout::kRecordHeaderSize && end - at <= s.capacity;
+      if (hole) {
+        auto* h = reinterpret_cast<layout::RecordHeader*>(s.at(at));
+        h->size = static_cast<std::uint32_t>(end - at - layout::kRecordHeaderSize);
+        h->kind = static_cast<std::uint16_t>(layout::RecordKind::abandoned);
+        h->slack = 0;
+        h->sequence = 0;
+        h->publish_ns = platform::realtime_ns();
+        tag_of(s, at).store(at, std::memory_order_release);  // release: a reader peeking the tag sees the kind
+        // relaxed: a statistic.
+        admin.abandoned_total.fetch_add(1, std::memory_order_relaxed);
+      }
+      const std::uint64_t new_cursor = hole ? end : done;
+      if (new_cursor > c) {
+        // release: the version is odd while the pair changes (readers retry).
+        pub.commit_version.fetch_add(1, std::memory_order_release);
+        pub.next_sequence.store(next, std::memory_order_relaxed);  // relaxed: the cursor's release covers it
+        // release: publishes the kept records and the hole to readers, the token to the next claimant.
+        pub.cursor.store(new_cursor, std::memory_order_release);
+        pub.commit_version.fetch_add(1, std::memory_order_release);  // release: pair consistent again
+        moved = true;
       }
     }
   }

@@ -54,7 +54,7 @@ Publisher Topic::publisher() {
             "single-publisher topic already has a live publisher (pid " + std::to_string(unpack(holder).pid) + ")");
       }
       // The previous publisher died: turn its unfinished claim into a hole first.
-      detail::recover_hole(s, pub.cursor.load(std::memory_order_acquire), true);  // acquire: as in recovery
+      detail::recover_hole(s, pub.cursor.load(std::memory_order_acquire));  // acquire: as in recovery
       // acq_rel: as above.
       if (!admin.single_publisher.compare_exchange_strong(holder, s.me, std::memory_order_acq_rel)) {
         detail::topic_fail(Errc::busy, s.name(), "another process took the publisher role first");
@@ -82,7 +82,7 @@ Publisher Topic::publisher() {
           const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);        // acquire: pairs with commit
           const std::uint64_t intent = slot.intent.load(std::memory_order_relaxed);  // relaxed: after cursor
           if (intent != ~0ull && intent >= c && intent < pub.tail.load(std::memory_order_acquire)) {
-            detail::recover_hole(s, c, true);
+            detail::recover_hole(s, c);
             continue;
           }
         }
@@ -359,7 +359,7 @@ Status Publisher::await_token(std::uint64_t position) noexcept {
           return c >= position;
         },
         Deadline::after(std::chrono::nanoseconds(std::min<std::uint64_t>(s.recovery_ns / 4 + 1, kSliceNs))), s.wait);
-    if (c < position && stall.expired(s, c, platform::monotonic_ns())) detail::recover_hole(s, c, false);
+    if (c < position && stall.expired(s, c, platform::monotonic_ns())) detail::recover_hole(s, c);
   }
 }
 

@@ -100,11 +100,12 @@ bool sequence_at(const TopicState& s, std::uint64_t position, std::uint64_t* seq
 // then the oldest available sequence.
 bool find_sequence(const TopicState& s, std::uint64_t seq, std::uint64_t* position, std::uint64_t* oldest_seq) noexcept;
 
-// Hole recovery: when the commit frontier `stalled_cursor` has not moved for
-// the recovery time and the publisher owning the claim there is dead, turns
-// the claim into an abandoned record and moves the cursor past it. `force`
-// skips the time check (the owner is known dead). True when the cursor moved.
-bool recover_hole(TopicState& s, std::uint64_t stalled_cursor, bool force) noexcept;
+// Hole recovery: when the commit frontier `stalled_cursor` is stuck and the
+// publisher owning the claim there is dead, keeps the records it finished
+// (tag stored) and turns the rest of the claim into an abandoned record, then
+// moves the cursor past it. Callers decide when (the recovery time, or a dead
+// predecessor found at attach). True when the cursor moved.
+bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept;
 
 // Stall tracking for waiters: true when the cursor has been stuck at
 // `cursor` (with claims beyond it) for the recovery time.

@@ -348,7 +348,7 @@ Status Subscriber::wait_readable(Deadline deadline) noexcept {
     const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);  // acquire: as above
     if (c == want && pub.tail.load(std::memory_order_acquire) > c &&     // acquire: pairs with the claim CAS
         stall.expired(s, c, platform::monotonic_ns())) {
-      detail::recover_hole(s, c, false);
+      detail::recover_hole(s, c);
     }
     if (deadline.expired()) return Status::timeout;
   }

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "layout/topic_layout.hpp"
 #include "topic_support.hpp"
 #include "zipc/topic.hpp"
 #include "zipc_test.hpp"
@@ -410,4 +411,37 @@ TEST(TopicMultiProcess, PersistentTopicReplaysExactlyTheCommittedRecordsAfterKil
   std::array<std::byte, 64> m{};
   EXPECT_EQ(pub.try_publish(m).sequence, next);
   topic.sync();
+}
+
+TEST(TopicMultiProcess, RecordFinishedByAPublisherThatDiedBeforeMovingTheCursorIsKept) {
+  zipc::test::TempName name("topic");
+  TopicOptions o;
+  o.capacity = 64 * 1024;
+  o.max_message = kMax;
+  auto topic = Topic::create(name.str(), o);
+  auto sut = topic.subscribe({From::oldest(), Delivery::reliable});
+  std::array<std::byte, 100> m{};
+  {
+    auto pub = topic.publisher();
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(pub.try_publish(m).ok());
+  }
+  // Rewind to "record 2 complete (tag stored), cursor and next_sequence not yet
+  // moved, publisher dead": the state a kill -9 between those stores leaves.
+  auto dead = zipc::test::spawn([] { return 0; });
+  const pid_t dead_pid = dead.pid();
+  (void)dead.wait();
+  auto* control = reinterpret_cast<zipc::layout::TopicControl*>(topic.segment().payload());
+  const std::uint64_t third = 2 * zipc::layout::record_bytes(m.size());
+  control->pub.cursor.store(third);
+  control->pub.next_sequence.store(2);
+  control->admin.single_publisher.store(zipc::pack(zipc::ProcessId{dead_pid, 1}));
+  auto pub = topic.publisher();  // replaces the dead one, recovering its claim
+  EXPECT_EQ(pub.try_publish(m).sequence, 3u);
+  std::array<std::byte, kMax> buf;
+  for (std::uint64_t n = 0; n < 4; ++n) {
+    const auto r = sut.try_read(buf);
+    ASSERT_EQ(r.status, Status::ok) << n;
+    EXPECT_EQ(r.sequence, n);
+  }
+  EXPECT_EQ(sut.abandoned(), 0u);
 }

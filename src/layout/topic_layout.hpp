@@ -1,0 +1,175 @@
+// Shared-memory layout of a topic (the payload of a SegmentKind::topic segment).
+//
+//  payload offset                  size              what
+//  0                               128               TopicConfig    (immutable after init)
+//  128                             128               PublisherLine  (hot: written by the committing publisher)
+//  256                             128               EventLine      (futex events: data, space, commit)
+//  384                             128               AdminLine      (subscriber generation, recovery lock, stats)
+//  512                             128 * kMaxPubs    PublisherSlot[kMaxPublishers]
+//  pub_end                         128 * max_subs    SubscriberSlot[max_subscribers]
+//  ring_offset (4096-aligned)      capacity          byte ring of records (capacity a power of two)
+//
+// A record in the ring (8-byte aligned, never split by the wrap):
+//
+//  +0   u32 size        payload bytes (for padding / holes: body bytes after this header)
+//  +4   u16 kind        RecordKind
+//  +6   u16 slack       data records: extra bytes (< 32, multiple of 8) after the padded payload
+//  +8   u64 sequence    dense message number (data records only)
+//  +16  u64 publish_ns  CLOCK_REALTIME at commit
+//  +24  u64 position    the record's own 64-bit log position: a validation tag
+//  +32  payload ...     padded to a multiple of 8
+//
+// When fewer than kRecordHeaderSize bytes remain before the end of the ring,
+// they are implicit padding: readers skip to the next lap without reading them.
+// Positions are monotonic 64-bit byte counters; index = position & (capacity-1).
+//
+// Invariants (docs/topic.md): oldest <= every live reliable subscriber's
+// position <= cursor <= tail <= oldest + capacity; records in [oldest, cursor)
+// are committed and intact; [cursor, tail) is claimed by publishers.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "zipc/event.hpp"
+
+namespace zipc::layout {
+
+inline constexpr std::uint64_t kTopicMagic = 0x3143504f54435049ull;  // "IPCTOPC1"
+inline constexpr std::uint32_t kTopicLayoutVersion = 1;
+inline constexpr std::uint32_t kMaxPublishers = 64;
+inline constexpr std::uint32_t kMaxSubscribersLimit = 1u << 16;
+inline constexpr std::uint64_t kRecordHeaderSize = 32;
+inline constexpr std::uint64_t kRecordAlign = 8;
+inline constexpr std::uint64_t kMinCapacity = 4096;
+inline constexpr std::uint64_t kMaxCapacity = 1ull << 40;
+inline constexpr std::uint32_t kMaxMessageLimit = 1u << 30;
+
+enum class RecordKind : std::uint16_t {
+  data = 1,
+  padding = 2,    // fills the end of the ring before a wrap
+  abandoned = 3,  // a hole left by a publisher that died between claim and commit
+  aborted = 4,    // a loan given up by its (live) publisher
+};
+
+enum class PublisherMode : std::uint32_t { single = 1, multi = 2 };
+enum class SubscriberMode : std::uint32_t { free = 0, reliable = 1, lossy = 2 };
+
+struct RecordHeader {
+  std::uint32_t size;
+  std::uint16_t kind;
+  std::uint16_t slack;
+  std::uint64_t sequence;
+  std::uint64_t publish_ns;
+  std::uint64_t position;
+};
+static_assert(sizeof(RecordHeader) == kRecordHeaderSize);
+static_assert(offsetof(RecordHeader, sequence) == 8);
+static_assert(offsetof(RecordHeader, position) == 24);
+
+// Written once by the creator before the segment is marked ready.
+struct TopicConfig {
+  std::uint64_t magic;
+  std::uint32_t layout_version;
+  std::uint32_t publisher_mode;  // PublisherMode
+  std::uint64_t capacity;        // ring bytes, a power of two
+  std::uint32_t max_message;     // payload bytes
+  std::uint32_t max_subscribers;
+  std::uint64_t ring_offset;  // from the payload start
+  std::uint64_t sub_offset;   // SubscriberSlot[0]
+  std::uint8_t reserved[80];
+};
+static_assert(sizeof(TopicConfig) == 128);
+static_assert(offsetof(TopicConfig, ring_offset) == 32);
+
+// The only line a publisher writes per message besides the record itself.
+struct alignas(128) PublisherLine {
+  // Claim frontier: bytes below it are claimed. Single mode: plain store by the
+  // one publisher; multi mode: CAS by claimants.
+  std::atomic<std::uint64_t> tail;
+  // Commit frontier: every record below it is complete. Stored with release
+  // after the records (and next_sequence); readers load it with acquire.
+  std::atomic<std::uint64_t> cursor;
+  // Sequence of the next data record to commit. Written by the commit-token
+  // holder (the publisher whose claim starts at cursor) before cursor.
+  std::atomic<std::uint64_t> next_sequence;
+  // Records below oldest may be overwritten. Raised (never lowered) by
+  // publishers making room; lossy readers re-check it after copying.
+  std::atomic<std::uint64_t> oldest;
+  // Highest position a publisher announced it is about to raise oldest to
+  // (seq_cst, Dekker with joining reliable subscribers; see docs).
+  std::atomic<std::uint64_t> drop_intent;
+  // Even when (cursor, next_sequence) are consistent; odd while a commit
+  // rewrites them. Lets joiners read the pair without a lock.
+  std::atomic<std::uint64_t> commit_version;
+  std::uint8_t reserved[80];
+};
+static_assert(sizeof(PublisherLine) == 128);
+
+struct alignas(128) EventLine {
+  Event data;    // readers sleep here for new records
+  Event space;   // publishers sleep here for room (reliable readers notify)
+  Event commit;  // multi mode: publishers wait for the commit token
+  std::uint8_t reserved[104];
+};
+static_assert(sizeof(EventLine) == 128);
+
+struct alignas(128) AdminLine {
+  std::atomic<std::uint64_t> subscriber_generation;  // bumped by every reliable join
+  std::atomic<std::uint64_t> recovery_owner;         // packed ProcessId of the recoverer, 0 = free
+  std::atomic<std::uint64_t> abandoned_total;        // holes made by recovery
+  std::atomic<std::uint64_t> single_publisher;       // single mode: packed ProcessId of the publisher
+  std::uint8_t reserved[96];
+};
+static_assert(sizeof(AdminLine) == 128);
+
+struct alignas(128) PublisherSlot {
+  std::atomic<std::uint64_t> owner;   // packed ProcessId, 0 = free
+  std::atomic<std::uint64_t> intent;  // multi mode: tail value this publisher CASes from (written before the CAS)
+  std::uint8_t reserved[112];
+};
+static_assert(sizeof(PublisherSlot) == 128);
+
+struct alignas(128) SubscriberSlot {
+  std::atomic<std::uint64_t> owner;  // packed ProcessId, 0 = free
+  std::atomic<std::uint32_t> mode;   // SubscriberMode
+  std::uint32_t reserved0;
+  std::atomic<std::uint64_t> position;  // reliable: everything below was read
+  std::uint8_t reserved[104];
+};
+static_assert(sizeof(SubscriberSlot) == 128);
+static_assert(offsetof(SubscriberSlot, position) == 16);
+
+struct TopicControl {
+  TopicConfig config;
+  PublisherLine pub;
+  EventLine events;
+  AdminLine admin;
+  PublisherSlot publishers[kMaxPublishers];
+  // SubscriberSlot[max_subscribers] follows at config.sub_offset.
+};
+static_assert(offsetof(TopicControl, pub) == 128);
+static_assert(offsetof(TopicControl, events) == 256);
+static_assert(offsetof(TopicControl, admin) == 384);
+static_assert(offsetof(TopicControl, publishers) == 512);
+static_assert(sizeof(TopicControl) == 512 + 128 * kMaxPublishers);
+
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+
+inline constexpr std::uint64_t align_up(std::uint64_t v, std::uint64_t a) noexcept {
+  return (v + a - 1) & ~(a - 1);
+}
+// Bytes a data record of `size` payload bytes occupies.
+inline constexpr std::uint64_t record_bytes(std::uint64_t size) noexcept {
+  return align_up(kRecordHeaderSize + size, kRecordAlign);
+}
+inline constexpr std::uint64_t sub_table_offset() noexcept {
+  return sizeof(TopicControl);
+}
+inline constexpr std::uint64_t ring_table_offset(std::uint32_t max_subscribers) noexcept {
+  return align_up(sub_table_offset() + std::uint64_t{max_subscribers} * sizeof(SubscriberSlot), 4096);
+}
+
+}  // namespace zipc::layout

@@ -1,0 +1,539 @@
+// Topic publishers: claim room at the tail, write, commit by moving the cursor.
+#include <algorithm>
+
+#include "platform/clock.hpp"
+#include "topic_copy.hpp"
+#include "topic_state.hpp"
+#include "topic_wait.hpp"
+#include "zipc/process.hpp"
+
+namespace zipc {
+
+using detail::TopicState;
+using layout::RecordHeader;
+using layout::RecordKind;
+
+namespace {
+
+constexpr std::uint64_t kLivenessPeriodNs = 10'000'000;  // how often a blocked publisher checks subscribers
+constexpr std::uint64_t kSliceNs = 50'000'000;           // longest sleep before re-checking peers
+constexpr std::uint32_t kCommitBatch = 64;               // streaming mode: commits made visible together
+constexpr std::uint64_t kCommitBatchNs = 100'000;        // ... or once the oldest of them is this old
+
+Deadline slice(Deadline d) noexcept {
+  const Deadline s = Deadline::after(std::chrono::nanoseconds(kSliceNs));
+  return (d.is_never() || s.ns() < d.ns()) ? s : d;
+}
+
+// Raises drop_intent to at least v (seq_cst: see make_room).
+void raise_intent(layout::PublisherLine& pub, std::uint64_t v) noexcept {
+  std::uint64_t cur = pub.drop_intent.load(std::memory_order_seq_cst);
+  // seq_cst: the Dekker store against joining subscribers (docs/topic.md).
+  while (cur < v && !pub.drop_intent.compare_exchange_weak(cur, v, std::memory_order_seq_cst)) {
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- attach
+
+Publisher Topic::publisher() {
+  TopicState& s = *state_;
+  s.me = pack(ProcessId::current());
+  Publisher p;
+  p.state_ = state_;
+  auto& admin = s.admin();
+  auto& pub = s.pub();
+  if (s.mode == layout::PublisherMode::single) {
+    std::uint64_t holder = 0;
+    // acq_rel: taking the role orders our reads of the log after the previous publisher's writes.
+    if (!admin.single_publisher.compare_exchange_strong(holder, s.me, std::memory_order_acq_rel)) {
+      if (holder == s.me || is_alive_packed(holder)) {
+        detail::topic_fail(
+            Errc::busy, s.name(),
+            "single-publisher topic already has a live publisher (pid " + std::to_string(unpack(holder).pid) + ")");
+      }
+      // The previous publisher died: turn its unfinished claim into a hole first.
+      detail::recover_hole(s, pub.cursor.load(std::memory_order_acquire));  // acquire: as in recovery
+      // acq_rel: as above.
+      if (!admin.single_publisher.compare_exchange_strong(holder, s.me, std::memory_order_acq_rel)) {
+        detail::topic_fail(Errc::busy, s.name(), "another process took the publisher role first");
+      }
+    }
+    p.slot_ = 0;
+    // acquire: pairs with the previous publisher's release stores.
+    const std::uint64_t tail = pub.tail.load(std::memory_order_acquire);
+    const std::uint64_t cursor = pub.cursor.load(std::memory_order_acquire);
+    if (tail != cursor || !detail::aligned(tail)) {
+      admin.single_publisher.store(0, std::memory_order_release);  // release: we touched nothing
+      p.state_.reset();
+      detail::topic_fail(Errc::corrupt, s.name(), "claimed but uncommitted bytes could not be recovered");
+    }
+    p.tail_ = tail;
+  } else {
+    bool found = false;
+    for (int pass = 0; pass < 2 && !found; ++pass) {
+      for (std::uint32_t i = 0; i < layout::kMaxPublishers && !found; ++i) {
+        auto& slot = s.control->publishers[i];
+        std::uint64_t owner = slot.owner.load(std::memory_order_acquire);  // acquire: pairs with release on detach
+        if (owner != 0) {
+          if (pass == 0 || is_alive_packed(owner)) continue;
+          // A dead publisher: reclaim its slot only when no claim of it is in flight.
+          const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);        // acquire: pairs with commit
+          const std::uint64_t intent = slot.intent.load(std::memory_order_relaxed);  // relaxed: after cursor
+          if (intent != ~0ull && intent >= c && intent < pub.tail.load(std::memory_order_acquire)) {
+            detail::recover_hole(s, c);
+            continue;
+          }
+        }
+        // acq_rel: owning the slot before publishing intents through it.
+        if (slot.owner.compare_exchange_strong(owner, s.me, std::memory_order_acq_rel)) {
+          slot.intent.store(~0ull, std::memory_order_release);  // release: no claim yet
+          p.slot_ = i;
+          found = true;
+        }
+      }
+    }
+    if (!found) detail::topic_fail(Errc::busy, s.name(), "all 64 publisher slots hold live publishers");
+  }
+  p.cached_oldest_ = pub.oldest.load(std::memory_order_acquire);  // acquire: pairs with the release raise
+  p.cached_min_ = 0;
+  return p;
+}
+
+Publisher::Publisher(Publisher&& o) noexcept {
+  *this = std::move(o);
+}
+
+Publisher& Publisher::operator=(Publisher&& o) noexcept {
+  if (this != &o) {
+    this->~Publisher();
+    state_ = std::move(o.state_);
+    slot_ = o.slot_;
+    tail_ = o.tail_;
+    cached_oldest_ = o.cached_oldest_;
+    cached_min_ = o.cached_min_;
+    cached_generation_ = o.cached_generation_;
+    next_liveness_check_ns_ = o.next_liveness_check_ns_;
+    loan_out_ = o.loan_out_;
+    pending_end_ = o.pending_end_;
+    pending_next_ = o.pending_next_;
+    pending_count_ = o.pending_count_;
+    pending_since_ns_ = o.pending_since_ns_;
+    pending_records_ = o.pending_records_;
+    o.pending_count_ = 0;
+  }
+  return *this;
+}
+
+Publisher::~Publisher() {
+  if (!state_) return;
+  flush();
+  TopicState& s = *state_;
+  if (s.mode == layout::PublisherMode::single) {
+    std::uint64_t me = s.me;
+    // release: our records and tail happen before the next publisher's takeover.
+    s.admin().single_publisher.compare_exchange_strong(me, 0, std::memory_order_release);
+  } else {
+    auto& slot = s.control->publishers[slot_];
+    slot.intent.store(~0ull, std::memory_order_relaxed);  // relaxed: the owner release below publishes it
+    std::uint64_t me = s.me;
+    slot.owner.compare_exchange_strong(me, 0, std::memory_order_release);  // release: slot free for reuse
+  }
+  state_.reset();
+}
+
+// ---------------------------------------------------------------- room
+
+Status Publisher::make_room(std::uint64_t needed_end, bool check_liveness) noexcept {
+  TopicState& s = *state_;
+  auto& pub = s.pub();
+  const std::uint64_t target = needed_end - s.capacity;
+  for (int round = 0; round < 64; ++round) {
+    // acquire: pairs with the release raise by another publisher.
+    std::uint64_t o = pub.oldest.load(std::memory_order_acquire);
+    cached_oldest_ = o;
+    if (o >= target) return Status::ok;
+    // acquire: pairs with the commit's release store; [o, c) are complete records.
+    const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
+    if (c < o || c - o > s.capacity || !detail::aligned(o) || !detail::aligned(c)) return Status::corrupt;
+    if (c < target) return Status::full;  // uncommitted claims fill the ring
+    // Drop a batch (an eighth of the ring) so this walk is rare.
+    std::uint64_t goal = std::min(c, std::max(target, o + s.capacity / 8));
+    // seq_cst: Dekker with joining subscribers (they store their position, then read drop_intent).
+    const std::uint64_t gen = s.admin().subscriber_generation.load(std::memory_order_seq_cst);
+    if (gen != cached_generation_ || cached_min_ < target) {
+      std::uint64_t m = ~0ull;
+      for (std::uint32_t i = 0; i < s.max_subscribers; ++i) {
+        auto& slot = s.subscribers[i];
+        // acquire: pairs with the subscriber's release stores of owner/mode/position.
+        const std::uint64_t owner = slot.owner.load(std::memory_order_acquire);
+        if (owner == 0 || slot.mode.load(std::memory_order_acquire) != 1) continue;  // acquire: as owner
+        std::uint64_t pos = slot.position.load(std::memory_order_acquire);  // acquire: the reader is done below it
+        if (pos < target && check_liveness && !is_alive_packed(owner)) {
+          std::uint64_t expect = owner;
+          // acq_rel: we free the slot; its owner is dead and cannot race with us.
+          if (slot.owner.compare_exchange_strong(expect, 0, std::memory_order_acq_rel)) {
+            slot.mode.store(0, std::memory_order_release);  // release: slot free
+          }
+          continue;
+        }
+        m = std::min(m, pos);
+      }
+      cached_min_ = m;
+      cached_generation_ = gen;
+    }
+    goal = std::min(goal, cached_min_);
+    if (goal < target) return Status::full;  // a reliable subscriber has not read that far
+    // Walk the records in [o, goal) to the last boundary <= goal.
+    std::uint64_t np = o;
+    bool lapped = false;
+    while (np < goal) {
+      std::uint64_t p = detail::skip_implicit_padding(s, np);
+      if (p >= c) break;  // np stays a boundary at or below the cursor
+      RecordHeader h;
+      detail::racy_copy(&h, s.at(p), sizeof h);
+      const detail::HeaderCheck hc = detail::check_header(s, h, p, c);
+      detail::fence_acquire();                                // the copy before re-checking oldest
+      if (pub.oldest.load(std::memory_order_acquire) != o) {  // acquire, after the fence: as in sequence_at
+        lapped = true;
+        break;
+      }
+      if (!hc.ok) return Status::corrupt;
+      if (p + hc.total > goal) break;
+      np = p + hc.total;
+    }
+    if (lapped) continue;
+    if (np < target) {
+      if (np == o) return Status::full;
+      // Progress anyway: drop what we can and retry.
+    }
+    raise_intent(pub, np);
+    // seq_cst: after announcing the intent, a joiner we missed has bumped the generation.
+    if (s.admin().subscriber_generation.load(std::memory_order_seq_cst) != cached_generation_) {
+      cached_min_ = 0;  // force a rescan next round
+      cached_generation_ = ~0ull;
+      continue;
+    }
+    // acq_rel: release publishes the raise to lossy readers re-checking oldest.
+    if (pub.oldest.compare_exchange_strong(o, np, std::memory_order_acq_rel)) {
+      // release: orders the raise before the overwrites that follow (seqlock writer side).
+      detail::fence_release();
+      cached_oldest_ = np;
+      if (np >= target) return Status::ok;
+    }
+  }
+  return Status::full;
+}
+
+// ---------------------------------------------------------------- claim
+
+Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexcept {
+  if (!state_ || loan_out_) return Status::corrupt;
+  TopicState& s = *state_;
+  if (size > s.max_message) return Status::too_large;
+  auto& pub = s.pub();
+  const std::uint64_t rec = layout::record_bytes(size);
+  const bool multi = s.mode == layout::PublisherMode::multi;
+  for (;;) {
+    // relaxed: single mode reads its own value; multi mode validates it with the CAS below.
+    const std::uint64_t p = multi ? pub.tail.load(std::memory_order_relaxed) : tail_;
+    if (!detail::aligned(p)) return Status::corrupt;
+    const std::uint64_t room = s.capacity - s.index(p);
+    const std::uint64_t record = room >= rec ? p : p + room;
+    const std::uint64_t end = record + rec;
+    if (end > cached_oldest_ + s.capacity) {
+      Status st = make_room(end, false);
+      if (st == Status::full && pending_count_ != 0) {
+        flush();  // our own unpublished commits may be what fills the ring
+        st = make_room(end, false);
+      }
+      if (st == Status::full) {
+        const std::uint64_t now = platform::monotonic_ns();
+        if (now >= next_liveness_check_ns_) {
+          next_liveness_check_ns_ = now + kLivenessPeriodNs;
+          cached_min_ = 0;
+          st = make_room(end, true);
+        }
+      }
+      if (st == Status::full && !deadline.expired()) {
+        const std::uint64_t want_end = end;
+        while (st == Status::full && !deadline.expired()) {
+          (void)detail::topic_wait(
+              s.events().space,
+              [&] {
+                st = make_room(want_end, false);
+                return st != Status::full;
+              },
+              slice(deadline), s.wait);
+          if (st == Status::full) {
+            const std::uint64_t now = platform::monotonic_ns();
+            if (now >= next_liveness_check_ns_) {
+              next_liveness_check_ns_ = now + kLivenessPeriodNs;
+              cached_min_ = 0;
+              st = make_room(want_end, true);
+            }
+          }
+        }
+        if (st == Status::ok) continue;  // recompute: in multi mode the tail moved
+      }
+      if (st != Status::ok) return st;
+    }
+    if (multi) {
+      auto& slot = s.control->publishers[slot_];
+      slot.intent.store(p, std::memory_order_relaxed);  // relaxed: published by the CAS (release) below
+      std::uint64_t expect = p;
+      // acq_rel: release publishes our intent to recoverers; acquire orders after earlier claims.
+      if (!pub.tail.compare_exchange_weak(expect, end, std::memory_order_acq_rel)) continue;
+    } else {
+      tail_ = end;
+      // relaxed: only recovery reads the tail, after this process died (nothing left to order).
+      pub.tail.store(end, std::memory_order_relaxed);
+    }
+    // release: orders our load of oldest (the room check) before the overwrites below, so a
+    // lossy reader that sees our bytes also sees the raise that made room (seqlock writer side).
+    detail::fence_release();
+    if (record != p) {
+      auto* pad = reinterpret_cast<RecordHeader*>(s.at(p));
+      if (room >= layout::kRecordHeaderSize) {
+        pad->size = static_cast<std::uint32_t>(room - layout::kRecordHeaderSize);
+        pad->kind = static_cast<std::uint16_t>(RecordKind::padding);
+        pad->slack = 0;
+        pad->sequence = 0;
+        pad->publish_ns = 0;
+        // release: a reader peeking this tag also sees the kind (padding: it takes the cursor path).
+        detail::tag_of(s, p).store(p, std::memory_order_release);
+      }
+    }
+    auto* h = reinterpret_cast<RecordHeader*>(s.at(record));
+    // Streaming mode: fetch for writing the header line of a record a few
+    // ahead (the one line of a record written normally), so that its
+    // read-for-ownership overlaps the copies in between.
+    if (s.streaming_stores) __builtin_prefetch(s.at(end + 4 * rec), 1);
+    h->size = static_cast<std::uint32_t>(size);
+    h->kind = static_cast<std::uint16_t>(RecordKind::data);
+    h->slack = 0;
+    // relaxed: an invalid tag until the commit stores the real one (release).
+    detail::tag_of(s, record).store(~0ull, std::memory_order_relaxed);
+    loan.owner_ = this;
+    loan.payload_ = s.at(record) + layout::kRecordHeaderSize;
+    loan.size_ = size;
+    loan.position_ = p;
+    loan.record_ = record;
+    loan.end_ = end;
+    loan.status_ = Status::ok;
+    loan_out_ = true;
+    return Status::ok;
+  }
+}
+
+Status Publisher::await_token(std::uint64_t position) noexcept {
+  TopicState& s = *state_;
+  auto& pub = s.pub();
+  detail::StallClock stall;
+  // A predecessor that neither commits nor dies (or a scribbled cursor) must
+  // not hold us forever: give up after this long without progress.
+  const std::uint64_t give_up_ns = std::max<std::uint64_t>(8 * s.recovery_ns, 2'000'000'000ull);
+  std::uint64_t last_cursor = ~0ull, last_progress_ns = platform::monotonic_ns();
+  for (;;) {
+    // acquire: pairs with the previous committer's release store; we now own the token.
+    std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
+    if (c == position) return Status::ok;
+    const std::uint64_t now = platform::monotonic_ns();
+    // relaxed: a sanity check; claims never run more than a ring ahead of the cursor.
+    const std::uint64_t t = pub.tail.load(std::memory_order_relaxed);
+    const bool insane = c > position || position - c > s.capacity || t < position || !detail::aligned(c);
+    if (c != last_cursor) {
+      last_cursor = c;
+      last_progress_ns = now;
+    }
+    if (insane || now - last_progress_ns > give_up_ns) {
+      // Disown the claim so that recovery turns it into a hole once the cursor reaches it.
+      s.control->publishers[slot_].intent.store(~0ull, std::memory_order_relaxed);  // relaxed: a hint for recovery
+      return insane ? Status::corrupt : Status::timeout;
+    }
+    (void)detail::topic_wait(
+        s.events().commit,
+        [&] {
+          c = pub.cursor.load(std::memory_order_acquire);  // acquire: as above
+          return c >= position;
+        },
+        Deadline::after(std::chrono::nanoseconds(std::min<std::uint64_t>(s.recovery_ns / 4 + 1, kSliceNs))), s.wait);
+    if (c < position && stall.expired(s, c, platform::monotonic_ns())) detail::recover_hole(s, c);
+  }
+}
+
+PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept {
+  TopicState& s = *state_;
+  auto& pub = s.pub();
+  const bool multi = s.mode == layout::PublisherMode::multi;
+  loan_out_ = false;
+  loan.owner_ = nullptr;  // whatever happens below, the loan is spent
+  auto* h = reinterpret_cast<RecordHeader*>(s.at(loan.record_));
+  std::uint64_t end = loan.end_;
+  if (!abort && n < loan.size_) {
+    const std::uint64_t used = layout::record_bytes(n);
+    const std::uint64_t leftover = layout::record_bytes(loan.size_) - used;
+    h->size = static_cast<std::uint32_t>(n);
+    if (!multi) {
+      end = loan.record_ + used;  // we are the only claimant: give the rest back
+      tail_ = end;
+      pub.tail.store(end, std::memory_order_relaxed);  // relaxed: as in reserve
+    } else if (leftover >= layout::kRecordHeaderSize) {
+      auto* filler = reinterpret_cast<RecordHeader*>(s.at(loan.record_ + used));
+      filler->size = static_cast<std::uint32_t>(leftover - layout::kRecordHeaderSize);
+      filler->kind = static_cast<std::uint16_t>(RecordKind::aborted);
+      filler->slack = 0;
+      filler->sequence = 0;
+      filler->publish_ns = 0;
+      filler->position = loan.record_ + used;
+    } else {
+      h->slack = static_cast<std::uint16_t>(leftover);
+    }
+  }
+  if (multi) {
+    if (Status st = await_token(loan.position_); st != Status::ok) return {st, 0};
+  }
+  // relaxed: we hold the commit token (single publisher, or the cursor acquire above).
+  const std::uint64_t seq = pending_count_ != 0 ? pending_next_ : pub.next_sequence.load(std::memory_order_relaxed);
+  const std::uint64_t next = abort ? seq : seq + 1;
+  if (abort) {
+    h->kind = static_cast<std::uint16_t>(RecordKind::aborted);
+    h->size = static_cast<std::uint32_t>(loan.end_ - loan.record_ - layout::kRecordHeaderSize);
+    h->slack = 0;
+  } else {
+    h->sequence = seq;
+    // Streaming mode reads the clock once per 16 commits: bulk logging keeps
+    // microsecond timestamps without a clock read per message.
+    const bool reuse = !multi && s.streaming_stores && (pending_count_ % 16) != 0;
+    last_publish_ns_ = reuse ? last_publish_ns_ : platform::realtime_ns();
+    h->publish_ns = last_publish_ns_;
+  }
+  if (!multi && s.streaming_stores) {
+    // Bulk mode: make commits visible in batches, so the fence that orders the
+    // streaming stores is paid once per batch (docs/topic.md).
+    const std::uint64_t now = abort ? platform::realtime_ns() : h->publish_ns;
+    pending_records_[pending_count_] = loan.record_;
+    if (pending_count_++ == 0) pending_since_ns_ = now;
+    pending_end_ = end;
+    pending_next_ = next;
+    if (pending_count_ >= kCommitBatch || now - pending_since_ns_ >= kCommitBatchNs) flush();
+    return {Status::ok, abort ? 0 : seq};
+  }
+  // release: the record is complete; a reader right behind may take it from here.
+  detail::tag_of(s, loan.record_).store(loan.record_, std::memory_order_release);
+  publish_commit(end, next);
+  return {Status::ok, abort ? 0 : seq};
+}
+
+void Publisher::publish_commit(std::uint64_t end, std::uint64_t next) noexcept {
+  TopicState& s = *state_;
+  auto& pub = s.pub();
+  if (s.streaming_stores) detail::stream_fence();  // the streaming stores before the release store below
+  // relaxed + release fence: the version is odd while (cursor, next_sequence) change.
+  const std::uint64_t v = pub.commit_version.load(std::memory_order_relaxed);
+  pub.commit_version.store(v + 1, std::memory_order_relaxed);
+  detail::fence_release();
+  pub.next_sequence.store(next, std::memory_order_relaxed);  // relaxed: cursor's release covers it
+  // release: publishes the records (and next_sequence) to readers and the token to the next claimant.
+  pub.cursor.store(end, std::memory_order_release);
+  pub.commit_version.store(v + 2, std::memory_order_release);  // release: the pair is consistent again
+  if (s.mode == layout::PublisherMode::multi) detail::topic_notify(s.events().commit);
+  detail::topic_notify(s.events().data);
+}
+
+void Publisher::flush() noexcept {
+  if (!state_ || pending_count_ == 0) return;
+  detail::stream_fence();  // the streaming stores before the tags that publish them
+  for (std::uint32_t i = 0; i < pending_count_; ++i) {
+    // release: as in finish.
+    detail::tag_of(*state_, pending_records_[i]).store(pending_records_[i], std::memory_order_release);
+  }
+  pending_count_ = 0;
+  publish_commit(pending_end_, pending_next_);
+}
+
+// ---------------------------------------------------------------- public calls
+
+namespace {
+void copy_in(const TopicState& s, std::byte* dst, std::span<const std::byte> m) noexcept {
+  if (s.streaming_stores && m.size() >= detail::kStreamMin) {
+    detail::stream_copy(dst, m.data(), m.size());  // publish_commit fences before the cursor store
+  } else if (!m.empty()) {
+    std::memcpy(dst, m.data(), m.size());
+  }
+}
+}  // namespace
+
+PublishResult Publisher::try_publish(std::span<const std::byte> message) noexcept {
+  Loan loan;
+  const Status st = reserve(message.size(), Deadline::at_ns(0), loan);
+  if (st != Status::ok) return {st, 0};
+  copy_in(*state_, loan.payload_, message);
+  return finish(loan, message.size(), false);
+}
+
+PublishResult Publisher::publish(std::span<const std::byte> message, std::chrono::nanoseconds timeout) noexcept {
+  Loan loan;
+  // Try first: the deadline (a clock read) is only needed when we must wait.
+  Status st = reserve(message.size(), Deadline::at_ns(0), loan);
+  if (st == Status::full) st = reserve(message.size(), Deadline::after(timeout), loan);
+  if (st != Status::ok) return {st == Status::full ? Status::timeout : st, 0};
+  copy_in(*state_, loan.payload_, message);
+  return finish(loan, message.size(), false);
+}
+
+Loan Publisher::try_claim(std::size_t size) noexcept {
+  Loan loan;
+  loan.status_ = reserve(size, Deadline::at_ns(0), loan);
+  return loan;
+}
+
+Loan Publisher::claim(std::size_t size, std::chrono::nanoseconds timeout) noexcept {
+  Loan loan;
+  Status st = reserve(size, Deadline::at_ns(0), loan);  // try first, as in publish
+  if (st == Status::full) st = reserve(size, Deadline::after(timeout), loan);
+  loan.status_ = st == Status::full ? Status::timeout : st;
+  return loan;
+}
+
+// ---------------------------------------------------------------- Loan
+
+Loan::Loan(Loan&& o) noexcept {
+  *this = std::move(o);
+}
+
+Loan& Loan::operator=(Loan&& o) noexcept {
+  if (this != &o) {
+    abort();
+    owner_ = o.owner_;
+    payload_ = o.payload_;
+    size_ = o.size_;
+    position_ = o.position_;
+    record_ = o.record_;
+    end_ = o.end_;
+    status_ = o.status_;
+    o.owner_ = nullptr;
+  }
+  return *this;
+}
+
+Loan::~Loan() {
+  abort();
+}
+
+PublishResult Loan::commit(std::size_t n) noexcept {
+  if (owner_ == nullptr) return {status_ == Status::ok ? Status::corrupt : status_, 0};
+  if (n > size_) n = size_;
+  Publisher* p = owner_;
+  return p->finish(*this, n, false);
+}
+
+void Loan::abort() noexcept {
+  if (owner_ == nullptr) return;
+  Publisher* p = owner_;
+  (void)p->finish(*this, 0, true);
+  owner_ = nullptr;
+}
+
+}  // namespace zipc

@@ -1,0 +1,127 @@
+// Internal: what every Topic, Publisher and Subscriber handle of one mapping shares.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "layout/topic_layout.hpp"
+#include "zipc/segment.hpp"
+#include "zipc/topic.hpp"
+
+namespace zipc::detail {
+
+struct TopicState {
+  Segment segment;
+  layout::TopicControl* control = nullptr;
+  layout::SubscriberSlot* subscribers = nullptr;
+  std::byte* ring = nullptr;
+  std::uint64_t capacity = 0;  // validated copies of the immutable config
+  std::uint64_t mask = 0;
+  std::uint32_t max_message = 0;
+  std::uint32_t max_subscribers = 0;
+  layout::PublisherMode mode = layout::PublisherMode::single;
+  WaitOptions wait{};
+  std::uint64_t recovery_ns = 1'000'000'000;
+  bool streaming_stores = false;
+  std::uint64_t me = 0;  // packed ProcessId of this process (refreshed per attach)
+
+  layout::PublisherLine& pub() const noexcept { return control->pub; }
+  layout::EventLine& events() const noexcept { return control->events; }
+  layout::AdminLine& admin() const noexcept { return control->admin; }
+  std::uint64_t index(std::uint64_t position) const noexcept { return position & mask; }
+  std::byte* at(std::uint64_t position) const noexcept { return ring + index(position); }
+  // Largest claim a publisher can make: a record plus the padding before it.
+  std::uint64_t max_claim() const noexcept { return 2 * layout::record_bytes(max_message); }
+  const std::string& name() const noexcept { return segment.name(); }
+};
+
+// Fences of the seqlock-style validation. TSan does not model fences (gcc
+// refuses them under -fsanitize=thread); there the racy copies are not
+// instrumented and the loads after the fence are acquire loads anyway.
+inline void fence_acquire() noexcept {
+#if !defined(__SANITIZE_THREAD__)
+  std::atomic_thread_fence(std::memory_order_acquire);
+#endif
+}
+inline void fence_release() noexcept {
+#if !defined(__SANITIZE_THREAD__)
+  std::atomic_thread_fence(std::memory_order_release);
+#endif
+}
+
+// Positions are multiples of the record alignment; one read from shared memory that is not was scribbled.
+inline bool aligned(std::uint64_t position) noexcept {
+  return position % layout::kRecordAlign == 0;
+}
+
+// The position tag of the header at `position`, stored last (release) when
+// a record is committed: readers right behind may see a record complete
+// before the cursor says so (one cache-line transfer instead of two).
+inline std::atomic_ref<std::uint64_t> tag_of(const TopicState& s, std::uint64_t position) noexcept {
+  return std::atomic_ref<std::uint64_t>(reinterpret_cast<layout::RecordHeader*>(s.at(position))->position);
+}
+
+// Where a record at `position` really starts: the implicit padding (fewer than
+// a header's bytes before the end of the ring) is skipped.
+inline std::uint64_t skip_implicit_padding(const TopicState& s, std::uint64_t position) noexcept {
+  const std::uint64_t room = s.capacity - s.index(position);
+  return room < layout::kRecordHeaderSize ? position + room : position;
+}
+
+// A copy of the header at `position` that may race with a publisher
+// overwriting it (lossy readers, joiners walking old records); the caller
+// validates the result and re-checks `oldest` afterwards.
+void racy_copy(void* dst, const void* src, std::size_t n) noexcept;
+
+struct HeaderCheck {
+  bool ok = false;
+  std::uint64_t total = 0;  // bytes the record occupies
+  layout::RecordKind kind = layout::RecordKind::data;
+};
+
+// Validates a header read at `position` (already past implicit padding) whose
+// record must end at or before `limit`. Never trusts a field unchecked.
+HeaderCheck check_header(const TopicState& s, const layout::RecordHeader& h, std::uint64_t position,
+                         std::uint64_t limit) noexcept;
+
+// Reads a consistent (cursor, next_sequence) pair; false if none could be had.
+bool read_commit_pair(const TopicState& s, std::uint64_t* cursor, std::uint64_t* next_sequence) noexcept;
+
+// Sequence of the first data record at or after `position` (a record
+// boundary in [oldest, cursor]); false if the walk met garbage or was lapped.
+bool sequence_at(const TopicState& s, std::uint64_t position, std::uint64_t* sequence) noexcept;
+
+// Finds the position of the data record with sequence `seq`, walking from
+// oldest. Returns false when it is not in [oldest, cursor]; *oldest_seq is
+// then the oldest available sequence.
+bool find_sequence(const TopicState& s, std::uint64_t seq, std::uint64_t* position, std::uint64_t* oldest_seq) noexcept;
+
+// Hole recovery: when the commit frontier `stalled_cursor` is stuck and the
+// publisher owning the claim there is dead, keeps the records it finished
+// (tag stored) and turns the rest of the claim into an abandoned record, then
+// moves the cursor past it. Callers decide when (the recovery time, or a dead
+// predecessor found at attach). True when the cursor moved.
+bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept;
+
+// Stall tracking for waiters: true when the cursor has been stuck at
+// `cursor` (with claims beyond it) for the recovery time.
+struct StallClock {
+  std::uint64_t cursor = ~0ull;
+  std::uint64_t since_ns = 0;
+  bool expired(const TopicState& s, std::uint64_t current_cursor, std::uint64_t now_ns) noexcept {
+    if (current_cursor != cursor) {
+      cursor = current_cursor;
+      since_ns = now_ns;
+      return false;
+    }
+    return now_ns - since_ns >= s.recovery_ns;
+  }
+};
+
+[[noreturn]] void topic_fail(Errc code, std::string_view name, const std::string& why);
+
+}  // namespace zipc::detail

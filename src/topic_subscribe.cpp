@@ -1,0 +1,387 @@
+// Topic subscribers: join (latest / oldest / sequence), read, lossy validation.
+#include <algorithm>
+
+#include "platform/clock.hpp"
+#include "topic_state.hpp"
+#include "topic_wait.hpp"
+#include "zipc/process.hpp"
+
+namespace zipc {
+
+using detail::TopicState;
+using layout::RecordHeader;
+using layout::RecordKind;
+
+namespace {
+constexpr std::uint64_t kSliceNs = 50'000'000;
+
+ReadResult rr(Status st) noexcept {
+  ReadResult r;
+  r.status = st;
+  return r;
+}
+MessageView mv(Status st) noexcept {
+  MessageView v;
+  v.status = st;
+  return v;
+}
+
+std::uint64_t retained_floor(const TopicState& s) noexcept {
+  // seq_cst: Dekker with make_room (publisher raises drop_intent, then reads the generation).
+  return std::max(s.pub().drop_intent.load(std::memory_order_seq_cst), s.pub().oldest.load(std::memory_order_seq_cst));
+}
+}  // namespace
+
+Subscriber Topic::subscribe(const SubscribeOptions& options) {
+  TopicState& s = *state_;
+  s.me = pack(ProcessId::current());
+  Subscriber sub;
+  sub.state_ = state_;
+  sub.delivery_ = options.delivery;
+  bool found = false;
+  for (int pass = 0; pass < 2 && !found; ++pass) {
+    for (std::uint32_t i = 0; i < s.max_subscribers && !found; ++i) {
+      auto& slot = s.subscribers[i];
+      std::uint64_t owner = slot.owner.load(std::memory_order_relaxed);  // relaxed: the CAS validates it
+      if (owner != 0 && (pass == 0 || is_alive_packed(owner))) continue;
+      // acq_rel: owning the slot before we write its fields.
+      if (slot.owner.compare_exchange_strong(owner, s.me, std::memory_order_acq_rel)) {
+        sub.slot_ = i;
+        found = true;
+      }
+    }
+  }
+  if (!found) {
+    sub.state_.reset();
+    detail::topic_fail(Errc::busy, s.name(),
+                       "all " + std::to_string(s.max_subscribers) + " subscriber slots hold live subscribers");
+  }
+  auto& slot = s.subscribers[sub.slot_];
+  const bool reliable = options.delivery == Delivery::reliable;
+  // release: the mode is seen with the position below.
+  slot.mode.store(reliable ? 1u : 2u, std::memory_order_release);
+  auto fail = [&](Errc code, const std::string& why) {
+    slot.mode.store(0, std::memory_order_release);  // release: slot free again
+    slot.owner.store(0, std::memory_order_release);
+    sub.state_.reset();
+    detail::topic_fail(code, s.name(), why);
+  };
+  for (int attempt = 0;; ++attempt) {
+    if (attempt > 100) fail(Errc::corrupt, "could not join: the log's positions do not validate");
+    std::uint64_t r = 0, expected = 0;
+    if (!detail::read_commit_pair(s, &r, &expected)) fail(Errc::corrupt, "the commit version stays odd");
+    if (options.from.kind == From::Kind::latest) {
+    } else if (options.from.kind == From::Kind::oldest) {
+      r = retained_floor(s);
+      if (!detail::sequence_at(s, r, &expected)) continue;
+    } else {
+      std::uint64_t oldest_seq = 0;
+      const std::uint64_t next = expected;
+      if (options.from.seq > next) {
+        fail(Errc::invalid_argument, "sequence " + std::to_string(options.from.seq) +
+                                         " is not published yet (next is " + std::to_string(next) + ")");
+      }
+      if (!detail::find_sequence(s, options.from.seq, &r, &oldest_seq)) {
+        if (options.from.seq < oldest_seq) {
+          fail(Errc::not_retained, "sequence " + std::to_string(options.from.seq) +
+                                       " is no longer retained; the oldest available is " + std::to_string(oldest_seq));
+        }
+        continue;
+      }
+      expected = options.from.seq;
+    }
+    if (!detail::aligned(r)) continue;
+    if (reliable) {
+      // seq_cst: Dekker with make_room: store our position, then read the publishers' intent.
+      slot.position.store(r, std::memory_order_seq_cst);
+      s.admin().subscriber_generation.fetch_add(1, std::memory_order_seq_cst);
+      if (retained_floor(s) > r) continue;  // a publisher is dropping past r: join again
+      // Now protected: the record at r cannot be overwritten; re-check what we found there.
+      std::uint64_t seq_here = 0;
+      if (!detail::sequence_at(s, r, &seq_here) || seq_here != expected) continue;
+    }
+    sub.position_ = r;
+    sub.cursor_ = r;
+    sub.expected_ = expected;
+    break;
+  }
+  return sub;
+}
+
+Subscriber::Subscriber(Subscriber&& o) noexcept {
+  *this = std::move(o);
+}
+
+Subscriber& Subscriber::operator=(Subscriber&& o) noexcept {
+  if (this != &o) {
+    this->~Subscriber();
+    state_ = std::move(o.state_);
+    slot_ = o.slot_;
+    delivery_ = o.delivery_;
+    position_ = o.position_;
+    cursor_ = o.cursor_;
+    expected_ = o.expected_;
+    view_end_ = o.view_end_;
+    lost_ = o.lost_;
+    abandoned_ = o.abandoned_;
+    stall_cursor_ = o.stall_cursor_;
+    stall_since_ns_ = o.stall_since_ns_;
+  }
+  return *this;
+}
+
+Subscriber::~Subscriber() {
+  if (!state_) return;
+  auto& slot = state_->subscribers[slot_];
+  slot.mode.store(0, std::memory_order_release);  // release: publishers stop counting us first
+  std::uint64_t me = state_->me;
+  slot.owner.compare_exchange_strong(me, 0, std::memory_order_release);  // release: slot free
+  state_->events().space.notify_all();
+  state_.reset();
+}
+
+void Subscriber::publish_position() noexcept {
+  if (delivery_ != Delivery::reliable) return;
+  TopicState& s = *state_;
+  // release: we are done reading every byte below position_; pairs with make_room's acquire.
+  s.subscribers[slot_].position.store(position_, std::memory_order_release);
+  detail::topic_notify(s.events().space);
+}
+
+void Subscriber::release() noexcept {
+  if (state_) release_view();
+}
+
+void Subscriber::release_view() noexcept {
+  if (view_end_ == 0) return;
+  position_ = view_end_;
+  view_end_ = 0;
+  publish_position();
+}
+
+// Reliable readers at (or past) the cursor: a data record whose tag says it
+// is committed can be taken before the cursor line arrives.
+bool Subscriber::peek(std::uint64_t* total) noexcept {
+  return peek_at(position_, total);
+}
+
+bool Subscriber::peek_at(std::uint64_t position, std::uint64_t* total) const noexcept {
+  const TopicState& s = *state_;
+  if (detail::skip_implicit_padding(s, position) != position) return false;
+  // acquire: pairs with the commit's release store of the tag.
+  if (detail::tag_of(s, position).load(std::memory_order_acquire) != position) return false;
+  const auto* h = reinterpret_cast<const RecordHeader*>(s.at(position));
+  const detail::HeaderCheck hc = detail::check_header(s, *h, position, position + s.capacity);
+  if (!hc.ok || hc.kind != RecordKind::data || h->sequence != expected_) return false;
+  *total = hc.total;
+  return true;
+}
+
+Subscriber::Step Subscriber::next_record(std::uint64_t* record, std::uint64_t* total) noexcept {
+  TopicState& s = *state_;
+  const std::uint64_t start = position_;
+  for (std::uint64_t steps = 0; steps < 1'000'000; ++steps) {
+    if (position_ >= cursor_) {
+      if (peek(total)) {
+        *record = position_;
+        return Step::message;
+      }
+      // acquire: pairs with the commit's release store; records below are complete.
+      cursor_ = s.pub().cursor.load(std::memory_order_acquire);
+      if (position_ >= cursor_) {  // (past it: records taken by peek before the cursor moved)
+        if (position_ - cursor_ > s.capacity) return Step::corrupt;
+        if (position_ != start) publish_position();
+        return Step::empty;
+      }
+    }
+    if (cursor_ < position_ || cursor_ - position_ > s.capacity || !detail::aligned(cursor_)) return Step::corrupt;
+    const std::uint64_t p = detail::skip_implicit_padding(s, position_);
+    if (p >= cursor_) {
+      if (p != cursor_) return Step::corrupt;
+      position_ = p;
+      continue;
+    }
+    const auto* h = reinterpret_cast<const RecordHeader*>(s.at(p));
+    const detail::HeaderCheck hc = detail::check_header(s, *h, p, cursor_);
+    if (!hc.ok) return Step::corrupt;
+    if (hc.kind == RecordKind::data) {
+      if (h->sequence != expected_) return Step::corrupt;
+      if (p != position_) position_ = p;
+      *record = p;
+      *total = hc.total;
+      return Step::message;
+    }
+    if (hc.kind == RecordKind::abandoned) ++abandoned_;
+    position_ = p + hc.total;
+  }
+  return Step::corrupt;
+}
+
+ReadResult Subscriber::try_read(std::span<std::byte> buffer) noexcept {
+  if (!state_) return rr(Status::corrupt);
+  if (delivery_ == Delivery::lossy) return read_lossy(buffer);
+  release_view();
+  std::uint64_t record = 0, total = 0;
+  switch (next_record(&record, &total)) {
+    case Step::empty: return rr(Status::empty);
+    case Step::corrupt: return rr(Status::corrupt);
+    default: break;
+  }
+  const auto* h = reinterpret_cast<const RecordHeader*>(state_->at(record));
+  ReadResult r{Status::ok, h->sequence, h->publish_ns, h->size};
+  if (h->size > buffer.size()) {
+    r.status = Status::too_large;
+    return r;
+  }
+  if (r.size != 0) std::memcpy(buffer.data(), state_->at(record) + layout::kRecordHeaderSize, r.size);
+  position_ = record + total;
+  ++expected_;
+  publish_position();
+  return r;
+}
+
+MessageView Subscriber::try_read_view() noexcept {
+  if (!state_ || delivery_ != Delivery::reliable) return mv(Status::corrupt);
+  release_view();
+  std::uint64_t record = 0, total = 0;
+  switch (next_record(&record, &total)) {
+    case Step::empty: return mv(Status::empty);
+    case Step::corrupt: return mv(Status::corrupt);
+    default: break;
+  }
+  const auto* h = reinterpret_cast<const RecordHeader*>(state_->at(record));
+  MessageView v{Status::ok,
+                h->sequence,
+                h->publish_ns,
+                {state_->at(record) + layout::kRecordHeaderSize, static_cast<std::size_t>(h->size)}};
+  view_end_ = record + total;
+  ++expected_;
+  return v;
+}
+
+ReadResult Subscriber::overrun() noexcept {
+  TopicState& s = *state_;
+  for (int i = 0; i < 16; ++i) {
+    // acquire: pairs with the release raise of oldest.
+    const std::uint64_t o = s.pub().oldest.load(std::memory_order_acquire);
+    std::uint64_t seq = 0;
+    if (!detail::sequence_at(s, o, &seq)) continue;  // also refuses an unaligned o
+    const std::uint64_t lost = seq > expected_ ? seq - expected_ : 0;
+    lost_ += lost;
+    expected_ = std::max(expected_, seq);
+    position_ = o;
+    cursor_ = o;
+    ReadResult r = rr(Status::overrun);
+    r.sequence = expected_;
+    r.size = static_cast<std::uint32_t>(std::min<std::uint64_t>(lost, ~0u));
+    return r;
+  }
+  return rr(Status::corrupt);
+}
+
+ReadResult Subscriber::read_lossy(std::span<std::byte> buffer) noexcept {
+  TopicState& s = *state_;
+  auto& pub = s.pub();
+  for (std::uint64_t steps = 0; steps < 1'000'000; ++steps) {
+    // acquire: pairs with the release raise of oldest.
+    if (pub.oldest.load(std::memory_order_acquire) > position_) return overrun();
+    if (position_ == cursor_) {
+      cursor_ = pub.cursor.load(std::memory_order_acquire);  // acquire: pairs with the commit's release
+      if (position_ == cursor_) return rr(Status::empty);
+    }
+    if (cursor_ < position_ || !detail::aligned(cursor_)) return rr(Status::corrupt);
+    if (cursor_ - position_ > s.capacity) return overrun();
+    const std::uint64_t p = detail::skip_implicit_padding(s, position_);
+    if (p >= cursor_) {
+      if (p != cursor_) return rr(Status::corrupt);
+      position_ = p;
+      continue;
+    }
+    RecordHeader h;
+    detail::racy_copy(&h, s.at(p), sizeof h);
+    const detail::HeaderCheck hc = detail::check_header(s, h, p, cursor_);
+    const bool fits = hc.ok && hc.kind == RecordKind::data && h.size <= buffer.size();
+    if (fits) detail::racy_copy(buffer.data(), s.at(p) + layout::kRecordHeaderSize, h.size);
+    detail::fence_acquire();  // the copies above before re-checking oldest
+    // acquire, after the fence: oldest <= p means no byte we copied was overwritten.
+    if (pub.oldest.load(std::memory_order_acquire) > p) return overrun();
+    if (!hc.ok) return rr(Status::corrupt);
+    if (hc.kind != RecordKind::data) {
+      if (hc.kind == RecordKind::abandoned) ++abandoned_;
+      position_ = p + hc.total;
+      continue;
+    }
+    if (h.sequence != expected_) return rr(Status::corrupt);
+    ReadResult r{Status::ok, h.sequence, h.publish_ns, h.size};
+    if (!fits) {
+      position_ = p;
+      r.status = Status::too_large;
+      return r;
+    }
+    position_ = p + hc.total;
+    ++expected_;
+    return r;
+  }
+  return rr(Status::corrupt);
+}
+
+Status Subscriber::wait_readable(Deadline deadline) noexcept {
+  TopicState& s = *state_;
+  auto& pub = s.pub();
+  detail::StallClock stall;
+  for (;;) {
+    const std::uint64_t slice_ns = std::min<std::uint64_t>(s.recovery_ns / 4 + 1, kSliceNs);
+    Deadline d = Deadline::after(std::chrono::nanoseconds(slice_ns));
+    if (!deadline.is_never() && deadline.ns() < d.ns()) d = deadline;
+    const std::uint64_t want = view_end_ != 0 ? view_end_ : position_;
+    const bool peekable = delivery_ == Delivery::reliable;
+    std::uint64_t unused = 0;
+    const Status st = detail::topic_wait(
+        s.events().data,
+        [&] {
+          // acquire: pairs with the commit's release store (of the cursor; peek_at: of the tag).
+          return pub.cursor.load(std::memory_order_acquire) > want || (peekable && peek_at(want, &unused));
+        },
+        d, s.wait);
+    if (st == Status::ok) return Status::ok;
+    // A claim stuck at the frontier for the recovery time: its publisher may be dead.
+    const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);  // acquire: as above
+    if (c == want && pub.tail.load(std::memory_order_acquire) > c &&     // acquire: pairs with the claim CAS
+        stall.expired(s, c, platform::monotonic_ns())) {
+      detail::recover_hole(s, c);
+    }
+    if (deadline.expired()) return Status::timeout;
+  }
+}
+
+ReadResult Subscriber::read(std::span<std::byte> buffer, std::chrono::nanoseconds timeout) noexcept {
+  ReadResult first = try_read(buffer);  // try first: the deadline (a clock read) only when we must wait
+  if (first.status != Status::empty) return first;
+  const Deadline deadline = Deadline::after(timeout);
+  for (;;) {
+    ReadResult r = try_read(buffer);
+    if (r.status != Status::empty) return r;
+    if (wait_readable(deadline) == Status::timeout) {
+      r = try_read(buffer);
+      if (r.status == Status::empty) r.status = Status::timeout;
+      return r;
+    }
+  }
+}
+
+MessageView Subscriber::read_view(std::chrono::nanoseconds timeout) noexcept {
+  MessageView first = try_read_view();  // try first, as in read
+  if (first.status != Status::empty) return first;
+  const Deadline deadline = Deadline::after(timeout);
+  for (;;) {
+    MessageView v = try_read_view();
+    if (v.status != Status::empty) return v;
+    if (wait_readable(deadline) == Status::timeout) {
+      v = try_read_view();
+      if (v.status == Status::empty) v.status = Status::timeout;
+      return v;
+    }
+  }
+}
+
+}  // namespace zipc

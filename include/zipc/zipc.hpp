@@ -10,3 +10,4 @@
 #include "zipc/rpc.hpp"
 #include "zipc/segment.hpp"
 #include "zipc/stl_allocator.hpp"
+#include "zipc/topic.hpp"

@@ -1,0 +1,339 @@
+// The two ring algorithms behind zipc::Queue (docs/queue.md explains both):
+//  - many producers or consumers: a bounded Vyukov queue (per-cell sequence
+//    words, one CAS per side per call) plus participant claims for recovery;
+//  - single/single: a Lamport ring (no CAS), positions cached on each side.
+#include <algorithm>
+
+#include "queue_impl.hpp"
+
+namespace zipc::detail {
+
+using layout::CellHeader;
+using layout::kSeqAbandoned;
+using layout::kSeqFlags;
+using layout::kSeqOrphan;
+
+namespace {
+inline std::int64_t diff(std::uint64_t a, std::uint64_t b) noexcept {
+  return static_cast<std::int64_t>(a - b);
+}
+}  // namespace
+
+// ---------------------------------------------------------------- producer
+
+Status QueueImpl::try_reserve(std::uint64_t max, std::uint64_t* first, std::uint64_t* count) noexcept {
+  if (is_closed()) return Status::closed;
+  if (max == 0) max = 1;
+  if (!mpmc) {
+    std::uint64_t used = p_reserved - p_head_cache;
+    if (used + max > cap) {
+      // acquire: pairs with the consumer's release store of head; the blocks
+      // below it are no longer read and may be overwritten.
+      p_head_cache = ctl->head.load(std::memory_order_acquire);
+      used = p_reserved - p_head_cache;
+      if (used > cap) return Status::corrupt;  // head ahead of us or too far behind: scribbled
+    }
+    const std::uint64_t k = std::min<std::uint64_t>(max, cap - used);
+    if (k == 0) return Status::full;
+    for (std::uint64_t i = 0; i < k; ++i) {
+      // relaxed: the cell is ours until the tail store publishes it.
+      cell(p_reserved + i)->size.store(0, std::memory_order_relaxed);
+    }
+    *first = p_reserved;
+    *count = k;
+    p_reserved += k;
+    // relaxed: read only by a producer taking over after we died (it then
+    // counts [tail, claim) as abandoned); our own line, never contended.
+    me->claim.store(p_reserved, std::memory_order_relaxed);
+    return Status::ok;
+  }
+  for (std::uint32_t retry = 0; retry < kMaxRetries; ++retry) {
+    // relaxed: only a starting guess; the CAS below validates it.
+    std::uint64_t pos = ctl->tail.load(std::memory_order_relaxed);
+    // acquire: pairs with the consumer's release store of seq (pos): its reads
+    // of the previous lap's payload are done before we overwrite it.
+    const std::uint64_t s = cell(pos)->seq.load(std::memory_order_acquire);
+    if (s & kSeqFlags) return Status::full;  // previous lap still abandoned/orphaned, not yet passed
+    const std::int64_t d = diff(s, pos);
+    if (d < 0) return Status::full;
+    if (d > 0) continue;  // another producer took pos; reload tail
+    std::uint64_t k = 1;
+    while (k < max && k < cap && cell(pos + k)->seq.load(std::memory_order_acquire) == pos + k) ++k;
+    // Claim BEFORE the CAS so survivors can tell who holds these positions
+    // while the owner words below are not yet written. relaxed: the CAS's
+    // release publishes both stores to whoever observes the new tail.
+    me->claim_count.store(static_cast<std::uint32_t>(k), std::memory_order_relaxed);
+    me->claim.store(2 * pos + 0 + 1, std::memory_order_relaxed);
+    // acq_rel: release publishes the claim; acquire orders our payload writes
+    // after the take-over of the positions.
+    if (ctl->tail.compare_exchange_weak(pos, pos + k, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+      for (std::uint64_t i = 0; i < k; ++i) {
+        // relaxed: ordered before the claim clear below by its release.
+        cell(pos + i)->owner.store(owner_word(pos + i, 0), std::memory_order_relaxed);
+      }
+      // release: the owner words are visible before the claim disappears
+      // (recovery reads claim, then re-reads owner).
+      me->claim.store(0, std::memory_order_release);
+      *first = pos;
+      *count = k;
+      return Status::ok;
+    }
+  }
+  me->claim.store(0, std::memory_order_release);  // release: as above
+  return Status::corrupt;
+}
+
+void QueueImpl::commit(std::uint64_t pos, std::uint32_t len) noexcept {
+  CellHeader* c = cell(pos);
+  if (!mpmc) {
+    // relaxed: producer-private until the tail store (release) in publish().
+    c->size.store(len | layout::kSizeDone, std::memory_order_relaxed);
+    return;
+  }
+  c->size.store(len, std::memory_order_relaxed);  // relaxed: published by the seq store below
+  // release: publishes the payload and size to the consumer that reads seq == pos + 1.
+  c->seq.store(pos + 1, std::memory_order_release);
+}
+
+void QueueImpl::abort(std::uint64_t pos) noexcept {
+  CellHeader* c = cell(pos);
+  if (!mpmc) {
+    if (pos + 1 == p_reserved && pos == p_tail) {  // the newest reservation: just give it back
+      --p_reserved;
+      me->claim.store(p_reserved, std::memory_order_relaxed);  // relaxed: as in try_reserve
+      return;
+    }
+    c->size.store(layout::kSizeSkip | layout::kSizeDone, std::memory_order_relaxed);  // relaxed: as in commit
+    return;
+  }
+  // release: consumers pass the block without reading it (pairs with their acquire of seq).
+  c->seq.store((pos + 1) | kSeqAbandoned, std::memory_order_release);
+}
+
+void QueueImpl::publish(std::uint64_t committed) noexcept {
+  if (!mpmc) {
+    const std::uint64_t old = p_tail;
+    while (p_tail < p_reserved && (cell(p_tail)->size.load(std::memory_order_relaxed) & layout::kSizeDone)) ++p_tail;
+    if (p_tail == old) return;
+    // release: publishes the payloads and sizes of [old, p_tail) to the
+    // consumer's acquire load of tail.
+    ctl->tail.store(p_tail, std::memory_order_release);
+  }
+  if (committed > 0) {
+    n_sent += committed;
+    me->sent.store(n_sent, std::memory_order_relaxed);  // relaxed: statistics, single writer
+  }
+  if (committed > 1 || !mpmc)
+    ctl->not_empty.notify_all();
+  else
+    ctl->not_empty.notify_one();
+}
+
+bool QueueImpl::can_produce() const noexcept {
+  if (is_closed()) return true;
+  if (!mpmc) return p_reserved - ctl->head.load(std::memory_order_relaxed) < cap;  // relaxed: a hint
+  const std::uint64_t pos = ctl->tail.load(std::memory_order_relaxed);             // relaxed: a hint
+  const std::uint64_t s = cell(pos)->seq.load(std::memory_order_relaxed);          // relaxed: a hint
+  return (s & kSeqFlags) == 0 && diff(s, pos) >= 0;
+}
+
+// ---------------------------------------------------------------- consumer
+
+Status QueueImpl::try_acquire(std::uint64_t* out, std::size_t max, std::size_t* n, std::size_t size_limit,
+                              std::size_t* first_size) noexcept {
+  *n = 0;
+  if (max == 0) max = 1;
+  max = std::min<std::size_t>(max, cap);
+  if (!mpmc) {
+    for (std::uint32_t guard = 0; guard < 4; ++guard) {
+      if (c_acquired == c_tail_cache) {
+        // acquire: pairs with the producer's release store of tail (payloads visible).
+        c_tail_cache = ctl->tail.load(std::memory_order_acquire);
+        if (c_tail_cache - c_acquired > cap) {
+          c_tail_cache = c_acquired;
+          return Status::corrupt;
+        }
+        if (c_acquired == c_tail_cache) return is_closed() ? Status::closed : Status::empty;
+      }
+      std::size_t got = 0;
+      std::uint64_t pos = c_acquired;
+      std::size_t passed = 0;
+      while (got < max && pos < c_tail_cache) {
+        const std::uint32_t sz = cell(pos)->size.load(std::memory_order_relaxed);  // relaxed: ordered by tail
+        if (sz & (layout::kSizeSkip | layout::kSizeReleased)) {
+          // An aborted loan, or a block a dead predecessor already consumed.
+          if (got == 0) {
+            ++pos;
+            ++passed;
+            continue;
+          }
+          break;
+        }
+        if (got == 0 && (sz & layout::kSizeMask) > size_limit) {
+          *first_size = sz & layout::kSizeMask;
+          if (passed) {  // give back what we skipped so far
+            c_acquired = pos;
+            me->claim.store(c_acquired, std::memory_order_relaxed);  // relaxed: as below
+            for (std::uint64_t p = pos - passed; p < pos; ++p) release(p);
+            released(0);
+          }
+          return Status::too_large;
+        }
+        out[got++] = pos++;
+      }
+      const std::uint64_t from = c_acquired;
+      c_acquired = pos;
+      // relaxed: read only by a consumer taking over after we died; our own line.
+      me->claim.store(c_acquired, std::memory_order_relaxed);
+      if (passed) {
+        for (std::uint64_t p = from; p < from + passed; ++p) release(p);
+        released(0);
+      }
+      *n = got;
+      if (got > 0) return Status::ok;
+    }
+    return Status::empty;
+  }
+
+  // MPMC. First give a redelivery a chance: cells of consumers that died holding them.
+  // relaxed: a hint; the CAS on the cell's seq decides.
+  if (ctl->orphans.load(std::memory_order_relaxed) != 0) {
+    const std::uint64_t hint = ctl->orphans.load(std::memory_order_relaxed);
+    for (std::uint64_t i = 0; i < cap; ++i) {
+      CellHeader* c = reinterpret_cast<CellHeader*>(cells + i * stride);
+      std::uint64_t s = c->seq.load(std::memory_order_acquire);  // acquire: the payload of the orphan
+      if ((s & kSeqFlags) != kSeqOrphan) continue;
+      const std::uint64_t p = (s & ~kSeqFlags) - 1;
+      if ((p & mask) != i) continue;                                   // scribbled
+      const std::size_t sz = c->size.load(std::memory_order_relaxed);  // relaxed: ordered by seq
+      if (sz > size_limit) {
+        *first_size = sz;
+        return Status::too_large;
+      }
+      me->claim_count.store(1, std::memory_order_relaxed);  // relaxed: published by the CAS
+      me->claim.store(2 * p + 1 + 1, std::memory_order_relaxed);
+      // acq_rel: release publishes our claim; acquire the orphan's payload.
+      if (c->seq.compare_exchange_strong(s, p + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+        c->owner.store(owner_word(p, 1), std::memory_order_relaxed);  // relaxed: ordered by the release below
+        me->claim.store(0, std::memory_order_release);                // release: owner before claim clear
+        // relaxed: counters, exactness needs only atomicity.
+        ctl->orphans.fetch_sub(1, std::memory_order_relaxed);
+        ctl->redelivered.fetch_add(1, std::memory_order_relaxed);
+        out[0] = p;
+        *n = 1;
+        return Status::ok;
+      }
+      me->claim.store(0, std::memory_order_release);  // release: as above
+    }
+    // None found: clear the hint unless a recoverer raised it meanwhile.
+    std::uint64_t expected = hint;
+    ctl->orphans.compare_exchange_strong(expected, 0, std::memory_order_relaxed);  // relaxed: a hint
+  }
+
+  for (std::uint32_t retry = 0; retry < kMaxRetries; ++retry) {
+    std::uint64_t pos = ctl->head.load(std::memory_order_relaxed);  // relaxed: a guess; the CAS validates
+    // acquire: pairs with the producer's release store of seq (payload and size visible).
+    const std::uint64_t s = cell(pos)->seq.load(std::memory_order_acquire);
+    const bool ready = s == pos + 1 || s == ((pos + 1) | kSeqAbandoned);
+    if (!ready) {
+      if ((s & kSeqFlags) != 0 || diff(s, pos + 1) < 0) {
+        if (!is_closed()) return Status::empty;
+        // Closed: done only when nothing is left in flight either.
+        // acquire: a tail seen here was published by a producer's CAS.
+        return ctl->tail.load(std::memory_order_acquire) <= pos ? Status::closed : Status::empty;
+      }
+      continue;  // another consumer took pos
+    }
+    if (!(s & kSeqAbandoned)) {
+      const std::size_t sz = cell(pos)->size.load(std::memory_order_relaxed);  // relaxed: ordered by seq
+      if (sz > size_limit) {
+        *first_size = sz;
+        return Status::too_large;
+      }
+    }
+    std::uint64_t k = 1;
+    while (k < max) {
+      const std::uint64_t sk = cell(pos + k)->seq.load(std::memory_order_acquire);  // acquire: as above
+      if (sk != pos + k + 1 && sk != ((pos + k + 1) | kSeqAbandoned)) break;
+      ++k;
+    }
+    me->claim_count.store(static_cast<std::uint32_t>(k), std::memory_order_relaxed);  // relaxed: published by the CAS
+    me->claim.store(2 * pos + 1 + 1, std::memory_order_relaxed);
+    // acq_rel: release publishes the claim to recoverers that see the new head.
+    if (!ctl->head.compare_exchange_weak(pos, pos + k, std::memory_order_acq_rel, std::memory_order_relaxed)) continue;
+    std::size_t got = 0;
+    for (std::uint64_t i = 0; i < k; ++i) {
+      CellHeader* c = cell(pos + i);
+      // acquire: re-read the seq we validated before the CAS (it cannot change
+      // while we hold the position; this load orders the payload reads).
+      const std::uint64_t si = c->seq.load(std::memory_order_acquire);
+      if (si & kSeqAbandoned) {
+        // release: hands the block to the next lap's producer.
+        c->seq.store(pos + i + cap, std::memory_order_release);
+        continue;
+      }
+      c->owner.store(owner_word(pos + i, 1), std::memory_order_relaxed);  // relaxed: ordered by the release below
+      out[got++] = pos + i;
+    }
+    me->claim.store(0, std::memory_order_release);  // release: owner words before the claim clear
+    if (got < k) ctl->not_full.notify_all();        // we passed abandoned blocks: room for producers
+    if (got > 0) {
+      *n = got;
+      return Status::ok;
+    }
+  }
+  return Status::corrupt;
+}
+
+std::size_t QueueImpl::acquired_size(std::uint64_t pos) const noexcept {
+  // relaxed: ordered after the acquire that took the position.
+  return cell(pos)->size.load(std::memory_order_relaxed) & (mpmc ? 0xffffffffu : layout::kSizeMask);
+}
+
+void QueueImpl::release(std::uint64_t pos) noexcept {
+  CellHeader* c = cell(pos);
+  if (!mpmc) {
+    if (pos != c_head) {
+      // Out of order: remember it in the cell (ours until head passes it).
+      const std::uint32_t sz = c->size.load(std::memory_order_relaxed);      // relaxed: our cell
+      c->size.store(sz | layout::kSizeReleased, std::memory_order_relaxed);  // relaxed: our cell
+      return;
+    }
+    ++c_head;
+    while (c_head < c_acquired && (cell(c_head)->size.load(std::memory_order_relaxed) & layout::kSizeReleased))
+      ++c_head;
+    return;
+  }
+  // release: our payload reads are done before the next lap's producer writes.
+  c->seq.store(pos + cap, std::memory_order_release);
+}
+
+void QueueImpl::released(std::size_t count) noexcept {
+  if (!mpmc) {
+    // release: our reads of [old head, c_head) are done; pairs with the
+    // producer's acquire load of head.
+    ctl->head.store(c_head, std::memory_order_release);
+  }
+  if (count > 0) {
+    n_received += count;
+    me->received.store(n_received, std::memory_order_relaxed);  // relaxed: statistics, single writer
+  }
+  if (count > 1 || !mpmc)
+    ctl->not_full.notify_all();
+  else
+    ctl->not_full.notify_one();
+}
+
+bool QueueImpl::can_consume() const noexcept {
+  // relaxed loads: hints for the wait loop; try_acquire decides.
+  if (!mpmc) return ctl->tail.load(std::memory_order_relaxed) != c_acquired || is_closed();
+  if (ctl->orphans.load(std::memory_order_relaxed) != 0) return true;
+  const std::uint64_t pos = ctl->head.load(std::memory_order_relaxed);
+  const std::uint64_t s = cell(pos)->seq.load(std::memory_order_relaxed);
+  if (s == pos + 1 || s == ((pos + 1) | kSeqAbandoned)) return true;
+  // Closed: wake when nothing is in flight any more (a producer between its
+  // reservation and commit still gets to finish).
+  return is_closed() && ctl->tail.load(std::memory_order_relaxed) <= pos;
+}
+
+}  // namespace zipc::detail

@@ -35,6 +35,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "zipc/error.hpp"
 #include "zipc/event.hpp"
@@ -47,7 +48,12 @@ enum class Multiplicity : std::uint8_t { single = 0, multi = 1 };
 
 // What a handle does. On a single-producer queue a handle with the producer
 // role is exclusive (a second live one fails with Errc::busy); same for consumers.
-enum class Role : std::uint8_t { producer = 1, consumer = 2, both = 3 };
+enum class Role : std::uint8_t {
+  none = 0,  // neither: only close(), stats(), recover() (e.g. a supervisor)
+  producer = 1,
+  consumer = 2,
+  both = 3,
+};
 
 struct QueueOptions {
   std::size_t block_size = 1024;  // bytes per block: a multiple of 8 in [8, 16 MiB]
@@ -177,8 +183,9 @@ class Queue {
   // once (waiting up to timeout for the first); returns how many.
   template <class Fn>
   std::size_t recv_batch(std::size_t max, Timeout timeout, Fn&& fn, Status* status = nullptr) noexcept {
-    auto thunk = [](void* ctx, std::span<const std::byte> m) noexcept { (*static_cast<Fn*>(ctx))(m); };
-    return recv_batch_impl(max, timeout, thunk, &fn, status);
+    using F = std::remove_reference_t<Fn>;
+    auto thunk = [](void* ctx, std::span<const std::byte> m) noexcept { (*static_cast<F*>(ctx))(m); };
+    return recv_batch_impl(max, timeout, thunk, const_cast<void*>(static_cast<const void*>(&fn)), status);
   }
 
   // Zero-copy loans.

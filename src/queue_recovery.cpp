@@ -171,7 +171,13 @@ std::size_t QueueImpl::recover() noexcept {
 
 void QueueImpl::spsc_take_over_producer(std::uint64_t dead_pid) noexcept {
   // acquire: the dead producer's last published tail.
-  const std::uint64_t tail = ctl->tail.load(std::memory_order_acquire);
+  std::uint64_t tail = ctl->tail.load(std::memory_order_acquire);
+  const std::uint64_t head = ctl->head.load(std::memory_order_acquire);  // acquire: consumer's progress
+  // It may have died between publishing a block (its seq word) and storing
+  // tail: those blocks are committed and stay; we continue after them.
+  // acquire: pairs with the release store of seq in publish().
+  while (tail - head < cap && cell(tail)->seq.load(std::memory_order_acquire) == tail + 1) ++tail;
+  ctl->tail.store(tail, std::memory_order_release);  // release: our starting point, as publish() would
   for (std::uint32_t i = 0; i < max_participants; ++i) {
     ParticipantRecord& r = recs[i];
     std::uint64_t pid = r.pid.load(std::memory_order_acquire);  // acquire: as in Liveness

@@ -112,11 +112,18 @@ void QueueImpl::abort(std::uint64_t pos) noexcept {
 
 void QueueImpl::publish(std::uint64_t committed) noexcept {
   if (!mpmc) {
+    // In order: a block is published only when every earlier one is.
     const std::uint64_t old = p_tail;
-    while (p_tail < p_reserved && (cell(p_tail)->size.load(std::memory_order_relaxed) & layout::kSizeDone)) ++p_tail;
+    while (p_tail < p_reserved && (cell(p_tail)->size.load(std::memory_order_relaxed) & layout::kSizeDone)) {
+      // release: publishes the block's payload and size to the consumer,
+      // which polls this word (same cache line as the size and the first
+      // payload bytes: one line transfer per message, no shared tail read).
+      cell(p_tail)->seq.store(p_tail + 1, std::memory_order_release);
+      ++p_tail;
+    }
     if (p_tail == old) return;
-    // release: publishes the payloads and sizes of [old, p_tail) to the
-    // consumer's acquire load of tail.
+    // release: the tail is read only off the hot path (closed drain, size,
+    // a successor's take-over); it stays in our cache.
     ctl->tail.store(p_tail, std::memory_order_release);
   }
   if (committed > 0) {
@@ -145,54 +152,41 @@ Status QueueImpl::try_acquire(std::uint64_t* out, std::size_t max, std::size_t* 
   if (max == 0) max = 1;
   max = std::min<std::size_t>(max, cap);
   if (!mpmc) {
-    for (std::uint32_t guard = 0; guard < 4; ++guard) {
-      if (c_acquired == c_tail_cache) {
-        // acquire: pairs with the producer's release store of tail (payloads visible).
-        c_tail_cache = ctl->tail.load(std::memory_order_acquire);
-        if (c_tail_cache - c_acquired > cap) {
-          c_tail_cache = c_acquired;
-          return Status::corrupt;
-        }
-        if (c_acquired == c_tail_cache) return is_closed() ? Status::closed : Status::empty;
+    std::size_t got = 0, passed = 0;
+    bool too_big = false;
+    std::uint64_t pos = c_acquired;
+    while (got < max && got + passed < cap) {
+      // acquire: pairs with the producer's release store of seq in publish().
+      if (cell(pos)->seq.load(std::memory_order_acquire) != pos + 1) break;
+      const std::uint32_t sz = cell(pos)->size.load(std::memory_order_relaxed);  // relaxed: ordered by seq
+      if (sz & (layout::kSizeSkip | layout::kSizeReleased)) {
+        // An aborted loan, or a block a dead predecessor already consumed.
+        if (got != 0) break;
+        ++pos;
+        ++passed;
+        continue;
       }
-      std::size_t got = 0;
-      std::uint64_t pos = c_acquired;
-      std::size_t passed = 0;
-      while (got < max && pos < c_tail_cache) {
-        const std::uint32_t sz = cell(pos)->size.load(std::memory_order_relaxed);  // relaxed: ordered by tail
-        if (sz & (layout::kSizeSkip | layout::kSizeReleased)) {
-          // An aborted loan, or a block a dead predecessor already consumed.
-          if (got == 0) {
-            ++pos;
-            ++passed;
-            continue;
-          }
-          break;
-        }
-        if (got == 0 && (sz & layout::kSizeMask) > size_limit) {
-          *first_size = sz & layout::kSizeMask;
-          if (passed) {  // give back what we skipped so far
-            c_acquired = pos;
-            me->claim.store(c_acquired, std::memory_order_relaxed);  // relaxed: as below
-            for (std::uint64_t p = pos - passed; p < pos; ++p) release(p);
-            released(0);
-          }
-          return Status::too_large;
-        }
-        out[got++] = pos++;
+      if (got == 0 && (sz & layout::kSizeMask) > size_limit) {
+        *first_size = sz & layout::kSizeMask;
+        too_big = true;
+        break;
       }
-      const std::uint64_t from = c_acquired;
-      c_acquired = pos;
-      // relaxed: read only by a consumer taking over after we died; our own line.
-      me->claim.store(c_acquired, std::memory_order_relaxed);
-      if (passed) {
-        for (std::uint64_t p = from; p < from + passed; ++p) release(p);
-        released(0);
-      }
-      *n = got;
-      if (got > 0) return Status::ok;
+      out[got++] = pos++;
     }
-    return Status::empty;
+    const std::uint64_t from = c_acquired;
+    c_acquired = from + passed + got;
+    // relaxed: read only by a consumer taking over after we died; our own line.
+    if (c_acquired != from) me->claim.store(c_acquired, std::memory_order_relaxed);
+    if (passed) {
+      for (std::uint64_t p = from; p < from + passed; ++p) release(p);
+      released(0);
+    }
+    *n = got;
+    if (got > 0) return Status::ok;
+    if (too_big) return Status::too_large;  // the message stays queued
+    if (!is_closed()) return Status::empty;
+    // acquire: the producer's last published tail; nothing in flight below it.
+    return ctl->tail.load(std::memory_order_acquire) <= c_acquired ? Status::closed : Status::empty;
   }
 
   // MPMC. First give a redelivery a chance: cells of consumers that died holding them.
@@ -326,7 +320,9 @@ void QueueImpl::released(std::size_t count) noexcept {
 
 bool QueueImpl::can_consume() const noexcept {
   // relaxed loads: hints for the wait loop; try_acquire decides.
-  if (!mpmc) return ctl->tail.load(std::memory_order_relaxed) != c_acquired || is_closed();
+  if (!mpmc)
+    return cell(c_acquired)->seq.load(std::memory_order_relaxed) == c_acquired + 1 ||
+           (is_closed() && ctl->tail.load(std::memory_order_relaxed) <= c_acquired);
   if (ctl->orphans.load(std::memory_order_relaxed) != 0) return true;
   const std::uint64_t pos = ctl->head.load(std::memory_order_relaxed);
   const std::uint64_t s = cell(pos)->seq.load(std::memory_order_relaxed);

@@ -207,7 +207,7 @@ Status QueueImpl::reserve_wait(std::uint64_t max, std::uint64_t* first, std::uin
   for (;;) {
     const std::uint64_t now = platform::monotonic_ns();
     const Deadline slice = Deadline::at_ns(std::min(d.ns(), now + recovery_ns / 2 + 1));
-    (void)ctl->not_full.wait_until([this]() noexcept { return can_produce(); }, slice, wait);
+    (void)wait_on(ctl->not_full, true, slice);
     st = try_reserve(max, first, count);
     if (st != Status::full) return st;
     if (d.expired()) return Status::timeout;
@@ -229,7 +229,7 @@ Status QueueImpl::acquire_wait(std::uint64_t* out, std::size_t max, std::size_t*
   for (;;) {
     const std::uint64_t now = platform::monotonic_ns();
     const Deadline slice = Deadline::at_ns(std::min(d.ns(), now + recovery_ns / 2 + 1));
-    (void)ctl->not_empty.wait_until([this]() noexcept { return can_consume(); }, slice, wait);
+    (void)wait_on(ctl->not_empty, false, slice);
     st = try_acquire(out, max, n, size_limit, first_size);
     if (st == Status::closed && mpmc && recover() > 0) st = try_acquire(out, max, n, size_limit, first_size);
     if (st != Status::empty) return st;

@@ -98,6 +98,10 @@ struct QueueImpl {
   void spsc_take_over_consumer(std::uint64_t dead_pid) noexcept;
   void free_record(layout::ParticipantRecord& r) noexcept;
 
+  // ---- waking and waiting (queue_wait.cpp)
+  void wake(Event& ev, bool all) noexcept;
+  Status wait_on(Event& ev, bool producer_side, Deadline slice) noexcept;
+
   // ---- blocking helpers (queue.cpp)
   Status reserve_wait(std::uint64_t max, std::uint64_t* first, std::uint64_t* count, Deadline d) noexcept;
   Status acquire_wait(std::uint64_t* out, std::size_t max, std::size_t* n, std::size_t size_limit,

@@ -130,10 +130,7 @@ void QueueImpl::publish(std::uint64_t committed) noexcept {
     n_sent += committed;
     me->sent.store(n_sent, std::memory_order_relaxed);  // relaxed: statistics, single writer
   }
-  if (committed > 1 || !mpmc)
-    ctl->not_empty.notify_all();
-  else
-    ctl->not_empty.notify_one();
+  wake(ctl->not_empty, committed > 1 || !mpmc);
 }
 
 bool QueueImpl::can_produce() const noexcept {
@@ -270,7 +267,7 @@ Status QueueImpl::try_acquire(std::uint64_t* out, std::size_t max, std::size_t* 
       out[got++] = pos + i;
     }
     me->claim.store(0, std::memory_order_release);  // release: owner words before the claim clear
-    if (got < k) ctl->not_full.notify_all();        // we passed abandoned blocks: room for producers
+    if (got < k) wake(ctl->not_full, true);         // we passed abandoned blocks: room for producers
     if (got > 0) {
       *n = got;
       return Status::ok;
@@ -312,10 +309,7 @@ void QueueImpl::released(std::size_t count) noexcept {
     n_received += count;
     me->received.store(n_received, std::memory_order_relaxed);  // relaxed: statistics, single writer
   }
-  if (count > 1 || !mpmc)
-    ctl->not_full.notify_all();
-  else
-    ctl->not_full.notify_one();
+  wake(ctl->not_full, count > 1 || !mpmc);
 }
 
 bool QueueImpl::can_consume() const noexcept {

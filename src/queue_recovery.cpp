@@ -68,7 +68,17 @@ std::size_t QueueImpl::recover() noexcept {
   if (dead.empty()) return 0;  // every holder of every position is alive
   if (!mpmc) {
     // The single/single ring keeps nothing outside [head, tail): a dead
-    // side's positions are taken over when a new one attaches.
+    // side's positions are taken over when a new one attaches (which needs
+    // its record). Records of other dead handles (Role::none) are freed.
+    // acquire: pairs with the CAS that took the single roles.
+    const std::uint64_t sp = ctl->single_producer.load(std::memory_order_acquire);
+    const std::uint64_t sc = ctl->single_consumer.load(std::memory_order_acquire);
+    for (std::uint32_t i : dead) {
+      std::uint64_t pid = recs[i].pid.load(std::memory_order_acquire);  // acquire: as in Liveness
+      if (pid == 0 || pid == kFreeing || pid == sp || pid == sc || is_alive_packed(pid)) continue;
+      // acq_rel: exactly one survivor folds and frees the record.
+      if (recs[i].pid.compare_exchange_strong(pid, kFreeing, std::memory_order_acq_rel)) free_record(recs[i]);
+    }
     return 0;
   }
 

@@ -404,3 +404,19 @@ TEST(Queue, OpenOrCreateByManyProcessesYieldsOneQueue) {
   for (int i = 0; i < 4; ++i) EXPECT_EQ(recv_string(sut), "hi");
   EXPECT_EQ(recv_string(sut), "<empty>");
 }
+
+TEST(Queue, RecordsOfDeadProcessesAreReusedWhenTheTableIsFull) {
+  for (const auto& mode : {zipc::test::kSpsc, zipc::test::kMpmc}) {
+    zipc::test::TempName name("q");
+    QueueOptions o = queue_options(mode);
+    o.max_participants = 3;
+    auto sut = Queue::create(name.str(), o, Role::producer);
+    auto rx = Queue::open(name.str(), Role::consumer);
+    auto child = zipc::test::spawn([&]() -> int {
+      auto q = Queue::open(name.str(), Role::none);
+      ::_exit(0);  // dies without detaching
+    });
+    ASSERT_EQ(child.wait().exit_code, 0);
+    EXPECT_NO_THROW(Queue::open(name.str(), Role::none)) << mode.label;
+  }
+}

@@ -45,12 +45,16 @@ struct QueueImpl {
   bool single_c = false;       // holds the single-consumer word
 
   // Single/single ring: this side's private positions and cached copies.
-  std::uint64_t p_reserved = 0;    // next position to reserve
-  std::uint64_t p_tail = 0;        // published tail
-  std::uint64_t p_head_cache = 0;  // last head seen
-  std::uint64_t c_acquired = 0;    // next position to acquire
-  std::uint64_t c_head = 0;        // published head
-  std::uint64_t c_tail_cache = 0;  // last tail seen
+  std::uint64_t p_reserved = 0;                              // next position to reserve
+  std::uint64_t p_tail = 0;                                  // published tail
+  std::uint64_t p_head_cache = 0;                            // last head seen
+  std::uint64_t c_acquired = 0;                              // next position to acquire
+  std::uint64_t c_head = 0;                                  // released up to here (me->done)
+  std::uint64_t c_head_pub = 0;                              // last head stored to ctl->head
+  std::uint64_t head_batch = 1;                              // publish head after this many releases
+  const layout::ParticipantRecord* peer_consumer = nullptr;  // SPSC producer: the consumer's record
+  std::uint64_t peer_pid = 0;                                // ... and who owned it when found
+  std::uint64_t c_tail_cache = 0;                            // last tail seen
 
   // Local mirrors of this handle's counters (stored to `me` with relaxed stores).
   std::uint64_t n_sent = 0, n_received = 0, n_full_waits = 0, n_empty_waits = 0;
@@ -86,7 +90,10 @@ struct QueueImpl {
   // Size of an acquired position, or > block when the cell was scribbled.
   [[nodiscard]] std::size_t acquired_size(std::uint64_t pos) const noexcept;
   void release(std::uint64_t pos) noexcept;
-  void released(std::size_t count) noexcept;  // SPSC head store, stats, notify
+  void released(std::size_t count) noexcept;  // SPSC head store (batched), stats, notify
+  void flush_head() noexcept;                 // SPSC: publish every release now
+  // SPSC producer: the consumer's released-up-to from its record (0 if unknown).
+  std::uint64_t consumer_done() noexcept;
 
   // Wait predicates (cheap, read-only).
   [[nodiscard]] bool can_produce() const noexcept;

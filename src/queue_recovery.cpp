@@ -52,6 +52,7 @@ void QueueImpl::free_record(ParticipantRecord& r) noexcept {
   r.full_waits.store(0, std::memory_order_relaxed);
   r.empty_waits.store(0, std::memory_order_relaxed);
   r.claim.store(0, std::memory_order_relaxed);
+  r.done.store(0, std::memory_order_relaxed);
   r.claim_count.store(0, std::memory_order_relaxed);
   r.role.store(0, std::memory_order_relaxed);
   // release: the zeroed record is complete before anyone can take it.
@@ -201,14 +202,23 @@ void QueueImpl::spsc_take_over_producer(std::uint64_t dead_pid) noexcept {
 }
 
 void QueueImpl::spsc_take_over_consumer(std::uint64_t dead_pid) noexcept {
-  // acquire: the dead consumer's last released head, and the tail it saw.
-  const std::uint64_t head = ctl->head.load(std::memory_order_acquire);
+  // acquire: the dead consumer's last published head, and the producer's tail.
+  std::uint64_t head = ctl->head.load(std::memory_order_acquire);
   const std::uint64_t tail = ctl->tail.load(std::memory_order_acquire);
   for (std::uint32_t i = 0; i < max_participants; ++i) {
     ParticipantRecord& r = recs[i];
     std::uint64_t pid = r.pid.load(std::memory_order_acquire);  // acquire: as in Liveness
     if (pid != dead_pid || pid == 0) continue;
-    std::uint64_t acquired = r.claim.load(std::memory_order_relaxed);  // relaxed: the owner is dead
+    // relaxed: the owner is dead; its last stores are all it will ever write.
+    // It published head in batches: what it released beyond head was
+    // delivered and must not be delivered again.
+    const std::uint64_t done = r.done.load(std::memory_order_relaxed);
+    if (done > head && done <= tail && done - head <= cap) {
+      head = done;
+      // release: the producer may reuse the blocks below the new head.
+      ctl->head.store(head, std::memory_order_release);
+    }
+    std::uint64_t acquired = r.claim.load(std::memory_order_relaxed);  // relaxed: as above
     if (acquired > tail) acquired = tail;
     if (acquired > head && acquired - head <= cap) {
       std::uint64_t held = 0;

@@ -29,9 +29,20 @@ Status QueueImpl::try_reserve(std::uint64_t max, std::uint64_t* first, std::uint
     if (used + max > cap) {
       // acquire: pairs with the consumer's release store of head; the blocks
       // below it are no longer read and may be overwritten.
-      p_head_cache = ctl->head.load(std::memory_order_acquire);
+      const std::uint64_t h = ctl->head.load(std::memory_order_acquire);
+      if (h > p_reserved) return Status::corrupt;  // head ahead of us: scribbled
+      if (h > p_head_cache) p_head_cache = h;      // may lag what we learnt from consumer_done()
       used = p_reserved - p_head_cache;
-      if (used > cap) return Status::corrupt;  // head ahead of us or too far behind: scribbled
+      if (used > cap) return Status::corrupt;  // too far behind: scribbled
+      if (used == cap) {
+        // The consumer publishes head in batches; what it released since is
+        // in its record (read only when the ring looks full).
+        const std::uint64_t done = consumer_done();
+        if (done > p_head_cache && done <= p_reserved) {
+          p_head_cache = done;
+          used = p_reserved - done;
+        }
+      }
     }
     const std::uint64_t k = std::min<std::uint64_t>(max, cap - used);
     if (k == 0) return Status::full;
@@ -135,9 +146,15 @@ void QueueImpl::publish(std::uint64_t committed) noexcept {
 
 bool QueueImpl::can_produce() const noexcept {
   if (is_closed()) return true;
-  if (!mpmc) return p_reserved - ctl->head.load(std::memory_order_relaxed) < cap;  // relaxed: a hint
-  const std::uint64_t pos = ctl->tail.load(std::memory_order_relaxed);             // relaxed: a hint
-  const std::uint64_t s = cell(pos)->seq.load(std::memory_order_relaxed);          // relaxed: a hint
+  if (!mpmc) {
+    // relaxed: a hint; try_reserve re-reads with acquire.
+    std::uint64_t h = ctl->head.load(std::memory_order_relaxed);
+    if (p_reserved - h < cap) return true;
+    const std::uint64_t done = const_cast<QueueImpl*>(this)->consumer_done();
+    return done > h && done <= p_reserved && p_reserved - done < cap;
+  }
+  const std::uint64_t pos = ctl->tail.load(std::memory_order_relaxed);     // relaxed: a hint
+  const std::uint64_t s = cell(pos)->seq.load(std::memory_order_relaxed);  // relaxed: a hint
   return (s & kSeqFlags) == 0 && diff(s, pos) >= 0;
 }
 
@@ -181,6 +198,7 @@ Status QueueImpl::try_acquire(std::uint64_t* out, std::size_t max, std::size_t* 
     *n = got;
     if (got > 0) return Status::ok;
     if (too_big) return Status::too_large;  // the message stays queued
+    flush_head();                           // about to wait, or idle: give the producer all the room
     if (!is_closed()) return Status::empty;
     // acquire: the producer's last published tail; nothing in flight below it.
     return ctl->tail.load(std::memory_order_acquire) <= c_acquired ? Status::closed : Status::empty;
@@ -299,17 +317,53 @@ void QueueImpl::release(std::uint64_t pos) noexcept {
   c->seq.store(pos + cap, std::memory_order_release);
 }
 
-void QueueImpl::released(std::size_t count) noexcept {
-  if (!mpmc) {
-    // release: our reads of [old head, c_head) are done; pairs with the
-    // producer's acquire load of head.
-    ctl->head.store(c_head, std::memory_order_release);
+std::uint64_t QueueImpl::consumer_done() noexcept {
+  // acquire: pairs with the CAS that took the single-consumer role.
+  const std::uint64_t sc = ctl->single_consumer.load(std::memory_order_acquire);
+  if (sc == 0) return 0;
+  if (sc != peer_pid || peer_consumer == nullptr) {
+    peer_pid = sc;
+    peer_consumer = nullptr;
+    for (std::uint32_t i = 0; i < max_participants; ++i) {
+      // relaxed: a search; the owner is re-checked below.
+      if (recs[i].pid.load(std::memory_order_relaxed) == sc) {
+        peer_consumer = &recs[i];
+        break;
+      }
+    }
   }
+  if (peer_consumer == nullptr || peer_consumer->pid.load(std::memory_order_relaxed) != sc) return 0;
+  // acquire: pairs with the consumer's release store of done.
+  return peer_consumer->done.load(std::memory_order_acquire);
+}
+
+void QueueImpl::flush_head() noexcept {
+  if (mpmc || c_head == c_head_pub) return;
+  c_head_pub = c_head;
+  // release: our reads of the blocks below c_head are done; pairs with the
+  // producer's acquire load of head.
+  ctl->head.store(c_head, std::memory_order_release);
+  wake(ctl->not_full, true);
+}
+
+void QueueImpl::released(std::size_t count) noexcept {
   if (count > 0) {
     n_received += count;
     me->received.store(n_received, std::memory_order_relaxed);  // relaxed: statistics, single writer
   }
-  wake(ctl->not_full, count > 1 || !mpmc);
+  if (!mpmc) {
+    // release: our reads of the blocks below c_head are done; pairs with the
+    // producer's acquire in consumer_done() (it reads this only when the ring
+    // looks full) and with a consumer taking over after we died (it starts
+    // after max(head, done): a batched head never re-delivers a message).
+    me->done.store(c_head, std::memory_order_release);
+    // The shared head is stored every head_batch releases (and whenever the
+    // ring looks empty to us, or we wait, or detach): a producer streaming
+    // into a full ring then re-reads it once per batch, not once per message.
+    if (c_head - c_head_pub >= head_batch) flush_head();
+    return;
+  }
+  wake(ctl->not_full, count > 1);
 }
 
 bool QueueImpl::can_consume() const noexcept {

@@ -106,6 +106,7 @@ struct QueueControl {
 //  16 claim        2*pos + phase + 1 of the first position being taken (0 = none);
 //                  written BEFORE the CAS that takes it (SPSC: reserved/acquired end)
 //  24 sent, received, full_waits, empty_waits: this handle's statistics
+//  56 done         SPSC consumer: released up to here (head is published in batches)
 struct ParticipantRecord {
   std::atomic<std::uint64_t> pid;
   std::atomic<std::uint32_t> role;
@@ -115,7 +116,8 @@ struct ParticipantRecord {
   std::atomic<std::uint64_t> received;
   std::atomic<std::uint64_t> full_waits;
   std::atomic<std::uint64_t> empty_waits;
-  std::uint8_t pad[kQueueLine - 56];
+  std::atomic<std::uint64_t> done;
+  std::uint8_t pad[kQueueLine - 64];
 };
 
 struct CellHeader {
@@ -139,6 +141,7 @@ static_assert(offsetof(QueueControl, redelivered) == 5 * kQueueLine);
 static_assert(sizeof(ParticipantRecord) == kQueueLine);
 static_assert(offsetof(ParticipantRecord, claim) == 16);
 static_assert(offsetof(ParticipantRecord, sent) == 24);
+static_assert(offsetof(ParticipantRecord, done) == 56);
 static_assert(sizeof(CellHeader) == 32);
 static_assert(offsetof(CellHeader, size) == 16);
 

@@ -72,6 +72,16 @@ TEST_P(QueueModes, FullQueueRefusesTrySendAndEmptyQueueRefusesTryRecv) {
   EXPECT_EQ(sut.try_send(bytes_of("y")), Status::ok);
 }
 
+TEST_P(QueueModes, ProducerSeesRoomAsSoonAsOneMessageIsReleased) {
+  zipc::test::TempName name("q");
+  auto sut = Queue::create(name.str(), opts(256), Role::producer);
+  auto rx = consumer_of(name);
+  for (int i = 0; i < 256; ++i) ASSERT_EQ(sut.try_send(bytes_of("x")), Status::ok);
+  EXPECT_EQ(sut.try_send(bytes_of("x")), Status::full);
+  EXPECT_EQ(recv_string(rx), "x");  // the consumer publishes head in batches; the room is visible anyway
+  EXPECT_EQ(sut.try_send(bytes_of("y")), Status::ok);
+}
+
 TEST_P(QueueModes, BlockingCallsTimeOut) {
   zipc::test::TempName name("q");
   auto sut = Queue::create(name.str(), opts(2), Role::producer);

@@ -159,7 +159,9 @@ struct QueueAttach {
                                   " participant records are in use by live processes");
     q.me = &q.recs[q.slot];
     q.owner_hi = static_cast<std::uint64_t>(q.slot + 1) << L::kOwnerSlotShift;
-    q.me->role.store(static_cast<std::uint32_t>(role), std::memory_order_relaxed);  // relaxed: informational
+    // relaxed: published by the acq_rel CAS on the single-side word below (the
+    // producer finds the consumer's record by pid and role).
+    q.me->role.store(static_cast<std::uint32_t>(role), std::memory_order_relaxed);
     try {
       if (has(role, Role::producer) && !q.multi_producer) {
         const std::uint64_t dead = take_single(q, q.ctl->single_producer, "producer");

@@ -326,7 +326,8 @@ std::uint64_t QueueImpl::consumer_done() noexcept {
     peer_consumer = nullptr;
     for (std::uint32_t i = 0; i < max_participants; ++i) {
       // relaxed: a search; the owner is re-checked below.
-      if (recs[i].pid.load(std::memory_order_relaxed) == sc) {
+      if (recs[i].pid.load(std::memory_order_relaxed) == sc &&
+          (recs[i].role.load(std::memory_order_relaxed) & static_cast<std::uint32_t>(Role::consumer)) != 0) {
         peer_consumer = &recs[i];
         break;
       }

@@ -53,8 +53,12 @@ int produce(const std::string& name, const Round& r, int p, int inc) {
     if (seq % 2 == 0) {
       auto loan = q.reserve(30s);
       if (!loan) return 1;
-      const auto len = zipc::test::stress_fill(loan.data(), loan.capacity(), static_cast<std::uint32_t>(p),
-                                               static_cast<std::uint32_t>(inc), seq);
+      // Build the message in place, slowly, as a real producer might: it
+      // makes a kill while holding a reservation likely.
+      std::size_t len = 0;
+      for (int i = 0; i < 20; ++i)
+        len = zipc::test::stress_fill(loan.data(), loan.capacity(), static_cast<std::uint32_t>(p),
+                                      static_cast<std::uint32_t>(inc), seq);
       if (loan.commit(len) != Status::ok) return 2;
     } else {
       const auto len = zipc::test::stress_fill(buf.data(), buf.size(), static_cast<std::uint32_t>(p),

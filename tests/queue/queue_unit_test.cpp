@@ -437,3 +437,14 @@ TEST(Queue, RecordsOfDeadProcessesAreReusedWhenTheTableIsFull) {
     EXPECT_NO_THROW(Queue::open(name.str(), Role::none)) << mode.label;
   }
 }
+
+TEST(Queue, FileBackedQueueWorksAcrossHandles) {
+  zipc::test::TempName name("q", /*file_backed=*/true);
+  QueueOptions o = queue_options(zipc::test::kMpmc);
+  o.segment = name.options();
+  auto sut = Queue::create(name.str(), o);
+  EXPECT_EQ(sut.segment().path(), name.path());
+  auto other = Queue::open(name.str(), Role::both, {}, name.options());
+  EXPECT_EQ(sut.try_send(bytes_of("on disk")), Status::ok);
+  EXPECT_EQ(recv_string(other), "on disk");
+}

@@ -2,6 +2,7 @@
 #include "zipc/queue.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <utility>
 
@@ -203,6 +204,10 @@ struct QueueAttach {
 };
 
 Status QueueImpl::reserve_wait(std::uint64_t max, std::uint64_t* first, std::uint64_t* count, Deadline d) noexcept {
+  // API misuse: a handle attached without the producer role must not take
+  // positions (on a single-producer queue it would break exclusivity).
+  assert(has(role, Role::producer) && "zipc::Queue: send/reserve on a handle opened without Role::producer");
+  if (!has(role, Role::producer)) return Status::busy;
   Status st = try_reserve(max, first, count);
   if (st != Status::full || d.ns() == 0) return st;
   ++n_full_waits;
@@ -224,6 +229,8 @@ Status QueueImpl::reserve_wait(std::uint64_t max, std::uint64_t* first, std::uin
 
 Status QueueImpl::acquire_wait(std::uint64_t* out, std::size_t max, std::size_t* n, std::size_t size_limit,
                                std::size_t* first_size, Deadline d) noexcept {
+  assert(has(role, Role::consumer) && "zipc::Queue: recv/acquire on a handle opened without Role::consumer");
+  if (!has(role, Role::consumer)) return Status::busy;
   Status st = try_acquire(out, max, n, size_limit, first_size);
   if (st == Status::closed && mpmc && recover() > 0) st = try_acquire(out, max, n, size_limit, first_size);
   if (st != Status::empty || d.ns() == 0) return st;

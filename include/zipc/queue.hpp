@@ -47,7 +47,9 @@ namespace zipc {
 enum class Multiplicity : std::uint8_t { single = 0, multi = 1 };
 
 // What a handle does. On a single-producer queue a handle with the producer
-// role is exclusive (a second live one fails with Errc::busy); same for consumers.
+// role is exclusive (a second live one fails with Errc::busy); same for
+// consumers. Sending on a handle without the producer role (receiving
+// without the consumer role) asserts in debug builds and returns Status::busy.
 enum class Role : std::uint8_t {
   none = 0,  // neither: only close(), stats(), recover() (e.g. a supervisor)
   producer = 1,

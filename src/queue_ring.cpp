@@ -309,6 +309,7 @@ void QueueImpl::release(std::uint64_t pos) noexcept {
       return;
     }
     ++c_head;
+    // relaxed: these cells are ours (acquired, not yet released past head).
     while (c_head < c_acquired && (cell(c_head)->size.load(std::memory_order_relaxed) & layout::kSizeReleased))
       ++c_head;
     return;
@@ -333,6 +334,7 @@ std::uint64_t QueueImpl::consumer_done() noexcept {
       }
     }
   }
+  // relaxed: only checks that the record still belongs to that consumer.
   if (peer_consumer == nullptr || peer_consumer->pid.load(std::memory_order_relaxed) != sc) return 0;
   // acquire: pairs with the consumer's release store of done.
   return peer_consumer->done.load(std::memory_order_acquire);

@@ -202,9 +202,8 @@ void QueueImpl::spsc_take_over_producer(std::uint64_t dead_pid) noexcept {
 }
 
 void QueueImpl::spsc_take_over_consumer(std::uint64_t dead_pid) noexcept {
-  // acquire: the dead consumer's last published head, and the producer's tail.
+  // acquire: the dead consumer's last published head.
   std::uint64_t head = ctl->head.load(std::memory_order_acquire);
-  const std::uint64_t tail = ctl->tail.load(std::memory_order_acquire);
   for (std::uint32_t i = 0; i < max_participants; ++i) {
     ParticipantRecord& r = recs[i];
     std::uint64_t pid = r.pid.load(std::memory_order_acquire);  // acquire: as in Liveness
@@ -213,13 +212,14 @@ void QueueImpl::spsc_take_over_consumer(std::uint64_t dead_pid) noexcept {
     // It published head in batches: what it released beyond head was
     // delivered and must not be delivered again.
     const std::uint64_t done = r.done.load(std::memory_order_relaxed);
-    if (done > head && done <= tail && done - head <= cap) {
+    // (done may exceed the shared tail by blocks published between the
+    // producer's seq and tail stores: bound it by the ring, not by tail.)
+    if (done > head && done - head <= cap) {
       head = done;
       // release: the producer may reuse the blocks below the new head.
       ctl->head.store(head, std::memory_order_release);
     }
-    std::uint64_t acquired = r.claim.load(std::memory_order_relaxed);  // relaxed: as above
-    if (acquired > tail) acquired = tail;
+    const std::uint64_t acquired = r.claim.load(std::memory_order_relaxed);  // relaxed: as above
     if (acquired > head && acquired - head <= cap) {
       std::uint64_t held = 0;
       for (std::uint64_t p = head; p < acquired; ++p) {

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <random>
 #include <thread>
 #include <vector>
@@ -52,7 +53,10 @@ int produce(const std::string& name, const Round& r, int p, int inc) {
   for (std::uint64_t seq = 0; seq < r.per_producer; ++seq) {
     if (seq % 2 == 0) {
       auto loan = q.reserve(30s);
-      if (!loan) return 1;
+      if (!loan) {
+        zipc::test::report(std::string("reserve: ") + zipc::to_string(loan.status()));
+        return 1;
+      }
       // Build the message in place, slowly, as a real producer might: it
       // makes a kill while holding a reservation likely.
       std::size_t len = 0;
@@ -63,7 +67,10 @@ int produce(const std::string& name, const Round& r, int p, int inc) {
     } else {
       const auto len = zipc::test::stress_fill(buf.data(), buf.size(), static_cast<std::uint32_t>(p),
                                                static_cast<std::uint32_t>(inc), seq);
-      if (q.send(std::span(buf).first(len), 30s) != Status::ok) return 3;
+      if (const Status st = q.send(std::span(buf).first(len), 30s); st != Status::ok) {
+        zipc::test::report(std::string("send: ") + zipc::to_string(st));
+        return 3;
+      }
     }
     // relaxed: read by the parent after this process is reaped.
     r.book->progress[p][inc].store(seq + 1, std::memory_order_relaxed);
@@ -89,7 +96,11 @@ int consume(const std::string& name, const Round& r, int c) {
   for (;;) {
     if (c % 2 == 0) {
       auto loan = q.acquire(30s);
-      if (!loan) return loan.status() == Status::closed ? 0 : 1;
+      if (!loan) {
+        if (loan.status() == Status::closed) return 0;
+        zipc::test::report(std::string("acquire: ") + zipc::to_string(loan.status()));
+        return 1;
+      }
       take(loan.bytes());
     } else {
       Status st = Status::ok;

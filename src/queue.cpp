@@ -203,13 +203,17 @@ struct QueueAttach {
   }
 };
 
-Status QueueImpl::reserve_wait(std::uint64_t max, std::uint64_t* first, std::uint64_t* count, Deadline d) noexcept {
+Status QueueImpl::reserve_wait(std::uint64_t max, std::uint64_t* first, std::uint64_t* count,
+                               std::chrono::nanoseconds timeout, std::optional<Deadline>* dl) noexcept {
   // API misuse: a handle attached without the producer role must not take
   // positions (on a single-producer queue it would break exclusivity).
   assert(has(role, Role::producer) && "zipc::Queue: send/reserve on a handle opened without Role::producer");
   if (!has(role, Role::producer)) return Status::busy;
   Status st = try_reserve(max, first, count);
-  if (st != Status::full || d.ns() == 0) return st;
+  if (st != Status::full || timeout.count() <= 0) return st;
+  if (!dl->has_value()) *dl = Deadline::after(timeout);
+  const Deadline d = **dl;
+  if (d.expired()) return Status::timeout;
   ++n_full_waits;
   me->full_waits.store(n_full_waits, std::memory_order_relaxed);  // relaxed: statistics, single writer
   std::uint64_t stall = platform::monotonic_ns();
@@ -228,12 +232,16 @@ Status QueueImpl::reserve_wait(std::uint64_t max, std::uint64_t* first, std::uin
 }
 
 Status QueueImpl::acquire_wait(std::uint64_t* out, std::size_t max, std::size_t* n, std::size_t size_limit,
-                               std::size_t* first_size, Deadline d) noexcept {
+                               std::size_t* first_size, std::chrono::nanoseconds timeout,
+                               std::optional<Deadline>* dl) noexcept {
   assert(has(role, Role::consumer) && "zipc::Queue: recv/acquire on a handle opened without Role::consumer");
   if (!has(role, Role::consumer)) return Status::busy;
   Status st = try_acquire(out, max, n, size_limit, first_size);
   if (st == Status::closed && mpmc && recover() > 0) st = try_acquire(out, max, n, size_limit, first_size);
-  if (st != Status::empty || d.ns() == 0) return st;
+  if (st != Status::empty || timeout.count() <= 0) return st;
+  if (!dl->has_value()) *dl = Deadline::after(timeout);
+  const Deadline d = **dl;
+  if (d.expired()) return Status::timeout;
   ++n_empty_waits;
   me->empty_waits.store(n_empty_waits, std::memory_order_relaxed);  // relaxed: statistics, single writer
   std::uint64_t stall = platform::monotonic_ns();
@@ -253,12 +261,6 @@ Status QueueImpl::acquire_wait(std::uint64_t* out, std::size_t max, std::size_t*
 }
 
 }  // namespace detail
-
-namespace {
-Deadline deadline_for(std::chrono::nanoseconds t) noexcept {
-  return t.count() <= 0 ? Deadline::at_ns(0) : Deadline::after(t);
-}
-}  // namespace
 
 // ---------------------------------------------------------------- setup
 
@@ -315,7 +317,8 @@ Status Queue::send(std::span<const std::byte> msg, Timeout timeout) noexcept {
   QueueImpl& q = *impl_;
   if (msg.size() > q.block) return Status::too_large;
   std::uint64_t pos = 0, n = 0;
-  const Status st = q.reserve_wait(1, &pos, &n, deadline_for(timeout));
+  std::optional<Deadline> d;
+  const Status st = q.reserve_wait(1, &pos, &n, timeout, &d);
   if (st != Status::ok) return st;
   if (!msg.empty()) std::memcpy(q.cell_data(pos), msg.data(), msg.size());
   q.commit(pos, static_cast<std::uint32_t>(msg.size()));
@@ -331,7 +334,8 @@ IoResult Queue::recv(std::span<std::byte> out, Timeout timeout) noexcept {
   QueueImpl& q = *impl_;
   std::uint64_t pos = 0;
   std::size_t n = 0, first = 0;
-  const Status st = q.acquire_wait(&pos, 1, &n, out.size(), &first, deadline_for(timeout));
+  std::optional<Deadline> d;
+  const Status st = q.acquire_wait(&pos, 1, &n, out.size(), &first, timeout, &d);
   if (st == Status::too_large) return {st, first};
   if (st != Status::ok) return {st, 0};
   const std::size_t sz = q.acquired_size(pos);
@@ -349,7 +353,7 @@ IoResult Queue::recv(std::span<std::byte> out, Timeout timeout) noexcept {
 std::size_t Queue::send_batch(std::span<const std::span<const std::byte>> msgs, Timeout timeout,
                               Status* status) noexcept {
   QueueImpl& q = *impl_;
-  const Deadline d = deadline_for(timeout);
+  std::optional<Deadline> d;
   std::size_t done = 0;
   Status st = Status::ok;
   while (done < msgs.size()) {
@@ -360,7 +364,7 @@ std::size_t Queue::send_batch(std::span<const std::span<const std::byte>> msgs, 
       break;
     }
     std::uint64_t first = 0, n = 0;
-    st = q.reserve_wait(run, &first, &n, done == 0 ? d : (d.expired() ? Deadline::at_ns(0) : d));
+    st = q.reserve_wait(run, &first, &n, timeout, &d);
     if (st != Status::ok) break;
     for (std::uint64_t i = 0; i < n; ++i) {
       const auto& m = msgs[done + i];
@@ -376,13 +380,14 @@ std::size_t Queue::send_batch(std::span<const std::span<const std::byte>> msgs, 
 
 std::size_t Queue::recv_batch_impl(std::size_t max, Timeout timeout, BatchFn fn, void* ctx, Status* status) noexcept {
   QueueImpl& q = *impl_;
-  Deadline d = deadline_for(timeout);
+  std::optional<Deadline> d;
   std::size_t total = 0;
   Status st = Status::ok;
   std::uint64_t pos[QueueImpl::kChunk];
   while (total < max) {
     std::size_t n = 0, first = 0;
-    st = q.acquire_wait(pos, std::min(max - total, QueueImpl::kChunk), &n, static_cast<std::size_t>(-1), &first, d);
+    st = q.acquire_wait(pos, std::min(max - total, QueueImpl::kChunk), &n, static_cast<std::size_t>(-1), &first,
+                        timeout, &d);
     if (st != Status::ok) break;
     std::size_t good = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -397,7 +402,7 @@ std::size_t Queue::recv_batch_impl(std::size_t max, Timeout timeout, BatchFn fn,
     }
     q.released(good);
     total += good;
-    d = Deadline::at_ns(0);  // only the first chunk waits
+    timeout = Timeout::zero();  // only the first chunk waits
   }
   if (status) *status = total > 0 ? Status::ok : st;
   return total;
@@ -408,7 +413,8 @@ std::size_t Queue::recv_batch_impl(std::size_t max, Timeout timeout, BatchFn fn,
 WriteLoan Queue::reserve(Timeout timeout) noexcept {
   QueueImpl& q = *impl_;
   std::uint64_t pos = 0, n = 0;
-  const Status st = q.reserve_wait(1, &pos, &n, deadline_for(timeout));
+  std::optional<Deadline> d;
+  const Status st = q.reserve_wait(1, &pos, &n, timeout, &d);
   if (st != Status::ok) return WriteLoan(st);
   WriteLoan l;
   l.impl_ = &q;
@@ -421,7 +427,8 @@ WriteLoan Queue::reserve(Timeout timeout) noexcept {
 std::size_t Queue::reserve_batch(std::span<WriteLoan> out, Timeout timeout, Status* status) noexcept {
   QueueImpl& q = *impl_;
   std::uint64_t first = 0, n = 0;
-  const Status st = out.empty() ? Status::ok : q.reserve_wait(out.size(), &first, &n, deadline_for(timeout));
+  std::optional<Deadline> d;
+  const Status st = out.empty() ? Status::ok : q.reserve_wait(out.size(), &first, &n, timeout, &d);
   if (status) *status = st;
   if (st != Status::ok) return 0;
   for (std::uint64_t i = 0; i < n; ++i) {
@@ -439,7 +446,8 @@ ReadLoan Queue::acquire(Timeout timeout) noexcept {
   QueueImpl& q = *impl_;
   std::uint64_t pos = 0;
   std::size_t n = 0, first = 0;
-  const Status st = q.acquire_wait(&pos, 1, &n, static_cast<std::size_t>(-1), &first, deadline_for(timeout));
+  std::optional<Deadline> d;
+  const Status st = q.acquire_wait(&pos, 1, &n, static_cast<std::size_t>(-1), &first, timeout, &d);
   if (st != Status::ok) return ReadLoan(st);
   const std::size_t sz = q.acquired_size(pos);
   if (sz > q.block) {
@@ -459,9 +467,10 @@ std::size_t Queue::acquire_batch(std::span<ReadLoan> out, Timeout timeout, Statu
   QueueImpl& q = *impl_;
   std::uint64_t pos[QueueImpl::kChunk];
   std::size_t n = 0, first = 0;
+  std::optional<Deadline> d;
   const Status st = out.empty() ? Status::ok
                                 : q.acquire_wait(pos, std::min(out.size(), QueueImpl::kChunk), &n,
-                                                 static_cast<std::size_t>(-1), &first, deadline_for(timeout));
+                                                 static_cast<std::size_t>(-1), &first, timeout, &d);
   if (status) *status = st;
   if (st != Status::ok) return 0;
   std::size_t got = 0;

@@ -2,7 +2,9 @@
 // queue_ring.cpp (the two ring algorithms) and queue_recovery.cpp.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "layout/queue_layout.hpp"
@@ -110,9 +112,12 @@ struct QueueImpl {
   Status wait_on(Event& ev, bool producer_side, Deadline slice) noexcept;
 
   // ---- blocking helpers (queue.cpp)
-  Status reserve_wait(std::uint64_t max, std::uint64_t* first, std::uint64_t* count, Deadline d) noexcept;
+  // timeout <= 0: try once. The deadline is computed (a clock read) only
+  // when the first try fails, and kept in *d across calls of one batch.
+  Status reserve_wait(std::uint64_t max, std::uint64_t* first, std::uint64_t* count, std::chrono::nanoseconds timeout,
+                      std::optional<Deadline>* d) noexcept;
   Status acquire_wait(std::uint64_t* out, std::size_t max, std::size_t* n, std::size_t size_limit,
-                      std::size_t* first_size, Deadline d) noexcept;
+                      std::size_t* first_size, std::chrono::nanoseconds timeout, std::optional<Deadline>* d) noexcept;
 };
 
 }  // namespace zipc::detail

@@ -1,0 +1,106 @@
+// The benchmark plug-in for zipc::Queue: one-way channels over the queue,
+// zero-copy on both ends (prepare() returns the reserved block itself,
+// acquire() the block the message was written into).
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport.hpp"
+#include "zipc/queue.hpp"
+
+namespace zipc::bench {
+namespace {
+
+constexpr auto kForever = std::chrono::nanoseconds::max();
+
+WaitOptions wait_options(Wait w) {
+  WaitOptions o;
+  switch (w) {
+    case Wait::busy: o.strategy = WaitStrategy::busy_poll; break;
+    case Wait::adaptive: o.strategy = WaitStrategy::adaptive; break;
+    case Wait::block: o.strategy = WaitStrategy::block; break;
+  }
+  return o;
+}
+
+std::string segment_name(const ChannelSpec& spec) {
+  return "bench-q-" + spec.name;
+}
+
+class QueueSender final : public Sender {
+ public:
+  explicit QueueSender(Queue q) : q_(std::move(q)) {}
+  void* prepare(std::size_t n) override {
+    if (n > q_.block_size()) return nullptr;
+    loan_ = q_.reserve(kForever);  // waits while the ring is full
+    return loan_ ? loan_.data() : nullptr;
+  }
+  bool commit(std::size_t n) override { return loan_ && loan_.commit(n) == Status::ok; }
+
+ private:
+  Queue q_;
+  WriteLoan loan_;
+};
+
+class QueueReceiver final : public Receiver {
+ public:
+  explicit QueueReceiver(Queue q) : q_(std::move(q)) {}
+  const void* acquire(std::size_t* n) override {
+    loan_ = q_.acquire(kForever);
+    if (!loan_) return nullptr;
+    *n = loan_.size();
+    return loan_.data();
+  }
+  void release() override { loan_.release(); }
+
+ private:
+  Queue q_;
+  ReadLoan loan_;
+};
+
+class ZipcQueueTransport final : public Transport {
+ public:
+  std::string name() const override { return "zipc-queue"; }
+  std::string family() const override { return "zipc"; }
+  std::vector<Wait> waits() const override { return {Wait::busy, Wait::adaptive, Wait::block}; }
+  bool supports(const ChannelSpec& spec, std::string* why) const override {
+    if (spec.broadcast) {
+      if (why) *why = "a queue delivers each message once (fan-out is zipc-topic's job)";
+      return false;
+    }
+    if (spec.max_message > (16u << 20)) {
+      if (why) *why = "blocks are at most 16 MiB";
+      return false;
+    }
+    return true;
+  }
+  void create(const ChannelSpec& spec) override {
+    QueueOptions o;
+    o.block_size = std::max<std::size_t>(8, (spec.max_message + 7) / 8 * 8);
+    // In flight: what the harness asks for, else what fits in ~64 MiB (at most 1024 blocks).
+    std::size_t want = spec.capacity ? spec.capacity : 1024;
+    while (want > 2 && want * (o.block_size + 64) > (64u << 20)) want /= 2;
+    std::size_t cap = 2;
+    while (cap < want && cap < (1u << 24)) cap *= 2;
+    o.capacity = cap;
+    o.producers = spec.senders > 1 ? Multiplicity::multi : Multiplicity::single;
+    o.consumers = spec.receivers > 1 ? Multiplicity::multi : Multiplicity::single;
+    o.max_participants = static_cast<std::uint32_t>(std::max(4, spec.senders + spec.receivers + 2));
+    Queue::remove(segment_name(spec));                       // a leftover of a crashed run
+    (void)Queue::create(segment_name(spec), o, Role::none);  // the segment outlives this handle
+  }
+  std::unique_ptr<Sender> open_sender(const ChannelSpec& spec, int) override {
+    return std::make_unique<QueueSender>(Queue::open(segment_name(spec), Role::producer, wait_options(spec.wait)));
+  }
+  std::unique_ptr<Receiver> open_receiver(const ChannelSpec& spec, int) override {
+    return std::make_unique<QueueReceiver>(Queue::open(segment_name(spec), Role::consumer, wait_options(spec.wait)));
+  }
+  void destroy(const ChannelSpec& spec) override { Queue::remove(segment_name(spec)); }
+};
+
+ZIPC_BENCH_TRANSPORT(ZipcQueueTransport);
+
+}  // namespace
+}  // namespace zipc::bench

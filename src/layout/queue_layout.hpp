@@ -1,0 +1,159 @@
+// The shared-memory layout of a zipc::Queue (the segment's payload).
+//
+//  payload offset                                  written by
+//  0      QueueControl (768 bytes, six 128-byte lines)
+//         line 0  [0,128)    config copy + closed flag    creator / close() (read-mostly)
+//         line 1  [128,256)  tail: next position to reserve   producers
+//         line 2  [256,384)  head: next position to acquire   consumers
+//         line 3  [384,512)  not_empty Event              sleeping consumers / producers
+//         line 4  [512,640)  not_full Event               sleeping producers / consumers
+//         line 5  [640,768)  rare counters (redelivered, abandoned, orphan hint,
+//                            retired participants' stats, single-side owners)
+//  768    ParticipantRecord[max_participants]  (128 bytes each; one writer per record)
+//  cells  Cell[capacity], each `stride` bytes, starting at a 128-byte boundary:
+//           0   8  seq    Vyukov sequence word (MPMC) / unused (SPSC)
+//           8   8  owner  (participant slot + 1) << 48 | tag (2*pos + phase) & (2^48-1)
+//           16  4  size   payload length (SPSC: | flag bits)
+//           20  12 reserved
+//           32  block_size bytes of payload; stride = round_up(32 + block_size, 64)
+//
+// Positions are monotonic 64-bit counters; a position's cell is pos & (capacity - 1).
+// Every value read from here is validated before use (see docs/queue.md).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "zipc/event.hpp"
+
+namespace zipc::layout {
+
+inline constexpr std::uint32_t kQueueMagic = 0x51504955u;  // "UIPQ"
+inline constexpr std::uint32_t kQueueLayoutVersion = 1;
+inline constexpr std::size_t kQueueLine = 128;
+
+// Header params (covered by the segment header checksum; the source of truth).
+enum QueueParam : std::size_t {
+  kParamCapacity = 0,
+  kParamBlockSize = 1,
+  kParamModes = 2,  // bit 0: many producers, bit 1: many consumers
+  kParamMaxParticipants = 3,
+  kParamRecoveryNs = 4,
+  kParamStride = 5,
+  kParamLayoutVersion = 6,
+};
+inline constexpr std::uint64_t kModeMultiProducer = 1;
+inline constexpr std::uint64_t kModeMultiConsumer = 2;
+
+// Seq-word flags (MPMC). Positions stay below 2^62 for centuries.
+inline constexpr std::uint64_t kSeqAbandoned = 1ull << 63;  // reserved by a dead producer: skip
+inline constexpr std::uint64_t kSeqOrphan = 1ull << 62;     // held by a dead consumer: redeliver
+inline constexpr std::uint64_t kSeqFlags = kSeqAbandoned | kSeqOrphan;
+
+// Cell owner word.
+inline constexpr unsigned kOwnerSlotShift = 48;
+inline constexpr std::uint64_t kOwnerTagMask = (1ull << kOwnerSlotShift) - 1;
+
+// SPSC size-word flags (producer-/consumer-local bookkeeping for out-of-order loans).
+inline constexpr std::uint32_t kSizeMask = (1u << 25) - 1;  // 16 MiB + 1 fits
+inline constexpr std::uint32_t kSizeSkip = 1u << 29;        // aborted loan: consumer skips it
+inline constexpr std::uint32_t kSizeDone = 1u << 30;        // committed (producer-side bookkeeping)
+inline constexpr std::uint32_t kSizeReleased = 1u << 28;    // released out of order (consumer-side bookkeeping)
+
+struct QueueControl {
+  // line 0: read-mostly
+  std::uint32_t magic;
+  std::uint32_t capacity;
+  std::uint32_t block_size;
+  std::uint32_t stride;
+  std::uint32_t modes;
+  std::uint32_t max_participants;
+  std::uint64_t recovery_ns;
+  std::uint64_t cells_offset;
+  std::atomic<std::uint32_t> closed;
+  std::uint8_t pad0[kQueueLine - 44];
+  // line 1
+  std::atomic<std::uint64_t> tail;
+  std::uint8_t pad1[kQueueLine - 8];
+  // line 2
+  std::atomic<std::uint64_t> head;
+  std::uint8_t pad2[kQueueLine - 8];
+  // line 3
+  Event not_empty;
+  std::uint8_t pad3[kQueueLine - sizeof(Event)];
+  // line 4
+  Event not_full;
+  std::uint8_t pad4[kQueueLine - sizeof(Event)];
+  // line 5: written only on rare events (recovery, detach)
+  std::atomic<std::uint64_t> redelivered;
+  std::atomic<std::uint64_t> abandoned;
+  std::atomic<std::uint64_t> orphans;  // hint: cells marked kSeqOrphan not yet reclaimed
+  std::atomic<std::uint64_t> retired_sent;
+  std::atomic<std::uint64_t> retired_received;
+  std::atomic<std::uint64_t> retired_full_waits;
+  std::atomic<std::uint64_t> retired_empty_waits;
+  std::atomic<std::uint64_t> single_producer;  // SPSC: packed ProcessId of the producer (0: none)
+  std::atomic<std::uint64_t> single_consumer;  // SPSC: packed ProcessId of the consumer
+  std::uint8_t pad5[kQueueLine - 72];
+};
+
+// One per attached Queue handle. Only its owner writes it, except recovery,
+// which frees the record of a dead owner.
+//  0  pid          packed ProcessId (0 = free)
+//  8  role         bit 0 producer, bit 1 consumer
+//  12 claim_count  positions covered by claim
+//  16 claim        2*pos + phase + 1 of the first position being taken (0 = none);
+//                  written BEFORE the CAS that takes it (SPSC: reserved/acquired end)
+//  24 sent, received, full_waits, empty_waits: this handle's statistics
+//  56 done         SPSC consumer: released up to here (head is published in batches)
+struct ParticipantRecord {
+  std::atomic<std::uint64_t> pid;
+  std::atomic<std::uint32_t> role;
+  std::atomic<std::uint32_t> claim_count;
+  std::atomic<std::uint64_t> claim;
+  std::atomic<std::uint64_t> sent;
+  std::atomic<std::uint64_t> received;
+  std::atomic<std::uint64_t> full_waits;
+  std::atomic<std::uint64_t> empty_waits;
+  std::atomic<std::uint64_t> done;
+  std::uint8_t pad[kQueueLine - 64];
+};
+
+struct CellHeader {
+  std::atomic<std::uint64_t> seq;
+  std::atomic<std::uint64_t> owner;
+  std::atomic<std::uint32_t> size;
+  std::uint32_t reserved0;
+  std::uint64_t reserved1;
+};
+inline constexpr std::size_t kCellHeader = sizeof(CellHeader);
+
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+static_assert(sizeof(QueueControl) == 6 * kQueueLine);
+static_assert(offsetof(QueueControl, closed) == 40);
+static_assert(offsetof(QueueControl, tail) == 1 * kQueueLine);
+static_assert(offsetof(QueueControl, head) == 2 * kQueueLine);
+static_assert(offsetof(QueueControl, not_empty) == 3 * kQueueLine);
+static_assert(offsetof(QueueControl, not_full) == 4 * kQueueLine);
+static_assert(offsetof(QueueControl, redelivered) == 5 * kQueueLine);
+static_assert(sizeof(ParticipantRecord) == kQueueLine);
+static_assert(offsetof(ParticipantRecord, claim) == 16);
+static_assert(offsetof(ParticipantRecord, sent) == 24);
+static_assert(offsetof(ParticipantRecord, done) == 56);
+static_assert(sizeof(CellHeader) == 32);
+static_assert(offsetof(CellHeader, size) == 16);
+
+inline constexpr std::uint64_t queue_stride(std::uint64_t block_size) noexcept {
+  return (kCellHeader + block_size + 63) & ~std::uint64_t{63};
+}
+inline constexpr std::uint64_t queue_cells_offset(std::uint64_t max_participants) noexcept {
+  return sizeof(QueueControl) + max_participants * sizeof(ParticipantRecord);
+}
+inline constexpr std::uint64_t queue_payload_size(std::uint64_t capacity, std::uint64_t block_size,
+                                                  std::uint64_t max_participants) noexcept {
+  return queue_cells_offset(max_participants) + capacity * queue_stride(block_size);
+}
+
+}  // namespace zipc::layout

@@ -1,0 +1,615 @@
+// zipc::Queue: setup (create/open/attach), the public calls, waiting, loans.
+#include "zipc/queue.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+#include <utility>
+
+#include "platform/clock.hpp"
+#include "queue_impl.hpp"
+#include "zipc/process.hpp"
+
+namespace zipc {
+
+using detail::QueueImpl;
+namespace L = layout;
+
+namespace {
+
+constexpr std::uint64_t kMaxCapacity = 1ull << 24;
+constexpr std::uint64_t kMaxBlock = 16ull << 20;
+
+std::string quoted(std::string_view name) {
+  return "queue '" + std::string(name) + "'";
+}
+
+void validate_options(std::string_view name, const QueueOptions& o) {
+  const auto bad = [&](const std::string& why) { throw Error(Errc::invalid_argument, quoted(name) + ": " + why); };
+  if (o.capacity < 2 || o.capacity > kMaxCapacity || (o.capacity & (o.capacity - 1)) != 0)
+    bad("capacity " + std::to_string(o.capacity) + " is not a power of two in [2, 2^24]");
+  if (o.block_size < 8 || o.block_size > kMaxBlock || o.block_size % 8 != 0)
+    bad("block_size " + std::to_string(o.block_size) + " is not a multiple of 8 in [8, 16 MiB]");
+  if (o.max_participants < 2 || o.max_participants > 65535)
+    bad("max_participants " + std::to_string(o.max_participants) + " is not in [2, 65535]");
+  if (o.recovery_time.count() <= 0) bad("recovery_time must be positive");
+}
+
+SegmentSpec make_spec(const QueueOptions& o) {
+  SegmentSpec spec;
+  spec.kind = SegmentKind::queue;
+  spec.payload_size = L::queue_payload_size(o.capacity, o.block_size, o.max_participants);
+  spec.params[L::kParamCapacity] = o.capacity;
+  spec.params[L::kParamBlockSize] = o.block_size;
+  spec.params[L::kParamModes] = (o.producers == Multiplicity::multi ? L::kModeMultiProducer : 0) |
+                                (o.consumers == Multiplicity::multi ? L::kModeMultiConsumer : 0);
+  spec.params[L::kParamMaxParticipants] = o.max_participants;
+  spec.params[L::kParamRecoveryNs] = static_cast<std::uint64_t>(o.recovery_time.count());
+  spec.params[L::kParamStride] = L::queue_stride(o.block_size);
+  spec.params[L::kParamLayoutVersion] = L::kQueueLayoutVersion;
+  return spec;
+}
+
+InitFn make_init(const SegmentSpec& spec) {
+  return [spec](std::byte* p, std::size_t n) {
+    (void)n;  // the segment is at least spec.payload_size bytes and zero-filled
+    auto* ctl = new (p) L::QueueControl{};
+    ctl->magic = L::kQueueMagic;
+    ctl->capacity = static_cast<std::uint32_t>(spec.params[L::kParamCapacity]);
+    ctl->block_size = static_cast<std::uint32_t>(spec.params[L::kParamBlockSize]);
+    ctl->stride = static_cast<std::uint32_t>(spec.params[L::kParamStride]);
+    ctl->modes = static_cast<std::uint32_t>(spec.params[L::kParamModes]);
+    ctl->max_participants = static_cast<std::uint32_t>(spec.params[L::kParamMaxParticipants]);
+    ctl->recovery_ns = spec.params[L::kParamRecoveryNs];
+    ctl->cells_offset = L::queue_cells_offset(ctl->max_participants);
+    auto* recs = reinterpret_cast<L::ParticipantRecord*>(p + sizeof(L::QueueControl));
+    for (std::uint32_t i = 0; i < ctl->max_participants; ++i) new (&recs[i]) L::ParticipantRecord{};
+    std::byte* cells = p + ctl->cells_offset;
+    for (std::uint64_t i = 0; i < ctl->capacity; ++i) {
+      auto* c = new (cells + i * ctl->stride) L::CellHeader{};
+      // relaxed: the segment's ready flag (release) publishes the whole payload.
+      c->seq.store(i, std::memory_order_relaxed);
+    }
+  };
+}
+
+std::unique_ptr<QueueImpl> from_segment(Segment seg, std::string_view name, const WaitOptions& wait) {
+  const auto& prm = seg.params();
+  const auto bad = [&](const std::string& why) { throw Error(Errc::corrupt_header, quoted(name) + ": " + why); };
+  if (prm[L::kParamLayoutVersion] != L::kQueueLayoutVersion)
+    throw Error(Errc::version_mismatch, quoted(name) + ": created by queue layout version " +
+                                            std::to_string(prm[L::kParamLayoutVersion]) +
+                                            ", this library reads version " + std::to_string(L::kQueueLayoutVersion));
+  const std::uint64_t cap = prm[L::kParamCapacity], block = prm[L::kParamBlockSize];
+  const std::uint64_t maxp = prm[L::kParamMaxParticipants], modes = prm[L::kParamModes];
+  if (cap < 2 || cap > kMaxCapacity || (cap & (cap - 1)) != 0) bad("capacity " + std::to_string(cap) + " out of range");
+  if (block < 8 || block > kMaxBlock || block % 8 != 0) bad("block size " + std::to_string(block) + " out of range");
+  if (maxp < 2 || maxp > 65535) bad("participant count " + std::to_string(maxp) + " out of range");
+  if (modes > 3) bad("modes word " + std::to_string(modes) + " out of range");
+  if (prm[L::kParamStride] != L::queue_stride(block)) bad("stride does not match the block size");
+  if (prm[L::kParamRecoveryNs] == 0) bad("recovery time is zero");
+  const std::uint64_t need = L::queue_payload_size(cap, block, maxp);
+  if (seg.payload_size() < need)
+    bad("payload of " + std::to_string(seg.payload_size()) + " bytes is smaller than the " + std::to_string(need) +
+        " its geometry needs");
+  auto q = std::make_unique<QueueImpl>();
+  q->name = std::string(name);
+  q->cap = cap;
+  q->mask = cap - 1;
+  q->block = block;
+  q->stride = L::queue_stride(block);
+  q->max_participants = static_cast<std::uint32_t>(maxp);
+  q->recovery_ns = prm[L::kParamRecoveryNs];
+  q->multi_producer = (modes & L::kModeMultiProducer) != 0;
+  q->multi_consumer = (modes & L::kModeMultiConsumer) != 0;
+  q->mpmc = q->multi_producer || q->multi_consumer;
+  q->wait = wait;
+  std::byte* p = seg.payload();
+  q->ctl = reinterpret_cast<L::QueueControl*>(p);
+  q->recs = reinterpret_cast<L::ParticipantRecord*>(p + sizeof(L::QueueControl));
+  q->cells = p + L::queue_cells_offset(maxp);
+  q->seg = std::move(seg);
+  return q;
+}
+
+bool has(Role r, Role bit) {
+  return (static_cast<unsigned>(r) & static_cast<unsigned>(bit)) != 0;
+}
+
+// Takes the exclusive producer (or consumer) word of a single-mode side.
+// Returns the dead predecessor's packed id (0 if none).
+std::uint64_t take_single(QueueImpl& q, std::atomic<std::uint64_t>& word, const char* what) {
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    // acquire: pairs with the release CAS/store of the previous holder.
+    std::uint64_t w = word.load(std::memory_order_acquire);
+    if (w != 0 && is_alive_packed(w)) {
+      throw Error(Errc::busy, quoted(q.name) + ": single-" + what + " queue already has a live " + what + " (pid " +
+                                  std::to_string(unpack(w).pid) + "); create it with " + what +
+                                  "s = Multiplicity::multi to attach more");
+    }
+    // acq_rel: we become the only one; the predecessor's state is visible.
+    if (word.compare_exchange_strong(w, q.my_pid, std::memory_order_acq_rel)) return w;
+  }
+  throw Error(Errc::busy, quoted(q.name) + ": could not take the single-" + what + " role (contended)");
+}
+
+}  // namespace
+
+namespace detail {
+
+struct QueueAttach {
+  static void attach(QueueImpl& q, Role role) {
+    q.role = role;
+    q.my_pid = pack(ProcessId::current());
+    if (q.my_pid == 0) throw Error(Errc::system, quoted(q.name) + ": cannot determine this process's identity");
+    bool got = false;
+    for (int round = 0; round < 2 && !got; ++round) {
+      for (std::uint32_t i = 0; i < q.max_participants; ++i) {
+        std::uint64_t expected = 0;
+        // acq_rel: pairs with free_record's release store; the record is zeroed.
+        if (q.recs[i].pid.compare_exchange_strong(expected, q.my_pid, std::memory_order_acq_rel)) {
+          q.slot = i;
+          got = true;
+          break;
+        }
+      }
+      if (!got) q.recover();  // frees records of dead participants
+    }
+    if (!got)
+      throw Error(Errc::busy, quoted(q.name) + ": all " + std::to_string(q.max_participants) +
+                                  " participant records are in use by live processes");
+    q.me = &q.recs[q.slot];
+    q.owner_hi = static_cast<std::uint64_t>(q.slot + 1) << L::kOwnerSlotShift;
+    // relaxed: published by the acq_rel CAS on the single-side word below (the
+    // producer finds the consumer's record by pid and role).
+    q.me->role.store(static_cast<std::uint32_t>(role), std::memory_order_relaxed);
+    try {
+      if (has(role, Role::producer) && !q.multi_producer) {
+        const std::uint64_t dead = take_single(q, q.ctl->single_producer, "producer");
+        q.single_p = true;
+        if (dead != 0) q.mpmc ? (void)q.recover() : q.spsc_take_over_producer(dead);
+      }
+      if (has(role, Role::consumer) && !q.multi_consumer) {
+        const std::uint64_t dead = take_single(q, q.ctl->single_consumer, "consumer");
+        q.single_c = true;
+        if (dead != 0) q.mpmc ? (void)q.recover() : q.spsc_take_over_consumer(dead);
+      }
+    } catch (...) {
+      detach(q);
+      throw;
+    }
+    // acquire: the other side's published positions.
+    q.p_reserved = q.p_tail = q.ctl->tail.load(std::memory_order_acquire);
+    q.p_head_cache = q.ctl->head.load(std::memory_order_acquire);
+    q.c_acquired = q.c_head = q.c_head_pub = q.c_tail_cache = q.p_head_cache;
+    q.head_batch = std::max<std::uint64_t>(1, std::min<std::uint64_t>(32, q.cap / 8));
+  }
+
+  static void detach(QueueImpl& q) noexcept {
+    if (q.me == nullptr) return;
+    q.flush_head();
+    if (q.single_p) {
+      std::uint64_t w = q.my_pid;
+      // release: our last tail store is visible to a successor.
+      q.ctl->single_producer.compare_exchange_strong(w, 0, std::memory_order_release, std::memory_order_relaxed);
+    }
+    if (q.single_c) {
+      std::uint64_t w = q.my_pid;
+      // release: our last head store is visible to a successor.
+      q.ctl->single_consumer.compare_exchange_strong(w, 0, std::memory_order_release, std::memory_order_relaxed);
+    }
+    q.free_record(*q.me);
+    q.me = nullptr;
+  }
+};
+
+Status QueueImpl::reserve_wait(std::uint64_t max, std::uint64_t* first, std::uint64_t* count,
+                               std::chrono::nanoseconds timeout, std::optional<Deadline>* dl) noexcept {
+  // API misuse: a handle attached without the producer role must not take
+  // positions (on a single-producer queue it would break exclusivity).
+  assert(has(role, Role::producer) && "zipc::Queue: send/reserve on a handle opened without Role::producer");
+  if (!has(role, Role::producer)) return Status::busy;
+  Status st = try_reserve(max, first, count);
+  if (st != Status::full || timeout.count() <= 0) return st;
+  if (!dl->has_value()) *dl = Deadline::after(timeout);
+  const Deadline d = **dl;
+  if (d.expired()) return Status::timeout;
+  ++n_full_waits;
+  me->full_waits.store(n_full_waits, std::memory_order_relaxed);  // relaxed: statistics, single writer
+  std::uint64_t stall = platform::monotonic_ns();
+  for (;;) {
+    const std::uint64_t now = platform::monotonic_ns();
+    const Deadline slice = Deadline::at_ns(std::min(d.ns(), now + recovery_ns / 2 + 1));
+    (void)wait_on(ctl->not_full, true, slice);
+    st = try_reserve(max, first, count);
+    if (st != Status::full) return st;
+    if (d.expired()) return Status::timeout;
+    if (platform::monotonic_ns() - stall >= recovery_ns) {
+      recover();
+      stall = platform::monotonic_ns();
+    }
+  }
+}
+
+Status QueueImpl::acquire_wait(std::uint64_t* out, std::size_t max, std::size_t* n, std::size_t size_limit,
+                               std::size_t* first_size, std::chrono::nanoseconds timeout,
+                               std::optional<Deadline>* dl) noexcept {
+  assert(has(role, Role::consumer) && "zipc::Queue: recv/acquire on a handle opened without Role::consumer");
+  if (!has(role, Role::consumer)) return Status::busy;
+  Status st = try_acquire(out, max, n, size_limit, first_size);
+  if (st == Status::closed && mpmc && recover() > 0) st = try_acquire(out, max, n, size_limit, first_size);
+  if (st != Status::empty || timeout.count() <= 0) return st;
+  if (!dl->has_value()) *dl = Deadline::after(timeout);
+  const Deadline d = **dl;
+  if (d.expired()) return Status::timeout;
+  ++n_empty_waits;
+  me->empty_waits.store(n_empty_waits, std::memory_order_relaxed);  // relaxed: statistics, single writer
+  std::uint64_t stall = platform::monotonic_ns();
+  for (;;) {
+    const std::uint64_t now = platform::monotonic_ns();
+    const Deadline slice = Deadline::at_ns(std::min(d.ns(), now + recovery_ns / 2 + 1));
+    (void)wait_on(ctl->not_empty, false, slice);
+    st = try_acquire(out, max, n, size_limit, first_size);
+    if (st == Status::closed && mpmc && recover() > 0) st = try_acquire(out, max, n, size_limit, first_size);
+    if (st != Status::empty) return st;
+    if (d.expired()) return Status::timeout;
+    if (platform::monotonic_ns() - stall >= recovery_ns) {
+      recover();
+      stall = platform::monotonic_ns();
+    }
+  }
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------- setup
+
+Queue::Queue() noexcept = default;
+Queue::Queue(std::unique_ptr<QueueImpl> impl) noexcept : impl_(std::move(impl)) {}
+Queue::Queue(Queue&&) noexcept = default;
+Queue& Queue::operator=(Queue&& o) noexcept {
+  if (this != &o) {
+    if (impl_) detail::QueueAttach::detach(*impl_);
+    impl_ = std::move(o.impl_);
+  }
+  return *this;
+}
+Queue::~Queue() {
+  if (impl_) detail::QueueAttach::detach(*impl_);
+}
+
+Queue Queue::create(std::string_view name, const QueueOptions& options, Role role) {
+  validate_options(name, options);
+  const SegmentSpec spec = make_spec(options);
+  auto impl = from_segment(Segment::create(name, spec, make_init(spec), options.segment), name, options.wait);
+  detail::QueueAttach::attach(*impl, role);
+  return Queue(std::move(impl));
+}
+
+Queue Queue::open(std::string_view name, Role role, const WaitOptions& wait, const SegmentOptions& segment) {
+  auto impl = from_segment(Segment::open(name, SegmentKind::queue, segment), name, wait);
+  detail::QueueAttach::attach(*impl, role);
+  return Queue(std::move(impl));
+}
+
+Queue Queue::open_or_create(std::string_view name, const QueueOptions& options, Role role, bool* created) {
+  validate_options(name, options);
+  const SegmentSpec spec = make_spec(options);
+  auto seg = Segment::open_or_create(name, spec, make_init(spec), options.segment, created);
+  if (seg.kind() != SegmentKind::queue)
+    throw Error(Errc::wrong_kind, quoted(name) + ": the segment is a " + to_string(seg.kind()) + ", not a queue");
+  auto impl = from_segment(std::move(seg), name, options.wait);
+  detail::QueueAttach::attach(*impl, role);
+  return Queue(std::move(impl));
+}
+
+bool Queue::remove(std::string_view name, const SegmentOptions& segment) {
+  return Segment::remove(name, segment);
+}
+
+// ---------------------------------------------------------------- copy API
+
+Status Queue::try_send(std::span<const std::byte> msg) noexcept {
+  return send(msg, Timeout::zero());
+}
+
+Status Queue::send(std::span<const std::byte> msg, Timeout timeout) noexcept {
+  QueueImpl& q = *impl_;
+  if (msg.size() > q.block) return Status::too_large;
+  std::uint64_t pos = 0, n = 0;
+  std::optional<Deadline> d;
+  const Status st = q.reserve_wait(1, &pos, &n, timeout, &d);
+  if (st != Status::ok) return st;
+  if (!msg.empty()) std::memcpy(q.cell_data(pos), msg.data(), msg.size());
+  q.commit(pos, static_cast<std::uint32_t>(msg.size()));
+  q.publish(1);
+  return Status::ok;
+}
+
+IoResult Queue::try_recv(std::span<std::byte> out) noexcept {
+  return recv(out, Timeout::zero());
+}
+
+IoResult Queue::recv(std::span<std::byte> out, Timeout timeout) noexcept {
+  QueueImpl& q = *impl_;
+  std::uint64_t pos = 0;
+  std::size_t n = 0, first = 0;
+  std::optional<Deadline> d;
+  const Status st = q.acquire_wait(&pos, 1, &n, out.size(), &first, timeout, &d);
+  if (st == Status::too_large) return {st, first};
+  if (st != Status::ok) return {st, 0};
+  const std::size_t sz = q.acquired_size(pos);
+  if (sz > q.block || sz > out.size()) {  // scribbled after the size check: drop it
+    q.release(pos);
+    q.released(0);
+    return {Status::corrupt, 0};
+  }
+  if (sz) std::memcpy(out.data(), q.cell_data(pos), sz);
+  q.release(pos);
+  q.released(1);
+  return {Status::ok, sz};
+}
+
+std::size_t Queue::send_batch(std::span<const std::span<const std::byte>> msgs, Timeout timeout,
+                              Status* status) noexcept {
+  QueueImpl& q = *impl_;
+  std::optional<Deadline> d;
+  std::size_t done = 0;
+  Status st = Status::ok;
+  while (done < msgs.size()) {
+    std::size_t run = 0;
+    while (done + run < msgs.size() && run < QueueImpl::kChunk && msgs[done + run].size() <= q.block) ++run;
+    if (run == 0) {
+      st = Status::too_large;
+      break;
+    }
+    std::uint64_t first = 0, n = 0;
+    st = q.reserve_wait(run, &first, &n, timeout, &d);
+    if (st != Status::ok) break;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const auto& m = msgs[done + i];
+      if (!m.empty()) std::memcpy(q.cell_data(first + i), m.data(), m.size());
+      q.commit(first + i, static_cast<std::uint32_t>(m.size()));
+    }
+    q.publish(n);
+    done += n;
+  }
+  if (status) *status = done == msgs.size() ? Status::ok : st;
+  return done;
+}
+
+std::size_t Queue::recv_batch_impl(std::size_t max, Timeout timeout, BatchFn fn, void* ctx, Status* status) noexcept {
+  QueueImpl& q = *impl_;
+  std::optional<Deadline> d;
+  std::size_t total = 0;
+  Status st = Status::ok;
+  std::uint64_t pos[QueueImpl::kChunk];
+  while (total < max) {
+    std::size_t n = 0, first = 0;
+    st = q.acquire_wait(pos, std::min(max - total, QueueImpl::kChunk), &n, static_cast<std::size_t>(-1), &first,
+                        timeout, &d);
+    if (st != Status::ok) break;
+    std::size_t good = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t sz = q.acquired_size(pos[i]);
+      if (sz <= q.block) {
+        fn(ctx, {q.cell_data(pos[i]), sz});
+        ++good;
+      } else {
+        st = Status::corrupt;
+      }
+      q.release(pos[i]);
+    }
+    q.released(good);
+    total += good;
+    timeout = Timeout::zero();  // only the first chunk waits
+  }
+  if (status) *status = total > 0 ? Status::ok : st;
+  return total;
+}
+
+// ---------------------------------------------------------------- loans
+
+WriteLoan Queue::reserve(Timeout timeout) noexcept {
+  QueueImpl& q = *impl_;
+  std::uint64_t pos = 0, n = 0;
+  std::optional<Deadline> d;
+  const Status st = q.reserve_wait(1, &pos, &n, timeout, &d);
+  if (st != Status::ok) return WriteLoan(st);
+  WriteLoan l;
+  l.impl_ = &q;
+  l.data_ = q.cell_data(pos);
+  l.capacity_ = q.block;
+  l.pos_ = pos;
+  return l;
+}
+
+std::size_t Queue::reserve_batch(std::span<WriteLoan> out, Timeout timeout, Status* status) noexcept {
+  QueueImpl& q = *impl_;
+  std::uint64_t first = 0, n = 0;
+  std::optional<Deadline> d;
+  const Status st = out.empty() ? Status::ok : q.reserve_wait(out.size(), &first, &n, timeout, &d);
+  if (status) *status = st;
+  if (st != Status::ok) return 0;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    WriteLoan l;
+    l.impl_ = &q;
+    l.data_ = q.cell_data(first + i);
+    l.capacity_ = q.block;
+    l.pos_ = first + i;
+    out[i] = std::move(l);
+  }
+  return n;
+}
+
+ReadLoan Queue::acquire(Timeout timeout) noexcept {
+  QueueImpl& q = *impl_;
+  std::uint64_t pos = 0;
+  std::size_t n = 0, first = 0;
+  std::optional<Deadline> d;
+  const Status st = q.acquire_wait(&pos, 1, &n, static_cast<std::size_t>(-1), &first, timeout, &d);
+  if (st != Status::ok) return ReadLoan(st);
+  const std::size_t sz = q.acquired_size(pos);
+  if (sz > q.block) {
+    q.release(pos);
+    q.released(0);
+    return ReadLoan(Status::corrupt);
+  }
+  ReadLoan l;
+  l.impl_ = &q;
+  l.data_ = q.cell_data(pos);
+  l.size_ = sz;
+  l.pos_ = pos;
+  return l;
+}
+
+std::size_t Queue::acquire_batch(std::span<ReadLoan> out, Timeout timeout, Status* status) noexcept {
+  QueueImpl& q = *impl_;
+  std::uint64_t pos[QueueImpl::kChunk];
+  std::size_t n = 0, first = 0;
+  std::optional<Deadline> d;
+  const Status st = out.empty() ? Status::ok
+                                : q.acquire_wait(pos, std::min(out.size(), QueueImpl::kChunk), &n,
+                                                 static_cast<std::size_t>(-1), &first, timeout, &d);
+  if (status) *status = st;
+  if (st != Status::ok) return 0;
+  std::size_t got = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t sz = q.acquired_size(pos[i]);
+    if (sz > q.block) {
+      q.release(pos[i]);
+      q.released(0);
+      if (status) *status = Status::corrupt;
+      continue;
+    }
+    ReadLoan l;
+    l.impl_ = &q;
+    l.data_ = q.cell_data(pos[i]);
+    l.size_ = sz;
+    l.pos_ = pos[i];
+    out[got++] = std::move(l);
+  }
+  return got;
+}
+
+WriteLoan::WriteLoan(WriteLoan&& o) noexcept
+    : impl_(std::exchange(o.impl_, nullptr)),
+      data_(o.data_),
+      capacity_(o.capacity_),
+      pos_(o.pos_),
+      status_(o.status_) {}
+WriteLoan& WriteLoan::operator=(WriteLoan&& o) noexcept {
+  if (this != &o) {
+    abort();
+    impl_ = std::exchange(o.impl_, nullptr);
+    data_ = o.data_;
+    capacity_ = o.capacity_;
+    pos_ = o.pos_;
+    status_ = o.status_;
+  }
+  return *this;
+}
+WriteLoan::~WriteLoan() {
+  abort();
+}
+
+Status WriteLoan::commit(std::size_t len) noexcept {
+  if (!impl_) return status_ == Status::ok ? Status::closed : status_;
+  if (len > capacity_) return Status::too_large;
+  impl_->commit(pos_, static_cast<std::uint32_t>(len));
+  impl_->publish(1);
+  impl_ = nullptr;
+  return Status::ok;
+}
+
+void WriteLoan::abort() noexcept {
+  if (!impl_) return;
+  impl_->abort(pos_);
+  impl_->publish(0);
+  impl_ = nullptr;
+}
+
+ReadLoan::ReadLoan(ReadLoan&& o) noexcept
+    : impl_(std::exchange(o.impl_, nullptr)), data_(o.data_), size_(o.size_), pos_(o.pos_), status_(o.status_) {}
+ReadLoan& ReadLoan::operator=(ReadLoan&& o) noexcept {
+  if (this != &o) {
+    release();
+    impl_ = std::exchange(o.impl_, nullptr);
+    data_ = o.data_;
+    size_ = o.size_;
+    pos_ = o.pos_;
+    status_ = o.status_;
+  }
+  return *this;
+}
+ReadLoan::~ReadLoan() {
+  release();
+}
+
+void ReadLoan::release() noexcept {
+  if (!impl_) return;
+  impl_->release(pos_);
+  impl_->released(1);
+  impl_ = nullptr;
+}
+
+// ---------------------------------------------------------------- control
+
+void Queue::close() noexcept {
+  // release: pairs with readers of closed; notify_all's fence then wakes sleepers.
+  impl_->ctl->closed.store(1, std::memory_order_release);
+  impl_->ctl->not_empty.notify_all();
+  impl_->ctl->not_full.notify_all();
+}
+
+bool Queue::closed() const noexcept {
+  return impl_->is_closed();
+}
+
+QueueStats Queue::stats() const noexcept {
+  const QueueImpl& q = *impl_;
+  QueueStats s;
+  for (std::uint32_t i = 0; i < q.max_participants; ++i) {
+    const auto& r = q.recs[i];
+    // relaxed: statistics read while others count; each value is some recent value.
+    if (r.pid.load(std::memory_order_relaxed) == 0) continue;
+    s.sent += r.sent.load(std::memory_order_relaxed);
+    s.received += r.received.load(std::memory_order_relaxed);
+    s.full_waits += r.full_waits.load(std::memory_order_relaxed);
+    s.empty_waits += r.empty_waits.load(std::memory_order_relaxed);
+  }
+  s.sent += q.ctl->retired_sent.load(std::memory_order_relaxed);  // relaxed: statistics
+  s.received += q.ctl->retired_received.load(std::memory_order_relaxed);
+  s.full_waits += q.ctl->retired_full_waits.load(std::memory_order_relaxed);
+  s.empty_waits += q.ctl->retired_empty_waits.load(std::memory_order_relaxed);
+  s.redelivered = q.ctl->redelivered.load(std::memory_order_relaxed);
+  s.abandoned = q.ctl->abandoned.load(std::memory_order_relaxed);
+  return s;
+}
+
+std::size_t Queue::recover() noexcept {
+  return impl_->recover();
+}
+std::size_t Queue::block_size() const noexcept {
+  return impl_->block;
+}
+std::size_t Queue::capacity() const noexcept {
+  return impl_->cap;
+}
+std::size_t Queue::size_approx() const noexcept {
+  // relaxed: an estimate.
+  const std::uint64_t t = impl_->ctl->tail.load(std::memory_order_relaxed);
+  const std::uint64_t h = impl_->ctl->head.load(std::memory_order_relaxed);
+  return t > h ? std::min<std::uint64_t>(t - h, impl_->cap) : 0;
+}
+Multiplicity Queue::producers() const noexcept {
+  return impl_->multi_producer ? Multiplicity::multi : Multiplicity::single;
+}
+Multiplicity Queue::consumers() const noexcept {
+  return impl_->multi_consumer ? Multiplicity::multi : Multiplicity::single;
+}
+const Segment& Queue::segment() const noexcept {
+  return impl_->seg;
+}
+
+}  // namespace zipc

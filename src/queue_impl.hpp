@@ -1,0 +1,123 @@
+// Internals of zipc::Queue shared by queue.cpp (setup, API, waiting),
+// queue_ring.cpp (the two ring algorithms) and queue_recovery.cpp.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "layout/queue_layout.hpp"
+#include "zipc/queue.hpp"
+#include "zipc/segment.hpp"
+
+namespace zipc::detail {
+
+struct QueueImpl {
+  // Largest number of positions one internal call takes at once.
+  static constexpr std::size_t kChunk = 64;
+  // Bound on CAS retries of one try_* call, so a scribbled segment cannot
+  // make a non-blocking call spin forever.
+  static constexpr std::uint32_t kMaxRetries = 1u << 20;
+
+  Segment seg;
+  std::string name;
+  layout::QueueControl* ctl = nullptr;
+  layout::ParticipantRecord* recs = nullptr;
+  std::byte* cells = nullptr;
+
+  // Geometry, from the checksummed segment header (never re-read from the payload).
+  std::uint64_t cap = 0;
+  std::uint64_t mask = 0;
+  std::uint64_t block = 0;
+  std::uint64_t stride = 0;
+  std::uint32_t max_participants = 0;
+  std::uint64_t recovery_ns = 0;
+  bool multi_producer = true;
+  bool multi_consumer = true;
+  bool mpmc = true;  // false: the single/single Lamport ring
+
+  WaitOptions wait;
+  Role role = Role::both;
+  std::uint32_t slot = 0;
+  layout::ParticipantRecord* me = nullptr;
+  std::uint64_t my_pid = 0;
+  std::uint64_t owner_hi = 0;  // (slot + 1) << 48
+  bool single_p = false;       // holds the single-producer word
+  bool single_c = false;       // holds the single-consumer word
+
+  // Single/single ring: this side's private positions and cached copies.
+  std::uint64_t p_reserved = 0;                              // next position to reserve
+  std::uint64_t p_tail = 0;                                  // published tail
+  std::uint64_t p_head_cache = 0;                            // last head seen
+  std::uint64_t c_acquired = 0;                              // next position to acquire
+  std::uint64_t c_head = 0;                                  // released up to here (me->done)
+  std::uint64_t c_head_pub = 0;                              // last head stored to ctl->head
+  std::uint64_t head_batch = 1;                              // publish head after this many releases
+  const layout::ParticipantRecord* peer_consumer = nullptr;  // SPSC producer: the consumer's record
+  std::uint64_t peer_pid = 0;                                // ... and who owned it when found
+  std::uint64_t c_tail_cache = 0;                            // last tail seen
+
+  // Local mirrors of this handle's counters (stored to `me` with relaxed stores).
+  std::uint64_t n_sent = 0, n_received = 0, n_full_waits = 0, n_empty_waits = 0;
+
+  // ---- geometry helpers
+  [[nodiscard]] layout::CellHeader* cell(std::uint64_t pos) const noexcept {
+    return reinterpret_cast<layout::CellHeader*>(cells + (pos & mask) * stride);
+  }
+  [[nodiscard]] std::byte* cell_data(std::uint64_t pos) const noexcept {
+    return cells + (pos & mask) * stride + layout::kCellHeader;
+  }
+  [[nodiscard]] std::uint64_t owner_word(std::uint64_t pos, unsigned phase) const noexcept {
+    return owner_hi | ((2 * pos + phase) & layout::kOwnerTagMask);
+  }
+  [[nodiscard]] bool is_closed() const noexcept {
+    // relaxed: a hint checked on every call; close() follows with notify_all,
+    // whose fence makes sleepers see it.
+    return ctl->closed.load(std::memory_order_relaxed) != 0;
+  }
+
+  // ---- producer side (queue_ring.cpp). try_reserve takes up to max positions
+  // [*first, *first + *count); commit/abort each; publish() makes them visible.
+  Status try_reserve(std::uint64_t max, std::uint64_t* first, std::uint64_t* count) noexcept;
+  void commit(std::uint64_t pos, std::uint32_t len) noexcept;
+  void abort(std::uint64_t pos) noexcept;
+  void publish(std::uint64_t committed) noexcept;  // SPSC tail store, stats, notify
+
+  // ---- consumer side. try_acquire takes up to max deliverable positions into
+  // out (skipping abandoned/aborted blocks). When the first message is larger
+  // than size_limit it takes nothing and returns too_large with *first_size.
+  Status try_acquire(std::uint64_t* out, std::size_t max, std::size_t* n, std::size_t size_limit,
+                     std::size_t* first_size) noexcept;
+  // Size of an acquired position, or > block when the cell was scribbled.
+  [[nodiscard]] std::size_t acquired_size(std::uint64_t pos) const noexcept;
+  void release(std::uint64_t pos) noexcept;
+  void released(std::size_t count) noexcept;  // SPSC head store (batched), stats, notify
+  void flush_head() noexcept;                 // SPSC: publish every release now
+  // SPSC producer: the consumer's released-up-to from its record (0 if unknown).
+  std::uint64_t consumer_done() noexcept;
+
+  // Wait predicates (cheap, read-only).
+  [[nodiscard]] bool can_produce() const noexcept;
+  [[nodiscard]] bool can_consume() const noexcept;
+
+  // ---- recovery (queue_recovery.cpp)
+  std::size_t recover() noexcept;
+  void spsc_take_over_producer(std::uint64_t dead_pid) noexcept;
+  void spsc_take_over_consumer(std::uint64_t dead_pid) noexcept;
+  void free_record(layout::ParticipantRecord& r) noexcept;
+
+  // ---- waking and waiting (queue_wait.cpp)
+  void wake(Event& ev, bool all) noexcept;
+  Status wait_on(Event& ev, bool producer_side, Deadline slice) noexcept;
+
+  // ---- blocking helpers (queue.cpp)
+  // timeout <= 0: try once. The deadline is computed (a clock read) only
+  // when the first try fails, and kept in *d across calls of one batch.
+  Status reserve_wait(std::uint64_t max, std::uint64_t* first, std::uint64_t* count, std::chrono::nanoseconds timeout,
+                      std::optional<Deadline>* d) noexcept;
+  Status acquire_wait(std::uint64_t* out, std::size_t max, std::size_t* n, std::size_t size_limit,
+                      std::size_t* first_size, std::chrono::nanoseconds timeout, std::optional<Deadline>* d) noexcept;
+};
+
+}  // namespace zipc::detail

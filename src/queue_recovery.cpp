@@ -1,0 +1,236 @@
+// Crash recovery without a daemon: any survivor that stalls longer than the
+// queue's recovery time looks for dead participants and takes back what they
+// held (docs/queue.md, "Crash recovery").
+#include <vector>
+
+#include "queue_impl.hpp"
+#include "zipc/process.hpp"
+
+namespace zipc::detail {
+
+using layout::CellHeader;
+using layout::kSeqAbandoned;
+using layout::kSeqFlags;
+using layout::kSeqOrphan;
+using layout::ParticipantRecord;
+
+namespace {
+
+// A record being folded and freed by one survivor.
+constexpr std::uint64_t kFreeing = ~std::uint64_t{0};
+
+// Liveness of each record's owner, computed at most once per scan (a /proc read each).
+class Liveness {
+ public:
+  explicit Liveness(std::uint32_t n) : pid_(n, 0), alive_(n, 0) {}
+  bool alive(const ParticipantRecord& r, std::uint32_t i) {
+    // acquire: pairs with the release store of pid when a record is taken or freed.
+    const std::uint64_t pid = r.pid.load(std::memory_order_acquire);
+    if (pid == 0 || pid == kFreeing) return false;
+    if (pid != pid_[i]) {
+      pid_[i] = pid;
+      alive_[i] = is_alive_packed(pid) ? 1 : 0;
+    }
+    return alive_[i] != 0;
+  }
+
+ private:
+  std::vector<std::uint64_t> pid_;
+  std::vector<std::uint8_t> alive_;
+};
+
+}  // namespace
+
+void QueueImpl::free_record(ParticipantRecord& r) noexcept {
+  // relaxed: statistics; exactness needs only atomicity.
+  ctl->retired_sent.fetch_add(r.sent.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  ctl->retired_received.fetch_add(r.received.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  ctl->retired_full_waits.fetch_add(r.full_waits.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  ctl->retired_empty_waits.fetch_add(r.empty_waits.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  r.sent.store(0, std::memory_order_relaxed);  // relaxed: published by the pid store below
+  r.received.store(0, std::memory_order_relaxed);
+  r.full_waits.store(0, std::memory_order_relaxed);
+  r.empty_waits.store(0, std::memory_order_relaxed);
+  r.claim.store(0, std::memory_order_relaxed);
+  r.done.store(0, std::memory_order_relaxed);
+  r.claim_count.store(0, std::memory_order_relaxed);
+  r.role.store(0, std::memory_order_relaxed);
+  // release: the zeroed record is complete before anyone can take it.
+  r.pid.store(0, std::memory_order_release);
+}
+
+std::size_t QueueImpl::recover() noexcept {
+  Liveness live(max_participants);
+  std::vector<std::uint32_t> dead;
+  for (std::uint32_t i = 0; i < max_participants; ++i) {
+    const std::uint64_t pid = recs[i].pid.load(std::memory_order_acquire);  // acquire: as in Liveness
+    if (pid != 0 && pid != kFreeing && !live.alive(recs[i], i)) dead.push_back(i);
+  }
+  if (dead.empty()) return 0;  // every holder of every position is alive
+  if (!mpmc) {
+    // The single/single ring keeps nothing outside [head, tail): a dead
+    // side's positions are taken over when a new one attaches (which needs
+    // its record). Records of other dead handles (Role::none) are freed.
+    // acquire: pairs with the CAS that took the single roles.
+    const std::uint64_t sp = ctl->single_producer.load(std::memory_order_acquire);
+    const std::uint64_t sc = ctl->single_consumer.load(std::memory_order_acquire);
+    for (std::uint32_t i : dead) {
+      std::uint64_t pid = recs[i].pid.load(std::memory_order_acquire);  // acquire: as in Liveness
+      if (pid == 0 || pid == kFreeing || pid == sp || pid == sc || is_alive_packed(pid)) continue;
+      // acq_rel: exactly one survivor folds and frees the record.
+      if (recs[i].pid.compare_exchange_strong(pid, kFreeing, std::memory_order_acq_rel)) free_record(recs[i]);
+    }
+    return 0;
+  }
+
+  // Who holds position p in phase ph (0: a producer before commit, 1: a
+  // consumer before release)? The cell's owner word if its tag matches, else
+  // whoever claims p in its record (written before its CAS took p).
+  auto holder_dead = [&](CellHeader* c, std::uint64_t s, std::uint64_t p, unsigned ph) -> bool {
+    // acquire: pairs with the release clear of the holder's claim (its owner
+    // store comes before).
+    const std::uint64_t o1 = c->owner.load(std::memory_order_acquire);
+    bool is_dead = true;
+    const std::uint64_t tag = (2 * p + ph) & layout::kOwnerTagMask;
+    const std::uint64_t slot1 = o1 >> layout::kOwnerSlotShift;
+    if ((o1 & layout::kOwnerTagMask) == tag && slot1 >= 1 && slot1 <= max_participants) {
+      is_dead = !live.alive(recs[slot1 - 1], static_cast<std::uint32_t>(slot1 - 1));
+    } else {
+      for (std::uint32_t i = 0; i < max_participants && is_dead; ++i) {
+        if (!live.alive(recs[i], i)) continue;
+        // acquire: pairs with the claim store published by the holder's CAS.
+        const std::uint64_t cl = recs[i].claim.load(std::memory_order_acquire);
+        if (cl == 0 || ((cl - 1) & 1) != ph) continue;
+        const std::uint64_t from = (cl - 1) >> 1;
+        const std::uint64_t n = recs[i].claim_count.load(std::memory_order_relaxed);  // relaxed: before claim
+        if (p - from < n) is_dead = false;
+      }
+    }
+    if (!is_dead) return false;
+    // The holder may have written its owner word and moved on meanwhile.
+    // acquire: as above.
+    return c->owner.load(std::memory_order_acquire) == o1 && c->seq.load(std::memory_order_acquire) == s;
+  };
+
+  std::size_t recovered = 0;
+  bool unresolved = false;
+  // acquire: positions published by CASes; their claims are visible.
+  const std::uint64_t head = ctl->head.load(std::memory_order_acquire);
+  const std::uint64_t tail = ctl->tail.load(std::memory_order_acquire);
+  for (std::uint64_t i = 0; i < cap; ++i) {
+    auto* c = reinterpret_cast<CellHeader*>(cells + i * stride);
+    std::uint64_t s = c->seq.load(std::memory_order_acquire);  // acquire: the state we act on
+    if (s & kSeqOrphan) continue;                              // waiting for a consumer to take it
+    const std::uint64_t base = s & ~kSeqFlags;
+    if (s & kSeqAbandoned) {
+      // A consumer was passing this block (head moved beyond it) and died?
+      const std::uint64_t p = base - 1;
+      if ((p & mask) != i || head <= p) continue;
+      if (!holder_dead(c, s, p, 1)) continue;
+      // release: hands the block to the next lap's producer.
+      if (c->seq.compare_exchange_strong(s, p + cap, std::memory_order_release, std::memory_order_relaxed)) {
+        ++recovered;
+        ctl->not_full.notify_all();
+      }
+      continue;
+    }
+    if ((base & mask) == i) {
+      // Free for lap `base`: held by a producer when tail moved past it.
+      const std::uint64_t p = base;
+      if (tail <= p || tail - p > cap) continue;
+      if (!holder_dead(c, s, p, 0)) {
+        unresolved = true;
+        continue;
+      }
+      // release: consumers pass this block without reading it.
+      if (c->seq.compare_exchange_strong(s, (p + 1) | kSeqAbandoned, std::memory_order_release,
+                                         std::memory_order_relaxed)) {
+        ctl->abandoned.fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter
+        ++recovered;
+        ctl->not_empty.notify_all();
+      }
+    } else if (((base - 1) & mask) == i) {
+      // Committed message at p: held by a consumer when head moved past it.
+      const std::uint64_t p = base - 1;
+      if (head <= p || head - p > cap) continue;
+      if (!holder_dead(c, s, p, 1)) {
+        unresolved = true;
+        continue;
+      }
+      // release: the payload stays published to the consumer that takes the orphan.
+      if (c->seq.compare_exchange_strong(s, (p + 1) | kSeqOrphan, std::memory_order_release,
+                                         std::memory_order_relaxed)) {
+        ctl->orphans.fetch_add(1, std::memory_order_relaxed);  // relaxed: a hint
+        ++recovered;
+        ctl->not_empty.notify_all();
+      }
+    }
+  }
+  (void)unresolved;  // live holders: nothing of the dead is among them
+  // Every position a dead record could hold was resolved above (a race with a
+  // live holder only leaves positions held by the living), so the dead
+  // records can be reused. A record whose owner became dead after the scan
+  // started is left for the next scan.
+  for (std::uint32_t i : dead) {
+    std::uint64_t pid = recs[i].pid.load(std::memory_order_acquire);  // acquire: as in Liveness
+    if (pid == 0 || pid == kFreeing || is_alive_packed(pid)) continue;
+    // acq_rel: exactly one survivor folds and frees the record.
+    if (recs[i].pid.compare_exchange_strong(pid, kFreeing, std::memory_order_acq_rel)) free_record(recs[i]);
+  }
+  return recovered;
+}
+
+void QueueImpl::spsc_take_over_producer(std::uint64_t dead_pid) noexcept {
+  // acquire: the dead producer's last published tail.
+  std::uint64_t tail = ctl->tail.load(std::memory_order_acquire);
+  const std::uint64_t head = ctl->head.load(std::memory_order_acquire);  // acquire: consumer's progress
+  // It may have died between publishing a block (its seq word) and storing
+  // tail: those blocks are committed and stay; we continue after them.
+  // acquire: pairs with the release store of seq in publish().
+  while (tail - head < cap && cell(tail)->seq.load(std::memory_order_acquire) == tail + 1) ++tail;
+  ctl->tail.store(tail, std::memory_order_release);  // release: our starting point, as publish() would
+  for (std::uint32_t i = 0; i < max_participants; ++i) {
+    ParticipantRecord& r = recs[i];
+    std::uint64_t pid = r.pid.load(std::memory_order_acquire);  // acquire: as in Liveness
+    if (pid != dead_pid || pid == 0) continue;
+    const std::uint64_t reserved = r.claim.load(std::memory_order_relaxed);  // relaxed: the owner is dead
+    if (reserved > tail && reserved - tail <= cap)
+      ctl->abandoned.fetch_add(reserved - tail, std::memory_order_relaxed);  // relaxed: a counter
+    // acq_rel: exactly one survivor folds and frees the record.
+    if (r.pid.compare_exchange_strong(pid, kFreeing, std::memory_order_acq_rel)) free_record(r);
+  }
+}
+
+void QueueImpl::spsc_take_over_consumer(std::uint64_t dead_pid) noexcept {
+  // acquire: the dead consumer's last published head.
+  std::uint64_t head = ctl->head.load(std::memory_order_acquire);
+  for (std::uint32_t i = 0; i < max_participants; ++i) {
+    ParticipantRecord& r = recs[i];
+    std::uint64_t pid = r.pid.load(std::memory_order_acquire);  // acquire: as in Liveness
+    if (pid != dead_pid || pid == 0) continue;
+    // relaxed: the owner is dead; its last stores are all it will ever write.
+    // It published head in batches: what it released beyond head was
+    // delivered and must not be delivered again.
+    const std::uint64_t done = r.done.load(std::memory_order_relaxed);
+    // (done may exceed the shared tail by blocks published between the
+    // producer's seq and tail stores: bound it by the ring, not by tail.)
+    if (done > head && done - head <= cap) {
+      head = done;
+      // release: the producer may reuse the blocks below the new head.
+      ctl->head.store(head, std::memory_order_release);
+    }
+    const std::uint64_t acquired = r.claim.load(std::memory_order_relaxed);  // relaxed: as above
+    if (acquired > head && acquired - head <= cap) {
+      std::uint64_t held = 0;
+      for (std::uint64_t p = head; p < acquired; ++p) {
+        const std::uint32_t sz = cell(p)->size.load(std::memory_order_relaxed);  // relaxed: ordered by tail
+        if (!(sz & (layout::kSizeSkip | layout::kSizeReleased))) ++held;
+      }
+      ctl->redelivered.fetch_add(held, std::memory_order_relaxed);  // relaxed: a counter
+    }
+    // acq_rel: exactly one survivor folds and frees the record.
+    if (r.pid.compare_exchange_strong(pid, kFreeing, std::memory_order_acq_rel)) free_record(r);
+  }
+}
+
+}  // namespace zipc::detail

@@ -7,6 +7,7 @@
 #include "zipc/mutex.hpp"
 #include "zipc/offset_ptr.hpp"
 #include "zipc/process.hpp"
+#include "zipc/queue.hpp"
 #include "zipc/rpc.hpp"
 #include "zipc/segment.hpp"
 #include "zipc/stl_allocator.hpp"

@@ -40,7 +40,9 @@ thread_local bool t_cpu_shared = false;
 constexpr std::uint64_t kYieldRanSomeoneNs = 3'000;
 }  // namespace
 
-bool cpu_looks_shared() noexcept { return t_cpu_shared; }
+bool cpu_looks_shared() noexcept {
+  return t_cpu_shared;
+}
 
 bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcept {
   if (opt.strategy == WaitStrategy::busy_poll) {

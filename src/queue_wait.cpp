@@ -55,9 +55,9 @@ Status QueueImpl::wait_on(Event& ev, bool producer_side, Deadline slice) noexcep
     // Grace: a publication whose publisher read waiters == 0 just before our
     // registration became visible is still draining from its store buffer;
     // it shows up within this window, so we do not sleep past it.
-    // (Pinned to one CPU, the publisher's stores drained when it was switched
+    // (Sharing one CPU with the publisher, its stores drained when it was switched
     // out: no grace needed, and spinning would only delay it.)
-    const std::uint64_t grace_end = platform::monotonic_ns() + (same_cpu_peer_likely() ? 0 : kGraceNs);
+    const std::uint64_t grace_end = platform::monotonic_ns() + (cpu_looks_shared() ? 0 : kGraceNs);
     for (std::uint32_t i = 0;; ++i) {
       if (pred()) {
         ev.waiters.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a hint for wakers

@@ -4,13 +4,16 @@
 //
 // The heap is relocatable (AddressMode::any): each process maps it at its own
 // address, so the graph links with zipc::offset_ptr and the message carries an
-// arena offset (Heap::offset_of / Heap::at). The offset travels through a pipe
-// here; once zipc::Queue is merged it should travel through a Queue instead.
+// arena offset (Heap::offset_of / Heap::at). The offset - 8 bytes - travels
+// through a zipc::Queue: the notification channel stays tiny however large
+// the graph is.
 //
 // Run with no arguments: it forks the producer, checks what the consumer saw,
 // removes the heap, and exits 0 only when everything matched.
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
 
 #include <cstdint>
 #include <cstdio>
@@ -19,6 +22,7 @@
 
 #include "zipc/heap.hpp"
 #include "zipc/offset_ptr.hpp"
+#include "zipc/queue.hpp"
 
 namespace {
 
@@ -87,12 +91,17 @@ bool consume(zipc::Heap& heap, std::uint64_t offset) {
 
 int main() {
   const std::string name = "example.heap_objects." + std::to_string(::getpid());
+  const std::string queue_name = name + ".offsets";
   bool ok = false;
   try {
     auto heap = zipc::Heap::create(name, 4 << 20);  // AddressMode::any
     const auto baseline = heap.stats();
-    int fds[2];
-    if (::pipe(fds) != 0) return 1;
+    zipc::QueueOptions qo;
+    qo.block_size = sizeof(std::uint64_t);  // one offset per message
+    qo.capacity = 16;
+    qo.producers = zipc::Multiplicity::single;
+    qo.consumers = zipc::Multiplicity::single;
+    auto offsets = zipc::Queue::create(queue_name, qo, zipc::Role::consumer);
     std::fflush(nullptr);
     const pid_t producer = ::fork();
     if (producer == 0) {
@@ -100,20 +109,20 @@ int main() {
       try {
         auto mine = zipc::Heap::open(name);  // a mapping of our own, at another address ...
         heap.close();                        // ... and none inherited from the parent
+        auto out = zipc::Queue::open(queue_name, zipc::Role::producer);
         const std::uint64_t offset = produce(mine);
         std::printf("producer: graph built at %p, sending offset %llu\n", static_cast<void*>(mine.at<char>(offset)),
                     static_cast<unsigned long long>(offset));
         std::fflush(stdout);
-        code = ::write(fds[1], &offset, sizeof offset) == static_cast<ssize_t>(sizeof offset) ? 0 : 1;
+        code = out.send(std::as_bytes(std::span(&offset, 1)), std::chrono::seconds(10)) == zipc::Status::ok ? 0 : 1;
       } catch (const std::exception& e) {
         std::fprintf(stderr, "producer: %s\n", e.what());
       }
       ::_exit(code);
     }
-    ::close(fds[1]);
     std::uint64_t offset = zipc::Heap::kNoOffset;
-    const bool got = ::read(fds[0], &offset, sizeof offset) == static_cast<ssize_t>(sizeof offset);
-    ::close(fds[0]);
+    const zipc::IoResult r = offsets.recv(std::as_writable_bytes(std::span(&offset, 1)), std::chrono::seconds(30));
+    const bool got = r.ok() && r.size == sizeof offset;
     int status = 0;
     ::waitpid(producer, &status, 0);
     ok = got && WIFEXITED(status) && WEXITSTATUS(status) == 0 && consume(heap, offset);
@@ -126,6 +135,7 @@ int main() {
     std::fprintf(stderr, "heap_objects: %s\n", e.what());
   }
   zipc::Heap::remove(name);
+  zipc::Queue::remove(queue_name);
   std::puts(ok ? "heap_objects: OK" : "heap_objects: FAILED");
   return ok ? 0 : 1;
 }

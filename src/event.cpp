@@ -1,5 +1,6 @@
 #include "zipc/event.hpp"
 
+#include <algorithm>
 #include <cerrno>
 
 #include "platform/clock.hpp"
@@ -33,15 +34,31 @@ bool Deadline::expired() const noexcept {
 namespace detail {
 
 namespace {
-// Set from how long sched_yield takes: a yield that returns after several
-// microseconds ran someone else on this CPU. Per thread, relearned at every
-// yield, so it follows affinity and load changes.
+// Whether this thread shares its CPU with the peer it waits for (both pinned
+// to one CPU, or more runnable threads than CPUs). Learned from where waits
+// end, per thread, so it follows affinity and load changes:
+//  - the predicate came true while spinning: the peer runs elsewhere, spin;
+//  - a full spin phase failed and the FIRST yield was enough: the peer could
+//    only run once we gave up the CPU, so stop spinning;
+//  - while "shared", every kProbeEvery-th wait spins briefly (kProbeNs) to
+//    notice when that stops being true.
 thread_local bool t_cpu_shared = false;
-constexpr std::uint64_t kYieldRanSomeoneNs = 3'000;
+thread_local std::uint32_t t_waits = 0;
+constexpr std::uint32_t kProbeEvery = 256;
+constexpr std::uint64_t kProbeNs = 5'000;
 }  // namespace
 
 bool cpu_looks_shared() noexcept {
   return t_cpu_shared;
+}
+
+void spin_succeeded(const SpinState& st) noexcept {
+  if (st.iterations == 0) return;  // busy_poll, or ready at once: nothing learned
+  if (!st.spin_done) {
+    if (st.budget_ns > 0) t_cpu_shared = false;
+  } else if (st.budget_ns > 0 && st.yields == 1) {
+    t_cpu_shared = true;
+  }
 }
 
 bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcept {
@@ -51,13 +68,17 @@ bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcep
     if ((++st.iterations & 255u) == 0 && d.expired()) return false;
     return true;
   }
-  // adaptive: spin, then yield, then (caller) sleep. When the CPU looks
-  // shared with the peer (both pinned to one CPU, or an overloaded machine),
-  // spinning only delays the peer that must run to make progress: skip to
-  // yielding, which hands it the CPU at once.
-  if (st.iterations++ == 0) st.start_ns = platform::monotonic_ns();
+  // adaptive: spin, then yield, then (caller) sleep.
+  if (st.iterations++ == 0) {
+    st.start_ns = platform::monotonic_ns();
+    if (!t_cpu_shared) {
+      st.budget_ns = opt.spin_ns;
+    } else {
+      st.budget_ns = (t_waits++ % kProbeEvery == 0) ? std::min<std::uint64_t>(kProbeNs, opt.spin_ns) : 0;
+    }
+  }
   if (!st.spin_done) {
-    if (t_cpu_shared || opt.spin_ns == 0) {
+    if (st.budget_ns == 0) {
       st.spin_done = true;
     } else {
       if ((st.iterations & 63u) != 0) {
@@ -66,17 +87,14 @@ bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcep
       }
       const std::uint64_t now = platform::monotonic_ns();
       if (!d.is_never() && now >= d.ns()) return false;
-      if (now - st.start_ns < opt.spin_ns) return true;
+      if (now - st.start_ns < st.budget_ns) return true;
       st.spin_done = true;
     }
   }
   if (st.yields < opt.yields) {
     ++st.yields;
-    const std::uint64_t before = platform::monotonic_ns();
     platform::yield_cpu();
-    const std::uint64_t after = platform::monotonic_ns();
-    t_cpu_shared = after - before > kYieldRanSomeoneNs;
-    return d.is_never() || after < d.ns();
+    return !d.expired();
   }
   return false;
 }

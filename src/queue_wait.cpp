@@ -41,9 +41,15 @@ Status QueueImpl::wait_on(Event& ev, bool producer_side, Deadline slice) noexcep
   if (wait.strategy != WaitStrategy::block) {
     SpinState st;
     while (spin_once(st, wait, slice)) {
-      if (pred()) return Status::ok;
+      if (pred()) {
+        spin_succeeded(st);
+        return Status::ok;
+      }
     }
-    if (pred()) return Status::ok;
+    if (pred()) {
+      spin_succeeded(st);
+      return Status::ok;
+    }
     if (wait.strategy == WaitStrategy::busy_poll || slice.expired()) return Status::timeout;
   }
   bool first = true;

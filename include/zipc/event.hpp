@@ -60,13 +60,17 @@ namespace detail {
 // Returns true if the caller should keep spinning, false to go to sleep.
 struct SpinState {
   std::uint64_t start_ns = 0;
+  std::uint64_t budget_ns = 0;  // this wait's spin phase (learned; see event.cpp)
   std::uint32_t iterations = 0;
   std::uint32_t yields = 0;
   bool spin_done = false;
 };
 bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcept;
-// True when this thread's recent sched_yield calls handed the CPU to another
-// thread: the CPU is shared, so spinning would only delay whoever must run.
+// Tells the strategy where the wait ended, so it learns whether spinning
+// helps on this thread's CPU (see event.cpp). Call when the predicate held.
+void spin_succeeded(const SpinState& st) noexcept;
+// True when this thread learned that it shares its CPU with the peer it waits
+// for: spinning would only delay whoever must run, so it yields at once.
 bool cpu_looks_shared() noexcept;
 }  // namespace detail
 
@@ -84,9 +88,15 @@ struct Event {
     if (opt.strategy != WaitStrategy::block) {
       detail::SpinState st;
       while (detail::spin_once(st, opt, deadline)) {
-        if (pred()) return Status::ok;
+        if (pred()) {
+          detail::spin_succeeded(st);
+          return Status::ok;
+        }
       }
-      if (pred()) return Status::ok;
+      if (pred()) {
+        detail::spin_succeeded(st);
+        return Status::ok;
+      }
       if (opt.strategy == WaitStrategy::busy_poll || deadline.expired()) return Status::timeout;
     }
     for (;;) {

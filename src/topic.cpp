@@ -206,9 +206,10 @@ bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
         const std::uint64_t p = skip_implicit_padding(s, done);
         if (p >= end) break;
         if (tag_of(s, p).load(std::memory_order_acquire) != p) break;  // acquire: pairs with the commit's tag store
-        const auto* h = reinterpret_cast<const layout::RecordHeader*>(s.at(p));
-        const HeaderCheck hc = check_header(s, *h, p, end);
-        if (!hc.ok || (hc.kind == layout::RecordKind::data && h->sequence != next)) break;
+        layout::RecordHeader h;  // a private copy: the fields checked are the fields used
+        std::memcpy(&h, s.at(p), sizeof h);
+        const HeaderCheck hc = check_header(s, h, p, end);
+        if (!hc.ok || (hc.kind == layout::RecordKind::data && h.sequence != next)) break;
         if (hc.kind == layout::RecordKind::data) ++next;
         done = p + hc.total;
       }
@@ -242,6 +243,7 @@ bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
   if (moved) {
     s.events().commit.notify_all();
     s.events().data.notify_all();
+    s.events().space.notify_all();  // publishers waiting for room behind the hole
   }
   return moved;
 }

@@ -158,8 +158,6 @@ Status Publisher::make_room(std::uint64_t needed_end, bool check_liveness) noexc
     const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
     if (c < o || c - o > s.capacity || !detail::aligned(o) || !detail::aligned(c)) return Status::corrupt;
     if (c < target) return Status::full;  // uncommitted claims fill the ring
-    // Drop a batch (an eighth of the ring) so this walk is rare.
-    std::uint64_t goal = std::min(c, std::max(target, o + s.capacity / 8));
     // seq_cst: Dekker with joining subscribers (they store their position, then read drop_intent).
     const std::uint64_t gen = s.admin().subscriber_generation.load(std::memory_order_seq_cst);
     if (gen != cached_generation_ || cached_min_ < target) {
@@ -173,8 +171,10 @@ Status Publisher::make_room(std::uint64_t needed_end, bool check_liveness) noexc
         if (pos < target && check_liveness && !is_alive_packed(owner)) {
           std::uint64_t expect = owner;
           // acq_rel: we free the slot; its owner is dead and cannot race with us.
+          // Owner 0 alone frees it: we never write its mode, which a joiner may
+          // already be rewriting for itself (publishers skip owner-0 slots).
           if (slot.owner.compare_exchange_strong(expect, 0, std::memory_order_acq_rel)) {
-            slot.mode.store(0, std::memory_order_release);  // release: slot free
+            detail::test_point(detail::TestPoint::subscriber_slot_freed, i);
           }
           continue;
         }
@@ -183,14 +183,21 @@ Status Publisher::make_room(std::uint64_t needed_end, bool check_liveness) noexc
       cached_min_ = m;
       cached_generation_ = gen;
     }
-    goal = std::min(goal, cached_min_);
-    if (goal < target) return Status::full;  // a reliable subscriber has not read that far
-    // Walk the records in [o, goal) to the last boundary <= goal.
+    // Records may be dropped up to `limit`: committed, and read by every reliable subscriber.
+    const std::uint64_t limit = std::min(c, cached_min_);
+    if (limit < target) return Status::full;  // a reliable subscriber has not read that far
+    // Drop every record that starts below target (whatever its size: one may
+    // end far past target), then on up to a batch (an eighth of the ring) so
+    // this walk is rare; the batch only decides where to stop, never blocks.
+    const std::uint64_t batch = std::min(limit, std::max(target, o + s.capacity / 8));
     std::uint64_t np = o;
     bool lapped = false;
-    while (np < goal) {
-      std::uint64_t p = detail::skip_implicit_padding(s, np);
-      if (p >= c) break;  // np stays a boundary at or below the cursor
+    while (np < batch) {
+      const std::uint64_t p = detail::skip_implicit_padding(s, np);
+      if (p >= limit) {  // only implicit padding left below the limit
+        if (p == limit) np = p;
+        break;
+      }
       RecordHeader h;
       detail::racy_copy(&h, s.at(p), sizeof h);
       const detail::HeaderCheck hc = detail::check_header(s, h, p, c);
@@ -200,8 +207,10 @@ Status Publisher::make_room(std::uint64_t needed_end, bool check_liveness) noexc
         break;
       }
       if (!hc.ok) return Status::corrupt;
-      if (p + hc.total > goal) break;
-      np = p + hc.total;
+      const std::uint64_t e = p + hc.total;
+      if (e > limit) break;                  // not read by every reliable subscriber yet
+      if (np >= target && e > batch) break;  // enough dropped: keep the record crossing the batch end
+      np = e;
     }
     if (lapped) continue;
     if (np < target) {
@@ -282,9 +291,17 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexc
     if (multi) {
       auto& slot = s.control->publishers[slot_];
       slot.intent.store(p, std::memory_order_relaxed);  // relaxed: published by the CAS (release) below
+      detail::test_point(detail::TestPoint::before_claim_cas, p);
       std::uint64_t expect = p;
       // acq_rel: release publishes our intent to recoverers; acquire orders after earlier claims.
-      if (!pub.tail.compare_exchange_weak(expect, end, std::memory_order_acq_rel)) continue;
+      if (!pub.tail.compare_exchange_weak(expect, end, std::memory_order_acq_rel)) {
+        // Lost: p is another publisher's claim now. An intent left at p would
+        // make recovery take us for the owner of that claim (alive) and never
+        // abandon it if that publisher dies while we wait for room.
+        // relaxed: coherence suffices; a recoverer that still sees p retries later.
+        slot.intent.store(~0ull, std::memory_order_relaxed);
+        continue;
+      }
     } else {
       tail_ = end;
       // relaxed: only recovery reads the tail, after this process died (nothing left to order).
@@ -420,6 +437,9 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
     if (pending_count_ >= kCommitBatch || now - pending_since_ns_ >= kCommitBatchNs) flush();
     return {Status::ok, abort ? 0 : seq};
   }
+  // The streaming stores of the payload (copy_in) are weakly ordered: fence them
+  // before the tag, which already publishes the record to a reader right behind.
+  if (s.streaming_stores) detail::stream_fence();
   // release: the record is complete; a reader right behind may take it from here.
   detail::tag_of(s, loan.record_).store(loan.record_, std::memory_order_release);
   publish_commit(end, next);
@@ -429,7 +449,7 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
 void Publisher::publish_commit(std::uint64_t end, std::uint64_t next) noexcept {
   TopicState& s = *state_;
   auto& pub = s.pub();
-  if (s.streaming_stores) detail::stream_fence();  // the streaming stores before the release store below
+  // (Streaming stores were fenced by the caller, before the tags.)
   // relaxed + release fence: the version is odd while (cursor, next_sequence) change.
   const std::uint64_t v = pub.commit_version.load(std::memory_order_relaxed);
   pub.commit_version.store(v + 1, std::memory_order_relaxed);
@@ -438,7 +458,12 @@ void Publisher::publish_commit(std::uint64_t end, std::uint64_t next) noexcept {
   // release: publishes the records (and next_sequence) to readers and the token to the next claimant.
   pub.cursor.store(end, std::memory_order_release);
   pub.commit_version.store(v + 2, std::memory_order_release);  // release: the pair is consistent again
-  if (s.mode == layout::PublisherMode::multi) detail::topic_notify(s.events().commit);
+  if (s.mode == layout::PublisherMode::multi) {
+    detail::topic_notify(s.events().commit);
+    // A publisher waiting for room may be waiting for this commit (claims
+    // fill the ring), not for a reader: one load when nobody waits.
+    detail::topic_notify(s.events().space);
+  }
   detail::topic_notify(s.events().data);
 }
 

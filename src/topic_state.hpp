@@ -84,7 +84,9 @@ struct HeaderCheck {
 };
 
 // Validates a header read at `position` (already past implicit padding) whose
-// record must end at or before `limit`. Never trusts a field unchecked.
+// record must end at or before `limit`. Never trusts a field unchecked. `h`
+// must be a private copy of the header: a field re-read from the ring after
+// this check may have been scribbled since, so callers use the copy's fields.
 HeaderCheck check_header(const TopicState& s, const layout::RecordHeader& h, std::uint64_t position,
                          std::uint64_t limit) noexcept;
 
@@ -121,6 +123,20 @@ struct StallClock {
     return now_ns - since_ns >= s.recovery_ns;
   }
 };
+
+// Test points: places where a test acts between two steps, as a racing or
+// hostile peer would at that instant (tests/topic/topic_race_test.cpp). A weak
+// symbol that only the topic tests define: elsewhere its address is null, so
+// a point costs one compare with a link-time constant.
+enum class TestPoint : std::uint8_t {
+  reader_checked_record,  // a reliable reader validated the record at `position`, before using it
+  subscriber_slot_freed,  // a publisher freed the slot of a dead subscriber (`position`: slot index)
+  before_claim_cas,       // multi mode: a publisher stored its intent `position`, before the tail CAS
+};
+void topic_test_point(TestPoint point, std::uint64_t position) noexcept __attribute__((weak));
+inline void test_point(TestPoint point, std::uint64_t position) noexcept {
+  if (topic_test_point != nullptr) topic_test_point(point, position);
+}
 
 [[noreturn]] void topic_fail(Errc code, std::string_view name, const std::string& why);
 

@@ -159,33 +159,41 @@ void Subscriber::release_view() noexcept {
   publish_position();
 }
 
+namespace {
+// A private copy of the header at `position`: every field used after the check
+// comes from it, so a peer scribbling the ring in between cannot change a
+// length we already validated.
+RecordHeader header_copy(const TopicState& s, std::uint64_t position) noexcept {
+  RecordHeader h;
+  std::memcpy(&h, s.at(position), sizeof h);
+  return h;
+}
+}  // namespace
+
 // Reliable readers at (or past) the cursor: a data record whose tag says it
 // is committed can be taken before the cursor line arrives.
-bool Subscriber::peek(std::uint64_t* total) noexcept {
-  return peek_at(position_, total);
+bool Subscriber::peek(Found* found) noexcept {
+  return peek_at(position_, found);
 }
 
-bool Subscriber::peek_at(std::uint64_t position, std::uint64_t* total) const noexcept {
+bool Subscriber::peek_at(std::uint64_t position, Found* found) const noexcept {
   const TopicState& s = *state_;
   if (detail::skip_implicit_padding(s, position) != position) return false;
   // acquire: pairs with the commit's release store of the tag.
   if (detail::tag_of(s, position).load(std::memory_order_acquire) != position) return false;
-  const auto* h = reinterpret_cast<const RecordHeader*>(s.at(position));
-  const detail::HeaderCheck hc = detail::check_header(s, *h, position, position + s.capacity);
-  if (!hc.ok || hc.kind != RecordKind::data || h->sequence != expected_) return false;
-  *total = hc.total;
+  const RecordHeader h = header_copy(s, position);
+  const detail::HeaderCheck hc = detail::check_header(s, h, position, position + s.capacity);
+  if (!hc.ok || hc.kind != RecordKind::data || h.sequence != expected_) return false;
+  *found = {position, hc.total, h.sequence, h.publish_ns, h.size};
   return true;
 }
 
-Subscriber::Step Subscriber::next_record(std::uint64_t* record, std::uint64_t* total) noexcept {
+Subscriber::Step Subscriber::next_record(Found* found) noexcept {
   TopicState& s = *state_;
   const std::uint64_t start = position_;
   for (std::uint64_t steps = 0; steps < 1'000'000; ++steps) {
     if (position_ >= cursor_) {
-      if (peek(total)) {
-        *record = position_;
-        return Step::message;
-      }
+      if (peek(found)) return Step::message;
       // acquire: pairs with the commit's release store; records below are complete.
       cursor_ = s.pub().cursor.load(std::memory_order_acquire);
       if (position_ >= cursor_) {  // (past it: records taken by peek before the cursor moved)
@@ -201,14 +209,13 @@ Subscriber::Step Subscriber::next_record(std::uint64_t* record, std::uint64_t* t
       position_ = p;
       continue;
     }
-    const auto* h = reinterpret_cast<const RecordHeader*>(s.at(p));
-    const detail::HeaderCheck hc = detail::check_header(s, *h, p, cursor_);
+    const RecordHeader h = header_copy(s, p);
+    const detail::HeaderCheck hc = detail::check_header(s, h, p, cursor_);
     if (!hc.ok) return Step::corrupt;
     if (hc.kind == RecordKind::data) {
-      if (h->sequence != expected_) return Step::corrupt;
+      if (h.sequence != expected_) return Step::corrupt;
       if (p != position_) position_ = p;
-      *record = p;
-      *total = hc.total;
+      *found = {p, hc.total, h.sequence, h.publish_ns, h.size};
       return Step::message;
     }
     if (hc.kind == RecordKind::abandoned) ++abandoned_;
@@ -221,20 +228,21 @@ ReadResult Subscriber::try_read(std::span<std::byte> buffer) noexcept {
   if (!state_) return rr(Status::corrupt);
   if (delivery_ == Delivery::lossy) return read_lossy(buffer);
   release_view();
-  std::uint64_t record = 0, total = 0;
-  switch (next_record(&record, &total)) {
+  Found f;
+  switch (next_record(&f)) {
     case Step::empty: return rr(Status::empty);
     case Step::corrupt: return rr(Status::corrupt);
     default: break;
   }
-  const auto* h = reinterpret_cast<const RecordHeader*>(state_->at(record));
-  ReadResult r{Status::ok, h->sequence, h->publish_ns, h->size};
-  if (h->size > buffer.size()) {
+  detail::test_point(detail::TestPoint::reader_checked_record, f.position);
+  // f.size was checked (<= max_message, inside the record): never h->size again.
+  ReadResult r{Status::ok, f.sequence, f.publish_ns, f.size};
+  if (f.size > buffer.size()) {
     r.status = Status::too_large;
     return r;
   }
-  if (r.size != 0) std::memcpy(buffer.data(), state_->at(record) + layout::kRecordHeaderSize, r.size);
-  position_ = record + total;
+  if (f.size != 0) std::memcpy(buffer.data(), state_->at(f.position) + layout::kRecordHeaderSize, f.size);
+  position_ = f.position + f.total;
   ++expected_;
   publish_position();
   return r;
@@ -243,18 +251,19 @@ ReadResult Subscriber::try_read(std::span<std::byte> buffer) noexcept {
 MessageView Subscriber::try_read_view() noexcept {
   if (!state_ || delivery_ != Delivery::reliable) return mv(Status::corrupt);
   release_view();
-  std::uint64_t record = 0, total = 0;
-  switch (next_record(&record, &total)) {
+  Found f;
+  switch (next_record(&f)) {
     case Step::empty: return mv(Status::empty);
     case Step::corrupt: return mv(Status::corrupt);
     default: break;
   }
-  const auto* h = reinterpret_cast<const RecordHeader*>(state_->at(record));
+  detail::test_point(detail::TestPoint::reader_checked_record, f.position);
+  // The view spans the checked size (see try_read).
   MessageView v{Status::ok,
-                h->sequence,
-                h->publish_ns,
-                {state_->at(record) + layout::kRecordHeaderSize, static_cast<std::size_t>(h->size)}};
-  view_end_ = record + total;
+                f.sequence,
+                f.publish_ns,
+                {state_->at(f.position) + layout::kRecordHeaderSize, static_cast<std::size_t>(f.size)}};
+  view_end_ = f.position + f.total;
   ++expected_;
   return v;
 }
@@ -335,7 +344,7 @@ Status Subscriber::wait_readable(Deadline deadline) noexcept {
     if (!deadline.is_never() && deadline.ns() < d.ns()) d = deadline;
     const std::uint64_t want = view_end_ != 0 ? view_end_ : position_;
     const bool peekable = delivery_ == Delivery::reliable;
-    std::uint64_t unused = 0;
+    Found unused;
     const Status st = detail::topic_wait(
         s.events().data,
         [&] {

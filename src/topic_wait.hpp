@@ -32,11 +32,20 @@ Status topic_wait(Event& ev, Pred&& pred, Deadline deadline, const WaitOptions& 
   if (!platform::membarrier_ready()) return ev.wait_until(pred, deadline, opt);
   if (pred()) return Status::ok;
   if (opt.strategy != WaitStrategy::block) {
+    // Reports where each wait ended (spin_succeeded), so the adaptive strategy
+    // learns, as Event::wait_until does, whether this thread shares its CPU
+    // with the peer: then it yields at once instead of spinning its budget.
     SpinState st;
     while (spin_once(st, opt, deadline)) {
-      if (pred()) return Status::ok;
+      if (pred()) {
+        spin_succeeded(st);
+        return Status::ok;
+      }
     }
-    if (pred()) return Status::ok;
+    if (pred()) {
+      spin_succeeded(st);
+      return Status::ok;
+    }
     if (opt.strategy == WaitStrategy::busy_poll || deadline.expired()) return Status::timeout;
   }
   for (;;) {

@@ -234,9 +234,18 @@ class Subscriber {
  private:
   friend class Topic;
   enum class Step : std::uint8_t { message, empty, corrupt, overrun };
-  Step next_record(std::uint64_t* record, std::uint64_t* total) noexcept;
-  bool peek(std::uint64_t* total) noexcept;
-  bool peek_at(std::uint64_t position, std::uint64_t* total) const noexcept;
+  // A record a reliable reader validated; every field comes from the one
+  // private copy of its header that was checked (never re-read from the ring).
+  struct Found {
+    std::uint64_t position = 0;
+    std::uint64_t total = 0;  // bytes the record occupies
+    std::uint64_t sequence = 0;
+    std::uint64_t publish_ns = 0;
+    std::uint32_t size = 0;  // payload bytes (<= max_message)
+  };
+  Step next_record(Found* found) noexcept;
+  bool peek(Found* found) noexcept;
+  bool peek_at(std::uint64_t position, Found* found) const noexcept;
   ReadResult overrun() noexcept;
   void release_view() noexcept;
   Status wait_readable(Deadline deadline) noexcept;

@@ -429,7 +429,7 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
   if (!multi && s.streaming_stores) {
     // Bulk mode: make commits visible in batches, so the fence that orders the
     // streaming stores is paid once per batch (docs/topic.md).
-    const std::uint64_t now = abort ? platform::realtime_ns() : h->publish_ns;
+    const std::uint64_t now = abort ? platform::realtime_ns() : last_publish_ns_;  // (not re-read from the ring)
     pending_records_[pending_count_] = loan.record_;
     if (pending_count_++ == 0) pending_since_ns_ = now;
     pending_end_ = end;

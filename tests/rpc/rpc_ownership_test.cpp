@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "rpc_test_util.hpp"
@@ -84,4 +87,109 @@ TEST(RpcOwnership, DisconnectingClientDoesNotFreeABlockTheServerGaveBackAndLentA
   std::memset(out.data(), 0x55, out.size());
   EXPECT_TRUE(all_equal(loan.data(), 0xEE)) << "a reply landed in another client's request";
   EXPECT_EQ(in_service.commit(out.size()), Status::ok);
+}
+
+// Finding 12, the close side: a server whose name was taken over (its file
+// unlinked, a successor created at the name, as a racing replacer left it)
+// removes only its own file when it closes.
+TEST(RpcOwnership, ClosingServerLeavesASuccessorsSegmentAtItsNameAlone) {
+  zipc::test::TempName name("rpcown");
+  auto first = RpcServer::create(name.str(), {});
+  ASSERT_TRUE(zipc::Segment::remove(name.str()));  // the name is taken from the first server
+  auto successor = RpcServer::create(name.str(), {});
+  const std::uint64_t successor_created = zipc::Segment::inspect(name.str()).created_ns;
+  first.close();
+  zipc::SegmentInfo now;
+  ASSERT_NO_THROW(now = zipc::Segment::inspect(name.str())) << "the first server removed its successor's segment";
+  EXPECT_EQ(now.created_ns, successor_created);
+  successor.close();
+  EXPECT_THROW((void)zipc::Segment::inspect(name.str()), zipc::Error) << "a server left its own segment behind";
+}
+
+namespace {
+
+// Shared between the racers of one test (a user segment).
+struct RaceBoard {
+  std::atomic<std::uint32_t> go;
+  std::atomic<std::uint32_t> tried;      // racers past their create()
+  std::atomic<std::uint32_t> winners;    // create() returned a server
+  std::atomic<std::uint32_t> misplaced;  // winners whose segment is not at the name
+  std::atomic<std::uint32_t> errors;     // create() failed other than already_exists
+};
+
+template <class Pred>
+bool spin_until(Pred pred) {
+  const auto until = std::chrono::steady_clock::now() + 20s;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+}  // namespace
+
+// Finding 12, the create side: several servers start at once over a dead
+// server's segment. Exactly one wins, and the winner's segment is the one the
+// name holds (none removes another's fresh segment after judging the old one).
+TEST(RpcOwnership, ServersRacingToReplaceADeadOneLeaveExactlyOneWinnerAtTheName) {
+  zipc::test::TempName name("rpcown");
+  zipc::test::TempName board_name("rpcownb");
+  zipc::SegmentSpec spec{zipc::SegmentKind::user, sizeof(RaceBoard), {}};
+  auto board_seg =
+      zipc::Segment::create(board_name.str(), spec, [](std::byte* p, std::size_t n) { std::memset(p, 0, n); });
+  auto* board = reinterpret_cast<RaceBoard*>(board_seg.payload());
+  RpcOptions opt;
+  opt.max_clients = 1;
+  opt.inflight_per_client = 1;
+  opt.max_request_size = opt.max_response_size = opt.inline_size = 64;  // small: fast to create
+  constexpr std::uint32_t kRacers = 4;
+  // A winner exits without closing: its segment is the next round's dead server.
+  auto leave_dead_server = [&] {
+    (void)new RpcServer(RpcServer::create(name.str(), opt));
+    return 0;
+  };
+  ASSERT_EQ(zipc::test::spawn(leave_dead_server).wait().exit_code, 0);
+  const int rounds = rpc_test::scaled(100);
+  for (int round = 0; round < rounds; ++round) {
+    board->go.store(0);
+    board->tried.store(0);
+    board->winners.store(0);
+    board->misplaced.store(0);
+    board->errors.store(0);
+    std::vector<zipc::test::Child> racers;
+    for (std::uint32_t i = 0; i < kRacers; ++i) {
+      racers.push_back(zipc::test::spawn([&] {
+        if (!spin_until([&] { return board->go.load() != 0; })) return 2;
+        RpcServer* won = nullptr;
+        try {
+          won = new RpcServer(RpcServer::create(name.str(), opt));
+          board->winners.fetch_add(1);
+        } catch (const zipc::Error& e) {
+          if (e.errc() != zipc::Errc::already_exists) {
+            board->errors.fetch_add(1);
+            zipc::test::report(e.what());
+          }
+        }
+        board->tried.fetch_add(1);
+        if (won == nullptr) return 0;
+        if (!spin_until([&] { return board->tried.load() == kRacers; })) return 3;
+        try {
+          if (!(zipc::Segment::inspect(name.str()).creator == zipc::ProcessId::current()))
+            board->misplaced.fetch_add(1);
+        } catch (const zipc::Error&) {
+          board->misplaced.fetch_add(1);
+        }
+        return 0;  // exits without closing: the next round replaces it
+      }));
+    }
+    board->go.store(1);
+    for (auto& r : racers) {
+      auto res = r.wait(30s);
+      ASSERT_TRUE(res.exited && res.exit_code == 0) << res.output;
+    }
+    ASSERT_EQ(board->errors.load(), 0u) << "round " << round;
+    ASSERT_EQ(board->misplaced.load(), 0u) << "round " << round << ": a winner's segment was removed by another";
+    ASSERT_EQ(board->winners.load(), 1u) << "round " << round;
+  }
 }

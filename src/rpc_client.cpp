@@ -34,10 +34,16 @@ RpcConnection::~RpcConnection() {
     layout::RpcSlot* s = slot(k);
     // acquire: a response we drop may hold a block; its fields must be visible.
     std::uint32_t st = s->state.load(std::memory_order_acquire);
+    // A request block is ours to free only while no server thread has the
+    // request: once claimed, the server gives the block back with (or turns
+    // it into) the response, and req_block[k] is a stale index that another
+    // call of ours may hold by now (review finding 11).
+    bool request_block_ours = false;
     if (st == layout::kSlotRequest) {
       // acq_rel: races with a server thread claiming it; one wins.
       if (s->state.compare_exchange_strong(st, layout::kSlotFree, std::memory_order_acq_rel)) {
         st = layout::kSlotFree;
+        request_block_ours = true;
       }
     }
     if (st == layout::kSlotClaimed) {
@@ -48,8 +54,12 @@ RpcConnection::~RpcConnection() {
       view.release_block(s->resp_block.load(std::memory_order_relaxed), client);  // relaxed: after acquire
       s->state.store(layout::kSlotFree, std::memory_order_relaxed);  // relaxed: the record is released below
     }
-    if (req_block[k] != layout::kNoBlock) view.release_block(req_block[k], client);
+    if (request_block_ours && req_block[k] != layout::kNoBlock) view.release_block(req_block[k], client);
+    req_block[k] = layout::kNoBlock;
+    // Set only while an RpcResponse holds the slot, and a response keeps the
+    // connection alive: never set here, freed for robustness.
     if (resp_block[k] != layout::kNoBlock) view.release_block(resp_block[k], client);
+    resp_block[k] = layout::kNoBlock;
   }
   // release: our last accesses to slots and blocks happen before the server's
   // recovery or the next client's claim (both acquire owner).

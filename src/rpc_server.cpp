@@ -1,11 +1,14 @@
 // RpcServer: create, scan for requests, serve, recover dead clients.
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <thread>
 #include <vector>
 
 #include "layout/rpc_layout.hpp"
 #include "platform/clock.hpp"
+#include "platform/file.hpp"
+#include "platform/file_identity.hpp"
 #include "rpc_server_impl.hpp"
 #include "rpc_shared.hpp"
 #include "zipc/process.hpp"
@@ -79,6 +82,23 @@ bool is_stale(std::string_view name) {
   } catch (const Error& e) {
     return e.errc() == Errc::creator_died;
   }
+}
+
+// One attempt to take a name over from a dead server: pins the file at path,
+// judges it, and removes it only if path still names that same file.
+// The caller then tries to create again; throws when a live server has the name.
+void replace_stale(std::string_view name, const std::string& path) {
+  platform::HeldFile old;
+  if (int r = old.open(path); r < 0) {
+    if (r == -ENOENT) return;  // gone already
+    fail(Errc::already_exists, name, "cannot open the existing segment: " + platform::error_text(-r));
+  }
+  // is_stale judges the file the name holds now; if that is still `old` when
+  // we remove it, it was `old` all along (a held inode cannot come back to
+  // the name once unlinked).
+  if (!is_stale(name)) fail(Errc::already_exists, name, "a live server already serves this name");
+  // -ESTALE / -ENOENT: another server replaced it first: judge its file.
+  if (old.unlink_if_still_at(path) == -EWOULDBLOCK) platform::sleep_ns(1'000'000);
 }
 
 }  // namespace
@@ -257,10 +277,14 @@ void RpcServerImpl::close() noexcept {
   view.control()->server_event.notify_all();
   for (std::uint64_t c = 0; c < view.geometry().max_clients; ++c) view.record(c)->response_event.notify_all();
   rpc_unregister_local(name, segment.get());
-  try {
-    // Only our own file: a successor cannot exist while we are alive.
-    Segment::remove(name);
-  } catch (...) {
+  // Only our own file: if the name was taken from us (an outsider removed it,
+  // a successor now serves there), the successor's file stays (review
+  // finding 12). Our mapping keeps our inode alive, so no successor can have
+  // our identity.
+  if (!file_known) return;
+  for (int i = 0; i < 100; ++i) {
+    if (platform::unlink_if_same(path, file) != -EWOULDBLOCK) return;
+    platform::sleep_ns(1'000'000);  // a remover by identity checks our file just now
   }
 }
 
@@ -288,20 +312,21 @@ RpcServer RpcServer::create(std::string_view name, const RpcOptions& options) {
       v.slot(i)->resp_block.store(layout::kNoBlock, std::memory_order_relaxed);
     }
   };
+  const std::string path = Segment::path_for(name, so);
   Segment seg;
   for (int attempt = 0;; ++attempt) {
     try {
       seg = Segment::create(name, spec, init, so);
       break;
     } catch (const Error& e) {
-      if (e.errc() != Errc::already_exists || !options.replace_stale || attempt >= 3) throw;
-      if (!detail::is_stale(name)) {
-        detail::fail(Errc::already_exists, name, "a live server already serves this name");
-      }
-      Segment::remove(name);
+      if (e.errc() != Errc::already_exists || !options.replace_stale || attempt >= 100) throw;
     }
+    detail::replace_stale(name, path);
   }
   RpcServer s;
+  // Nobody replaces a live server's file, so what path names now is ours.
+  s.impl_->path = path;
+  s.impl_->file_known = platform::file_id(path, &s.impl_->file) == 0;
   s.impl_->segment = std::make_shared<Segment>(std::move(seg));
   s.impl_->view = detail::RpcView(s.impl_->segment->payload(), g);
   detail::rpc_register_local(name, s.impl_->segment);

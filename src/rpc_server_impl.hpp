@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 
+#include "platform/file_identity.hpp"
 #include "rpc_shared.hpp"
 #include "zipc/rpc.hpp"
 #include "zipc/segment.hpp"
@@ -19,6 +20,9 @@ struct RpcServerImpl {
   RpcView view;
   RpcOptions options;
   std::string name;
+  std::string path;                            // the segment's file
+  platform::FileId file;                       // which file at path is ours (close removes only that one)
+  bool file_known = false;                     // file was read right after create
   std::atomic<bool> stopping{false};           // relaxed everywhere: a flag polled by our own threads
   std::atomic<bool> closed{false};             // relaxed: guards close() against running twice
   std::atomic<std::uint64_t> next_reap_ns{0};  // relaxed: a schedule hint

@@ -72,12 +72,21 @@ struct QueueImpl {
   std::uint64_t n_sent = 0, n_received = 0, n_full_waits = 0, n_empty_waits = 0;
 
   // ---- barriers of the asymmetric Dekker pairs (see queue_wait.cpp)
+  static void full_fence() noexcept {
+#if defined(__SANITIZE_THREAD__)
+    // TSan rejects fences; a locked RMW is a full barrier on x86 (sanitizer builds only).
+    static std::atomic<std::uint32_t> dummy{0};
+    dummy.fetch_add(0, std::memory_order_seq_cst);
+#else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+  }
   // Frequent side: orders our earlier stores before our next loads.
   void store_load_barrier() const noexcept {
     if (fence_free)
       std::atomic_signal_fence(std::memory_order_seq_cst);  // the rare side's membarrier does the rest
     else
-      std::atomic_thread_fence(std::memory_order_seq_cst);
+      full_fence();
   }
   // Rare side: afterwards, every frequent side's stores before its barrier
   // are visible to us, or its loads after it see our (and others') earlier stores.

@@ -35,7 +35,7 @@ void QueueImpl::heavy_barrier() const noexcept {
   if (fence_free)
     platform::membarrier_global();
   else
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    full_fence();
 }
 
 void QueueImpl::wake(Event& ev, bool all) noexcept {

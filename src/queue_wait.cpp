@@ -17,6 +17,10 @@
 // wakes use the seq_cst fence (correct, slower), and its sleeps are capped at
 // kFallbackNapNs after a kGraceNs poll: a waker in another process might be
 // fence-free, and a wake-up it misses then costs at most one such nap.
+//
+// The block strategy polls for kGraceNs before it registers and sleeps (for
+// speed only, see block_poll_worthwhile()); busy-poll and adaptive have spun
+// already.
 #include <algorithm>
 
 #include "platform/clock.hpp"
@@ -27,8 +31,27 @@
 namespace zipc::detail {
 
 namespace {
-constexpr std::uint64_t kGraceNs = 4'000;            // > any store buffer drain (incl. ownership transfers)
+constexpr std::uint64_t kGraceNs = 4'000;            // block strategy's poll; > any store buffer drain
 constexpr std::uint64_t kFallbackNapNs = 1'000'000;  // without membarrier: longest sleep between re-checks
+// Block strategy's short poll before sleeping: skipped by a thread whose
+// polls keep failing (e.g. it shares its CPU with the peer, which cannot run
+// while we poll), retried every kPollRetry waits to notice a change.
+constexpr std::uint32_t kPollMisses = 8;
+constexpr std::uint32_t kPollRetry = 64;
+thread_local std::uint32_t t_poll_misses = 0;
+thread_local std::uint32_t t_poll_skipped = 0;
+
+bool block_poll_worthwhile() noexcept {
+  if (cpu_looks_shared()) return false;
+  if (t_poll_misses < kPollMisses) return true;
+  return ++t_poll_skipped % kPollRetry == 0;
+}
+void block_poll_result(bool caught) noexcept {
+  if (caught)
+    t_poll_misses = 0;
+  else if (t_poll_misses < kPollMisses)
+    ++t_poll_misses;
+}
 }  // namespace
 
 void QueueImpl::heavy_barrier() const noexcept {
@@ -66,6 +89,22 @@ Status QueueImpl::wait_on(Event& ev, bool producer_side, Deadline slice) noexcep
       return Status::ok;
     }
     if (wait.strategy == WaitStrategy::busy_poll || slice.expired()) return Status::timeout;
+  }
+  if (wait.strategy == WaitStrategy::block && block_poll_worthwhile()) {
+    // Not for correctness (the membarrier below is): a peer answering within
+    // a few microseconds is far cheaper to catch awake than through a futex
+    // sleep and wake. Polled before registering, so wakers meanwhile skip
+    // their futex call.
+    const std::uint64_t end = platform::monotonic_ns() + kGraceNs;
+    for (std::uint32_t i = 0;; ++i) {
+      if (pred()) {
+        block_poll_result(true);
+        return Status::ok;
+      }
+      if ((i & 15u) == 15u && platform::monotonic_ns() >= end) break;
+      platform::cpu_relax();
+    }
+    block_poll_result(false);
   }
   for (;;) {
     // acquire: pairs with the release increment of seq in Event::notify_*.

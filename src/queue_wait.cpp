@@ -31,8 +31,7 @@
 namespace zipc::detail {
 
 namespace {
-constexpr std::uint64_t kGraceNs = 4'000;  // block strategy's poll; > any store buffer drain
-constexpr std::uint64_t kFirstNapNs = 50'000;
+constexpr std::uint64_t kGraceNs = 4'000;            // block strategy's poll; > any store buffer drain
 constexpr std::uint64_t kFallbackNapNs = 1'000'000;  // without membarrier: longest sleep between re-checks
 // Block strategy's short poll before sleeping: skipped by a thread whose
 // polls keep failing (e.g. it shares its CPU with the peer, which cannot run
@@ -107,16 +106,12 @@ Status QueueImpl::wait_on(Event& ev, bool producer_side, Deadline slice) noexcep
     }
     block_poll_result(false);
   }
-  bool first = true;
   for (;;) {
     // acquire: pairs with the release increment of seq in Event::notify_*.
     const std::uint32_t token = ev.seq.load(std::memory_order_acquire);
     // seq_cst: our registration is ordered before the barrier and re-check below.
     ev.waiters.fetch_add(1, std::memory_order_seq_cst);
-    // The first sleep of a wait is a short nap (for throughput with many
-    // waiters woken one at a time; not for correctness).
-    Deadline until = first ? Deadline::at_ns(std::min(slice.ns(), platform::monotonic_ns() + kFirstNapNs)) : slice;
-    first = false;
+    Deadline until = slice;
     if (fence_free) {
       // Every waker now sees waiters > 0, or we see its publication below.
       platform::membarrier_global();
@@ -128,7 +123,7 @@ Status QueueImpl::wait_on(Event& ev, bool producer_side, Deadline slice) noexcep
         if ((i & 15u) == 15u && platform::monotonic_ns() >= grace_end) break;
         platform::cpu_relax();
       }
-      until = Deadline::at_ns(std::min(until.ns(), platform::monotonic_ns() + kFallbackNapNs));
+      until = Deadline::at_ns(std::min(slice.ns(), platform::monotonic_ns() + kFallbackNapNs));
     }
     if (pred()) {
       ev.waiters.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a hint for wakers

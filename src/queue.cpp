@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "platform/clock.hpp"
+#include "platform/membarrier.hpp"
 #include "queue_impl.hpp"
 #include "zipc/process.hpp"
 
@@ -138,22 +139,56 @@ std::uint64_t take_single(QueueImpl& q, std::atomic<std::uint64_t>& word, const 
 namespace detail {
 
 struct QueueAttach {
+  static bool take_record(QueueImpl& q) noexcept {
+    for (std::uint32_t i = 0; i < q.max_participants; ++i) {
+      std::uint64_t expected = 0;
+      // acq_rel: pairs with free_record's release store; the record is zeroed.
+      if (q.recs[i].pid.compare_exchange_strong(expected, q.my_pid, std::memory_order_acq_rel)) {
+        q.slot = i;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Takes the single-side words this role needs (not yet held), and takes
+  // over from a dead predecessor. Needs no participant record of our own.
+  static void take_single_sides(QueueImpl& q, Role role) {
+    if (has(role, Role::producer) && !q.multi_producer && !q.single_p) {
+      const std::uint64_t dead = take_single(q, q.ctl->single_producer, "producer");
+      q.single_p = true;
+      if (dead != 0) q.mpmc ? (void)q.recover() : q.spsc_take_over_producer(dead);
+    }
+    if (has(role, Role::consumer) && !q.multi_consumer && !q.single_c) {
+      const std::uint64_t dead = take_single(q, q.ctl->single_consumer, "consumer");
+      q.single_c = true;
+      if (dead != 0) q.mpmc ? (void)q.recover() : q.spsc_take_over_consumer(dead);
+    }
+  }
+
   static void attach(QueueImpl& q, Role role) {
     q.role = role;
     q.my_pid = pack(ProcessId::current());
     if (q.my_pid == 0) throw Error(Errc::system, quoted(q.name) + ": cannot determine this process's identity");
-    bool got = false;
-    for (int round = 0; round < 2 && !got; ++round) {
-      for (std::uint32_t i = 0; i < q.max_participants; ++i) {
-        std::uint64_t expected = 0;
-        // acq_rel: pairs with free_record's release store; the record is zeroed.
-        if (q.recs[i].pid.compare_exchange_strong(expected, q.my_pid, std::memory_order_acq_rel)) {
-          q.slot = i;
-          got = true;
-          break;
-        }
+    // Register for membarrier(2) (once per process): our wakes can then skip
+    // the fence (queue_wait.cpp).
+    q.fence_free = platform::membarrier_ready();
+    bool got = take_record(q);
+    if (!got) {
+      q.recover();  // frees records of dead participants
+      got = take_record(q);
+    }
+    if (!got && !q.mpmc) {
+      // single/single: recover() keeps the record of a dead producer (consumer)
+      // for the take-over, which frees it; with a full table, take over first.
+      try {
+        take_single_sides(q, role);
+      } catch (...) {
+        release_single_sides(q);
+        throw;
       }
-      if (!got) q.recover();  // frees records of dead participants
+      got = take_record(q);
+      if (!got) release_single_sides(q);
     }
     if (!got)
       throw Error(Errc::busy, quoted(q.name) + ": all " + std::to_string(q.max_participants) +
@@ -161,19 +196,12 @@ struct QueueAttach {
     q.me = &q.recs[q.slot];
     q.owner_hi = static_cast<std::uint64_t>(q.slot + 1) << L::kOwnerSlotShift;
     // relaxed: published by the acq_rel CAS on the single-side word below (the
-    // producer finds the consumer's record by pid and role).
+    // producer finds the consumer's record by pid and role; a side taken
+    // above, before we had a record, is found once this store is visible:
+    // until then the peer reads "unknown", a hint).
     q.me->role.store(static_cast<std::uint32_t>(role), std::memory_order_relaxed);
     try {
-      if (has(role, Role::producer) && !q.multi_producer) {
-        const std::uint64_t dead = take_single(q, q.ctl->single_producer, "producer");
-        q.single_p = true;
-        if (dead != 0) q.mpmc ? (void)q.recover() : q.spsc_take_over_producer(dead);
-      }
-      if (has(role, Role::consumer) && !q.multi_consumer) {
-        const std::uint64_t dead = take_single(q, q.ctl->single_consumer, "consumer");
-        q.single_c = true;
-        if (dead != 0) q.mpmc ? (void)q.recover() : q.spsc_take_over_consumer(dead);
-      }
+      take_single_sides(q, role);
     } catch (...) {
       detach(q);
       throw;
@@ -185,19 +213,25 @@ struct QueueAttach {
     q.head_batch = std::max<std::uint64_t>(1, std::min<std::uint64_t>(32, q.cap / 8));
   }
 
-  static void detach(QueueImpl& q) noexcept {
-    if (q.me == nullptr) return;
-    q.flush_head();
+  static void release_single_sides(QueueImpl& q) noexcept {
     if (q.single_p) {
       std::uint64_t w = q.my_pid;
       // release: our last tail store is visible to a successor.
       q.ctl->single_producer.compare_exchange_strong(w, 0, std::memory_order_release, std::memory_order_relaxed);
+      q.single_p = false;
     }
     if (q.single_c) {
       std::uint64_t w = q.my_pid;
       // release: our last head store is visible to a successor.
       q.ctl->single_consumer.compare_exchange_strong(w, 0, std::memory_order_release, std::memory_order_relaxed);
+      q.single_c = false;
     }
+  }
+
+  static void detach(QueueImpl& q) noexcept {
+    if (q.me == nullptr) return;
+    q.flush_head();
+    release_single_sides(q);
     q.free_record(*q.me);
     q.me = nullptr;
   }
@@ -556,8 +590,10 @@ void ReadLoan::release() noexcept {
 // ---------------------------------------------------------------- control
 
 void Queue::close() noexcept {
-  // release: pairs with readers of closed; notify_all's fence then wakes sleepers.
-  impl_->ctl->closed.store(1, std::memory_order_release);
+  // seq_cst: pairs with readers of closed, and is the closer's half of the
+  // Dekker pairs of try_reserve / the drained checks; notify_all's fence
+  // then wakes sleepers.
+  impl_->ctl->closed.store(1, std::memory_order_seq_cst);
   impl_->ctl->not_empty.notify_all();
   impl_->ctl->not_full.notify_all();
 }

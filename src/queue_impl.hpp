@@ -2,6 +2,7 @@
 // queue_ring.cpp (the two ring algorithms) and queue_recovery.cpp.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -57,9 +58,39 @@ struct QueueImpl {
   const layout::ParticipantRecord* peer_consumer = nullptr;  // SPSC producer: the consumer's record
   std::uint64_t peer_pid = 0;                                // ... and who owned it when found
   std::uint64_t c_tail_cache = 0;                            // last tail seen
+  const layout::ParticipantRecord* peer_producer = nullptr;  // SPSC consumer: the producer's record
+  std::uint64_t peer_producer_pid = 0;                       // ... and who owned it when found
+  // Orphan-hint repair (recover()): next cell to look at when the hint says none.
+  std::uint64_t orphan_cursor = 0;
+
+  // True when this process is registered for membarrier(2): our side of a
+  // store-then-check Dekker pair needs only a compiler barrier, because the
+  // rare side (a sleeper, a consumer deciding "closed") runs membarrier_global().
+  bool fence_free = false;
 
   // Local mirrors of this handle's counters (stored to `me` with relaxed stores).
   std::uint64_t n_sent = 0, n_received = 0, n_full_waits = 0, n_empty_waits = 0;
+
+  // ---- barriers of the asymmetric Dekker pairs (see queue_wait.cpp)
+  static void full_fence() noexcept {
+#if defined(__SANITIZE_THREAD__)
+    // TSan rejects fences; a locked RMW is a full barrier on x86 (sanitizer builds only).
+    static std::atomic<std::uint32_t> dummy{0};
+    dummy.fetch_add(0, std::memory_order_seq_cst);
+#else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+  }
+  // Frequent side: orders our earlier stores before our next loads.
+  void store_load_barrier() const noexcept {
+    if (fence_free)
+      std::atomic_signal_fence(std::memory_order_seq_cst);  // the rare side's membarrier does the rest
+    else
+      full_fence();
+  }
+  // Rare side: afterwards, every frequent side's stores before its barrier
+  // are visible to us, or its loads after it see our (and others') earlier stores.
+  void heavy_barrier() const noexcept;
 
   // ---- geometry helpers
   [[nodiscard]] layout::CellHeader* cell(std::uint64_t pos) const noexcept {
@@ -96,6 +127,10 @@ struct QueueImpl {
   void flush_head() noexcept;                 // SPSC: publish every release now
   // SPSC producer: the consumer's released-up-to from its record (0 if unknown).
   std::uint64_t consumer_done() noexcept;
+  // SPSC consumer: the end of what the producer published or still holds
+  // reserved (max of tail and its claim). exact: after heavy_barrier(), and a
+  // dead producer's reservation does not count; else a cheap hint.
+  std::uint64_t spsc_frontier(bool exact) noexcept;
 
   // Wait predicates (cheap, read-only).
   [[nodiscard]] bool can_produce() const noexcept;
@@ -103,6 +138,7 @@ struct QueueImpl {
 
   // ---- recovery (queue_recovery.cpp)
   std::size_t recover() noexcept;
+  void repair_orphan_hint() noexcept;  // multi: count orphans the hint lost
   void spsc_take_over_producer(std::uint64_t dead_pid) noexcept;
   void spsc_take_over_consumer(std::uint64_t dead_pid) noexcept;
   void free_record(layout::ParticipantRecord& r) noexcept;

@@ -1,6 +1,7 @@
 // Crash recovery without a daemon: any survivor that stalls longer than the
 // queue's recovery time looks for dead participants and takes back what they
 // held (docs/queue.md, "Crash recovery").
+#include <algorithm>
 #include <vector>
 
 #include "queue_impl.hpp"
@@ -9,6 +10,8 @@
 namespace zipc::detail {
 
 using layout::CellHeader;
+using layout::kOrphanCount;
+using layout::kOrphanEpoch;
 using layout::kSeqAbandoned;
 using layout::kSeqFlags;
 using layout::kSeqOrphan;
@@ -59,7 +62,32 @@ void QueueImpl::free_record(ParticipantRecord& r) noexcept {
   r.pid.store(0, std::memory_order_release);
 }
 
+void QueueImpl::repair_orphan_hint() noexcept {
+  // relaxed: a hint (see kOrphanCount); read again below before acting.
+  if ((ctl->orphans.load(std::memory_order_relaxed) & kOrphanCount) != 0) return;
+  // Bounded work per call (recover() runs every recovery time in each stalled
+  // waiter): at most kOrphanScan cells, continuing where the last call stopped.
+  constexpr std::uint64_t kOrphanScan = 4096;
+  const std::uint64_t n = std::min<std::uint64_t>(cap, kOrphanScan);
+  for (std::uint64_t k = 0; k < n; ++k) {
+    const std::uint64_t i = orphan_cursor++ & mask;
+    auto* c = reinterpret_cast<CellHeader*>(cells + i * stride);
+    // relaxed: a hint; a consumer's CAS on seq decides who takes the orphan.
+    const std::uint64_t s = c->seq.load(std::memory_order_relaxed);
+    if ((s & kSeqFlags) != kSeqOrphan || (((s & ~kSeqFlags) - 1) & mask) != i) continue;
+    // An orphan the count does not know of: count it (release: as after a
+    // mark, so that a scanner reading this sees the orphan).
+    ctl->orphans.fetch_add(kOrphanEpoch + 1, std::memory_order_release);
+    ctl->not_empty.notify_all();
+    return;
+  }
+}
+
 std::size_t QueueImpl::recover() noexcept {
+  // A lost orphan count (a consumer's clear racing a recoverer, or a
+  // recoverer killed between its mark and its count) is repaired even when
+  // nobody is dead now.
+  if (mpmc) repair_orphan_hint();
   Liveness live(max_participants);
   std::vector<std::uint32_t> dead;
   for (std::uint32_t i = 0; i < max_participants; ++i) {
@@ -160,7 +188,10 @@ std::size_t QueueImpl::recover() noexcept {
       // release: the payload stays published to the consumer that takes the orphan.
       if (c->seq.compare_exchange_strong(s, (p + 1) | kSeqOrphan, std::memory_order_release,
                                          std::memory_order_relaxed)) {
-        ctl->orphans.fetch_add(1, std::memory_order_relaxed);  // relaxed: a hint
+        // release: after the mark; pairs with the consumers' acquire of the
+        // hint (a scan started after reading it sees this orphan). The epoch
+        // bump makes a consumer's clear based on an older read fail.
+        ctl->orphans.fetch_add(kOrphanEpoch + 1, std::memory_order_release);
         ++recovered;
         ctl->not_empty.notify_all();
       }
@@ -184,8 +215,11 @@ void QueueImpl::spsc_take_over_producer(std::uint64_t dead_pid) noexcept {
   // acquire: the dead producer's last published tail.
   std::uint64_t tail = ctl->tail.load(std::memory_order_acquire);
   const std::uint64_t head = ctl->head.load(std::memory_order_acquire);  // acquire: consumer's progress
-  // It may have died between publishing a block (its seq word) and storing
-  // tail: those blocks are committed and stay; we continue after them.
+  // It may have died between publishing blocks (their seq words) and storing
+  // tail: those blocks are committed and stay; we continue after them. The
+  // consumer may even have consumed them already, so head can be ahead of
+  // the stale tail (by at most the ring: else scribbled, left to try_reserve).
+  if (head > tail && head - tail <= cap) tail = head;
   // acquire: pairs with the release store of seq in publish().
   while (tail - head < cap && cell(tail)->seq.load(std::memory_order_acquire) == tail + 1) ++tail;
   ctl->tail.store(tail, std::memory_order_release);  // release: our starting point, as publish() would

@@ -5,10 +5,12 @@
 #include <algorithm>
 
 #include "queue_impl.hpp"
+#include "zipc/process.hpp"
 
 namespace zipc::detail {
 
 using layout::CellHeader;
+using layout::kOrphanCount;
 using layout::kSeqAbandoned;
 using layout::kSeqFlags;
 using layout::kSeqOrphan;
@@ -22,7 +24,6 @@ inline std::int64_t diff(std::uint64_t a, std::uint64_t b) noexcept {
 // ---------------------------------------------------------------- producer
 
 Status QueueImpl::try_reserve(std::uint64_t max, std::uint64_t* first, std::uint64_t* count) noexcept {
-  if (is_closed()) return Status::closed;
   if (max == 0) max = 1;
   if (!mpmc) {
     std::uint64_t used = p_reserved - p_head_cache;
@@ -45,7 +46,18 @@ Status QueueImpl::try_reserve(std::uint64_t max, std::uint64_t* first, std::uint
       }
     }
     const std::uint64_t k = std::min<std::uint64_t>(max, cap - used);
-    if (k == 0) return Status::full;
+    if (k == 0) return is_closed() ? Status::closed : Status::full;
+    // Announce the reservation BEFORE checking closed (a Dekker pair with
+    // a consumer deciding "closed and drained", see spsc_frontier()): either
+    // that consumer sees this claim and waits for the commit, or we see
+    // closed and take nothing. relaxed: our own line; also read by a
+    // producer taking over after we died (it counts [tail, claim) as abandoned).
+    me->claim.store(p_reserved + k, std::memory_order_relaxed);
+    store_load_barrier();
+    if (is_closed()) {
+      me->claim.store(p_reserved, std::memory_order_relaxed);  // relaxed: as above
+      return Status::closed;
+    }
     for (std::uint64_t i = 0; i < k; ++i) {
       // relaxed: the cell is ours until the tail store publishes it.
       cell(p_reserved + i)->size.store(0, std::memory_order_relaxed);
@@ -53,11 +65,9 @@ Status QueueImpl::try_reserve(std::uint64_t max, std::uint64_t* first, std::uint
     *first = p_reserved;
     *count = k;
     p_reserved += k;
-    // relaxed: read only by a producer taking over after we died (it then
-    // counts [tail, claim) as abandoned); our own line, never contended.
-    me->claim.store(p_reserved, std::memory_order_relaxed);
     return Status::ok;
   }
+  if (is_closed()) return Status::closed;
   for (std::uint32_t retry = 0; retry < kMaxRetries; ++retry) {
     // relaxed: only a starting guess; the CAS below validates it.
     std::uint64_t pos = ctl->tail.load(std::memory_order_relaxed);
@@ -69,15 +79,17 @@ Status QueueImpl::try_reserve(std::uint64_t max, std::uint64_t* first, std::uint
     if (d < 0) return Status::full;
     if (d > 0) continue;  // another producer took pos; reload tail
     std::uint64_t k = 1;
+    // acquire: as for pos above (the previous lap's reads of each block are done).
     while (k < max && k < cap && cell(pos + k)->seq.load(std::memory_order_acquire) == pos + k) ++k;
     // Claim BEFORE the CAS so survivors can tell who holds these positions
     // while the owner words below are not yet written. relaxed: the CAS's
     // release publishes both stores to whoever observes the new tail.
     me->claim_count.store(static_cast<std::uint32_t>(k), std::memory_order_relaxed);
     me->claim.store(2 * pos + 0 + 1, std::memory_order_relaxed);
-    // acq_rel: release publishes the claim; acquire orders our payload writes
-    // after the take-over of the positions.
-    if (ctl->tail.compare_exchange_weak(pos, pos + k, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    // seq_cst: release publishes the claim; acquire orders our payload writes
+    // after the take-over of the positions; and it is our half of the Dekker
+    // pair with close() (the closed check below).
+    if (ctl->tail.compare_exchange_weak(pos, pos + k, std::memory_order_seq_cst, std::memory_order_relaxed)) {
       for (std::uint64_t i = 0; i < k; ++i) {
         // relaxed: ordered before the claim clear below by its release.
         cell(pos + i)->owner.store(owner_word(pos + i, 0), std::memory_order_relaxed);
@@ -85,10 +97,23 @@ Status QueueImpl::try_reserve(std::uint64_t max, std::uint64_t* first, std::uint
       // release: the owner words are visible before the claim disappears
       // (recovery reads claim, then re-reads owner).
       me->claim.store(0, std::memory_order_release);
+      // Closed while we took them (seq_cst pair with close() and the
+      // consumers' drained check: either they see our tail or we see closed)?
+      // Then nobody may be left to consume them: give them back as abandoned.
+      if (ctl->closed.load(std::memory_order_seq_cst) != 0) {
+        for (std::uint64_t i = 0; i < k; ++i) abort(pos + i);
+        wake(ctl->not_empty, true);
+        return Status::closed;
+      }
       *first = pos;
       *count = k;
       return Status::ok;
     }
+    // Lost the race: withdraw the claim at once. A stale claim would make
+    // recovery believe we hold the winner's positions (and never abandon
+    // them if the winner dies before its owner stores) for as long as we
+    // stay away. relaxed: the claim was never published by a CAS.
+    me->claim.store(0, std::memory_order_relaxed);
   }
   me->claim.store(0, std::memory_order_release);  // release: as above
   return Status::corrupt;
@@ -200,14 +225,15 @@ Status QueueImpl::try_acquire(std::uint64_t* out, std::size_t max, std::size_t* 
     if (too_big) return Status::too_large;  // the message stays queued
     flush_head();                           // about to wait, or idle: give the producer all the room
     if (!is_closed()) return Status::empty;
-    // acquire: the producer's last published tail; nothing in flight below it.
-    return ctl->tail.load(std::memory_order_acquire) <= c_acquired ? Status::closed : Status::empty;
+    // Closed: done only when nothing is published or reserved beyond us.
+    return spsc_frontier(true) <= c_acquired ? Status::closed : Status::empty;
   }
 
   // MPMC. First give a redelivery a chance: cells of consumers that died holding them.
   // relaxed: a hint; the CAS on the cell's seq decides.
-  if (ctl->orphans.load(std::memory_order_relaxed) != 0) {
-    const std::uint64_t hint = ctl->orphans.load(std::memory_order_relaxed);
+  // acquire: pairs with the recoverer's release increment (made after its
+  // mark): a scan started after reading it sees the mark.
+  if (const std::uint64_t hint = ctl->orphans.load(std::memory_order_acquire); (hint & kOrphanCount) != 0) {
     for (std::uint64_t i = 0; i < cap; ++i) {
       CellHeader* c = reinterpret_cast<CellHeader*>(cells + i * stride);
       std::uint64_t s = c->seq.load(std::memory_order_acquire);  // acquire: the payload of the orphan
@@ -225,18 +251,25 @@ Status QueueImpl::try_acquire(std::uint64_t* out, std::size_t max, std::size_t* 
       if (c->seq.compare_exchange_strong(s, p + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) {
         c->owner.store(owner_word(p, 1), std::memory_order_relaxed);  // relaxed: ordered by the release below
         me->claim.store(0, std::memory_order_release);                // release: owner before claim clear
-        // relaxed: counters, exactness needs only atomicity.
-        ctl->orphans.fetch_sub(1, std::memory_order_relaxed);
-        ctl->redelivered.fetch_add(1, std::memory_order_relaxed);
+        // Count it off, never below zero (a scanner may have cleared the
+        // count meanwhile). relaxed: a hint; the seq CAS above decided.
+        std::uint64_t h = ctl->orphans.load(std::memory_order_relaxed);
+        while ((h & kOrphanCount) != 0 &&
+               !ctl->orphans.compare_exchange_weak(h, h - 1, std::memory_order_relaxed, std::memory_order_relaxed)) {
+        }
+        ctl->redelivered.fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter
         out[0] = p;
         *n = 1;
         return Status::ok;
       }
       me->claim.store(0, std::memory_order_release);  // release: as above
     }
-    // None found: clear the hint unless a recoverer raised it meanwhile.
+    // None found: clear the count unless a recoverer marked an orphan since
+    // we read the hint (it bumps the epoch in the high half, so a count that
+    // went down and up again meanwhile does not look unchanged).
     std::uint64_t expected = hint;
-    ctl->orphans.compare_exchange_strong(expected, 0, std::memory_order_relaxed);  // relaxed: a hint
+    // relaxed: a hint; recover() raises it again if an orphan is ever left uncounted.
+    ctl->orphans.compare_exchange_strong(expected, hint & ~kOrphanCount, std::memory_order_relaxed);
   }
 
   for (std::uint32_t retry = 0; retry < kMaxRetries; ++retry) {
@@ -246,10 +279,12 @@ Status QueueImpl::try_acquire(std::uint64_t* out, std::size_t max, std::size_t* 
     const bool ready = s == pos + 1 || s == ((pos + 1) | kSeqAbandoned);
     if (!ready) {
       if ((s & kSeqFlags) != 0 || diff(s, pos + 1) < 0) {
-        if (!is_closed()) return Status::empty;
+        // seq_cst (both loads): the pair with a producer's tail CAS and its
+        // closed check after it (try_reserve): either we see its tail here, or
+        // it sees closed and abandons what it took.
+        if (ctl->closed.load(std::memory_order_seq_cst) == 0) return Status::empty;
         // Closed: done only when nothing is left in flight either.
-        // acquire: a tail seen here was published by a producer's CAS.
-        return ctl->tail.load(std::memory_order_acquire) <= pos ? Status::closed : Status::empty;
+        return ctl->tail.load(std::memory_order_seq_cst) <= pos ? Status::closed : Status::empty;
       }
       continue;  // another consumer took pos
     }
@@ -269,7 +304,11 @@ Status QueueImpl::try_acquire(std::uint64_t* out, std::size_t max, std::size_t* 
     me->claim_count.store(static_cast<std::uint32_t>(k), std::memory_order_relaxed);  // relaxed: published by the CAS
     me->claim.store(2 * pos + 1 + 1, std::memory_order_relaxed);
     // acq_rel: release publishes the claim to recoverers that see the new head.
-    if (!ctl->head.compare_exchange_weak(pos, pos + k, std::memory_order_acq_rel, std::memory_order_relaxed)) continue;
+    if (!ctl->head.compare_exchange_weak(pos, pos + k, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+      // Lost the race: withdraw the claim at once (see try_reserve).
+      me->claim.store(0, std::memory_order_relaxed);  // relaxed: never published by a CAS
+      continue;
+    }
     std::size_t got = 0;
     for (std::uint64_t i = 0; i < k; ++i) {
       CellHeader* c = cell(pos + i);
@@ -340,6 +379,44 @@ std::uint64_t QueueImpl::consumer_done() noexcept {
   return peer_consumer->done.load(std::memory_order_acquire);
 }
 
+std::uint64_t QueueImpl::spsc_frontier(bool exact) noexcept {
+  // The rare side of the Dekker pair with try_reserve (claim store, then
+  // closed check): after this barrier a producer that did not see closed has
+  // its claim visible to us.
+  if (exact) heavy_barrier();
+  // acquire: the producer's last published tail; nothing in flight below it.
+  std::uint64_t f = ctl->tail.load(std::memory_order_acquire);
+  std::uint64_t r = 0;
+  if (single_p) {
+    r = p_reserved;  // we are the producer too
+  } else {
+    // acquire: pairs with the CAS that took the single-producer role.
+    const std::uint64_t sp = ctl->single_producer.load(std::memory_order_acquire);
+    if (sp == 0) return f;
+    if (sp != peer_producer_pid || peer_producer == nullptr) {
+      peer_producer_pid = sp;
+      peer_producer = nullptr;
+      for (std::uint32_t i = 0; i < max_participants; ++i) {
+        // relaxed: a search; the owner is re-checked below.
+        if (recs[i].pid.load(std::memory_order_relaxed) == sp &&
+            (recs[i].role.load(std::memory_order_relaxed) & static_cast<std::uint32_t>(Role::producer)) != 0) {
+          peer_producer = &recs[i];
+          break;
+        }
+      }
+    }
+    // relaxed: only checks that the record still belongs to that producer.
+    if (peer_producer == nullptr || peer_producer->pid.load(std::memory_order_relaxed) != sp) return f;
+    // relaxed: ordered by the barrier above (exact), else a hint.
+    r = peer_producer->claim.load(std::memory_order_relaxed);
+    // A dead producer's reservation is never committed (its successor counts
+    // it abandoned): do not wait for it.
+    if (exact && r > f && !is_alive_packed(sp)) r = f;
+  }
+  if (r > f && r - f <= cap) f = r;  // a claim beyond the ring is scribbled: ignored
+  return f;
+}
+
 void QueueImpl::flush_head() noexcept {
   if (mpmc || c_head == c_head_pub) return;
   c_head_pub = c_head;
@@ -373,8 +450,8 @@ bool QueueImpl::can_consume() const noexcept {
   // relaxed loads: hints for the wait loop; try_acquire decides.
   if (!mpmc)
     return cell(c_acquired)->seq.load(std::memory_order_relaxed) == c_acquired + 1 ||
-           (is_closed() && ctl->tail.load(std::memory_order_relaxed) <= c_acquired);
-  if (ctl->orphans.load(std::memory_order_relaxed) != 0) return true;
+           (is_closed() && const_cast<QueueImpl*>(this)->spsc_frontier(false) <= c_acquired);
+  if ((ctl->orphans.load(std::memory_order_relaxed) & kOrphanCount) != 0) return true;
   const std::uint64_t pos = ctl->head.load(std::memory_order_relaxed);
   const std::uint64_t s = cell(pos)->seq.load(std::memory_order_relaxed);
   if (s == pos + 1 || s == ((pos + 1) | kSeqAbandoned)) return true;

@@ -200,7 +200,8 @@ class Queue {
   std::size_t acquire_batch(std::span<ReadLoan> out, Timeout timeout, Status* status = nullptr) noexcept;
 
   // Wakes every waiter; later sends fail with closed; receivers drain what is
-  // left, then get closed.
+  // left (including reservations made before close() and committed after it),
+  // then get closed.
   void close() noexcept;
   [[nodiscard]] bool closed() const noexcept;
 

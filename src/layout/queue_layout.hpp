@@ -51,6 +51,15 @@ inline constexpr std::uint64_t kSeqAbandoned = 1ull << 63;  // reserved by a dea
 inline constexpr std::uint64_t kSeqOrphan = 1ull << 62;     // held by a dead consumer: redeliver
 inline constexpr std::uint64_t kSeqFlags = kSeqAbandoned | kSeqOrphan;
 
+// The orphan hint (QueueControl::orphans): a recoverer adds kOrphanEpoch + 1
+// after marking a cell; a consumer taking an orphan subtracts 1 from the count
+// (never below 0); a consumer that scanned and found none clears the count,
+// unless the word changed since it read it (the epoch makes that check immune
+// to a take and a mark cancelling out). recover() re-counts when the count is
+// 0 but an orphan exists (a recoverer killed between its mark and its add).
+inline constexpr std::uint64_t kOrphanCount = 0xffffffffull;
+inline constexpr std::uint64_t kOrphanEpoch = 1ull << 32;
+
 // Cell owner word.
 inline constexpr unsigned kOwnerSlotShift = 48;
 inline constexpr std::uint64_t kOwnerTagMask = (1ull << kOwnerSlotShift) - 1;
@@ -88,7 +97,9 @@ struct QueueControl {
   // line 5: written only on rare events (recovery, detach)
   std::atomic<std::uint64_t> redelivered;
   std::atomic<std::uint64_t> abandoned;
-  std::atomic<std::uint64_t> orphans;  // hint: cells marked kSeqOrphan not yet reclaimed
+  // hint: low 32 bits count cells marked kSeqOrphan not yet taken; high 32
+  // bits an epoch bumped with every mark (see kOrphanCount).
+  std::atomic<std::uint64_t> orphans;
   std::atomic<std::uint64_t> retired_sent;
   std::atomic<std::uint64_t> retired_received;
   std::atomic<std::uint64_t> retired_full_waits;

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -155,6 +156,21 @@ TEST_P(QueueModes, CloseWakesASleepingReceiver) {
   });
   EXPECT_EQ(recv_string(rx, 60s), "<closed>");
   t.join();
+}
+
+TEST_P(QueueModes, ReservationMadeBeforeCloseAndCommittedAfterIsDelivered) {
+  zipc::test::TempName name("q");
+  auto sut = Queue::create(name.str(), opts(), Role::producer);
+  auto rx = consumer_of(name);
+  auto loan = sut.reserve(0s);
+  ASSERT_TRUE(loan);
+  sut.close();
+  EXPECT_EQ(sut.try_send(bytes_of("too late")), Status::closed);
+  EXPECT_EQ(recv_string(rx), "<empty>");  // not yet closed: a reservation is in flight
+  std::memcpy(loan.data(), "late", 4);
+  ASSERT_EQ(loan.commit(4), Status::ok);
+  EXPECT_EQ(recv_string(rx), "late");
+  EXPECT_EQ(recv_string(rx), "<closed>");
 }
 
 TEST_P(QueueModes, WriteLoanDestroyedWithoutCommitIsNeverDelivered) {

@@ -1,0 +1,192 @@
+// Regressions from the review of the queue (findings 2, 6, 8, 10, 14): each
+// reproduces its scenario deterministically where it can, by writing the
+// segment's state through src/layout/queue_layout.hpp or by letting a child
+// process die at a chosen point.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <barrier>
+#include <cstring>
+#include <thread>
+
+#include "layout/queue_layout.hpp"
+#include "queue_test_util.hpp"
+#include "zipc/queue.hpp"
+#include "zipc_test.hpp"
+
+using namespace std::chrono_literals;
+using zipc::Queue;
+using zipc::QueueOptions;
+using zipc::Role;
+using zipc::Status;
+using zipc::test::bytes_of;
+using zipc::test::queue_options;
+using zipc::test::string_of;
+namespace L = zipc::layout;
+
+namespace {
+
+L::QueueControl& control_of(const Queue& q) {
+  return *reinterpret_cast<L::QueueControl*>(q.segment().payload());
+}
+L::ParticipantRecord& record_of(const Queue& q, std::size_t i) {
+  return reinterpret_cast<L::ParticipantRecord*>(q.segment().payload() + sizeof(L::QueueControl))[i];
+}
+
+std::string recv_string(Queue& q, std::chrono::nanoseconds timeout = 0ns) {
+  std::array<std::byte, 256> buf{};
+  auto r = q.recv(buf, timeout);
+  if (!r.ok()) return std::string("<") + zipc::to_string(r.status) + ">";
+  return string_of(std::span(buf).first(r.size));
+}
+
+}  // namespace
+
+// Finding 2: the dead producer published blocks 5..9 (seq words) but never
+// stored tail = 10; the consumer took them and published head = 10.
+TEST(QueueRegression, ProducerKilledBetweenPublishingBlocksAndStoringTailCanBeReplaced) {
+  zipc::test::TempName name("q");
+  auto sut = Queue::create(name.str(), queue_options(zipc::test::kSpsc, 16), Role::consumer);
+  auto child = zipc::test::spawn([&]() -> int {
+    auto q = Queue::open(name.str(), Role::producer);
+    for (int i = 0; i < 10; ++i)
+      if (q.try_send(bytes_of(std::to_string(i))) != Status::ok) return 1;
+    control_of(q).tail.store(5);  // as if killed before the tail store of blocks 5..9
+    ::_exit(0);                   // dies without detaching
+  });
+  ASSERT_EQ(child.wait().exit_code, 0);
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(recv_string(sut), std::to_string(i));
+  EXPECT_EQ(recv_string(sut), "<empty>");  // publishes head = 10
+  ASSERT_EQ(control_of(sut).head.load(), 10u);
+  ASSERT_EQ(control_of(sut).tail.load(), 5u);
+
+  auto tx = Queue::open(name.str(), Role::producer);
+  EXPECT_EQ(tx.try_send(bytes_of("after")), Status::ok);
+  EXPECT_EQ(recv_string(sut), "after");
+  EXPECT_EQ(tx.try_send(bytes_of("and more")), Status::ok);
+  EXPECT_EQ(recv_string(sut), "and more");
+}
+
+// Finding 6: a producer (consumer) whose CAS on tail (head) lost to another
+// and which then found the ring full (empty) left its claim on the winner's
+// position; were the winner killed before its owner stores, recovery would
+// attribute the position to the loser, alive, and never free it. Between
+// calls no handle may hold a claim. (Races are not deterministic: many rounds
+// of two threads each filling, then draining, the same ring.)
+TEST(QueueRegression, ParticipantsThatLoseARaceLeaveNoClaimBehind) {
+  zipc::test::TempName name("q");
+  QueueOptions o = queue_options(zipc::test::kMpmc, 16, 8);
+  o.max_participants = 5;
+  auto sut = Queue::create(name.str(), o, Role::none);
+  std::array<Queue, 2> tx{Queue::open(name.str(), Role::producer), Queue::open(name.str(), Role::producer)};
+  std::array<Queue, 2> rx{Queue::open(name.str(), Role::consumer), Queue::open(name.str(), Role::consumer)};
+  const int rounds =
+      std::max(200, static_cast<int>(4000 * zipc::test::stress_scale() / zipc::test::sanitizer_divisor()));
+  std::atomic<int> stale{0};
+  std::barrier sync(3);
+  auto check = [&] {
+    for (std::size_t i = 0; i < o.max_participants; ++i)
+      if (record_of(sut, i).claim.load() != 0) stale.fetch_add(1);
+  };
+  auto body = [&](int who) {
+    const std::byte one[8]{};
+    std::array<std::byte, 8> buf{};
+    for (int r = 0; r < rounds; ++r) {
+      sync.arrive_and_wait();
+      while (tx[static_cast<std::size_t>(who)].try_send(one) == Status::ok) {
+      }
+      sync.arrive_and_wait();
+      sync.arrive_and_wait();  // main checked the claims
+      while (rx[static_cast<std::size_t>(who)].try_recv(buf).ok()) {
+      }
+      sync.arrive_and_wait();
+      sync.arrive_and_wait();  // main checked the claims
+    }
+  };
+  std::thread a(body, 0), b(body, 1);
+  for (int r = 0; r < rounds; ++r) {
+    sync.arrive_and_wait();
+    sync.arrive_and_wait();  // both found the ring full
+    check();
+    sync.arrive_and_wait();
+    sync.arrive_and_wait();  // both found it empty
+    check();
+    sync.arrive_and_wait();
+  }
+  a.join();
+  b.join();
+  EXPECT_EQ(stale.load(), 0) << "claims left behind by idle handles";
+}
+
+// Finding 8: the orphan hint can reach 0 while an orphan exists (a consumer's
+// clear racing a take and a mark, or a recoverer killed between its mark and
+// its count). A stalled consumer's recovery must count the orphan again.
+TEST(QueueRegression, OrphanWhoseHintWasLostIsStillRedelivered) {
+  zipc::test::TempName name("q");
+  auto sut = Queue::create(name.str(), queue_options(zipc::test::kMpmc), Role::producer);
+  ASSERT_EQ(sut.try_send(bytes_of("held by the dead")), Status::ok);
+  auto child = zipc::test::spawn([&]() -> int {
+    auto q = Queue::open(name.str(), Role::consumer);
+    auto loan = q.acquire(5s);
+    if (!loan) return 1;
+    ::_exit(0);  // dies holding it
+  });
+  ASSERT_EQ(child.wait().exit_code, 0);
+  ASSERT_EQ(sut.recover(), 1u);  // marked orphan, counted in the hint
+  auto& hint = control_of(sut).orphans;
+  ASSERT_EQ(hint.load() & L::kOrphanCount, 1u);
+  hint.store(hint.load() & ~L::kOrphanCount);  // the count lost
+
+  auto rx = Queue::open(name.str(), Role::consumer);
+  EXPECT_EQ(recv_string(rx, 5s), "held by the dead");
+  EXPECT_EQ(sut.stats().redelivered, 1u);
+}
+
+// Finding 10 (the live case is QueueModes.ReservationMadeBeforeCloseAndCommittedAfterIsDelivered):
+// a reservation whose producer died never arrives, so it does not hold the drain.
+TEST(QueueRegression, ReservationOfAProducerThatDiedDoesNotKeepAClosedQueueFromDraining) {
+  zipc::test::TempName name("q");
+  auto sut = Queue::create(name.str(), queue_options(zipc::test::kSpsc), Role::consumer);
+  auto child = zipc::test::spawn([&]() -> int {
+    auto q = Queue::open(name.str(), Role::producer);
+    if (q.try_send(bytes_of("sent")) != Status::ok) return 1;
+    auto loan = q.reserve(0s);
+    if (!loan) return 2;
+    q.close();
+    ::_exit(0);  // dies holding the reservation
+  });
+  ASSERT_EQ(child.wait().exit_code, 0);
+  EXPECT_EQ(recv_string(sut), "sent");
+  EXPECT_EQ(recv_string(sut, 5s), "<closed>");
+}
+
+// Finding 14: with a full participant table, recovery keeps the record of a
+// dead single producer (consumer) for the take-over, which ran only after
+// the newcomer had a record: it could never attach.
+TEST(QueueRegression, DeadSingleSideIsReplacedEvenWhenTheParticipantTableIsFull) {
+  for (const Role dead_role : {Role::producer, Role::consumer}) {
+    const Role live_role = dead_role == Role::producer ? Role::consumer : Role::producer;
+    SCOPED_TRACE(dead_role == Role::producer ? "dead producer" : "dead consumer");
+    zipc::test::TempName name("q");
+    QueueOptions o = queue_options(zipc::test::kSpsc);
+    o.max_participants = 2;
+    auto sut = Queue::create(name.str(), o, live_role);
+    auto child = zipc::test::spawn([&]() -> int {
+      auto q = Queue::open(name.str(), dead_role);
+      if (dead_role == Role::producer && q.try_send(bytes_of("before")) != Status::ok) return 1;
+      ::_exit(0);  // dies without detaching
+    });
+    ASSERT_EQ(child.wait().exit_code, 0);
+    Queue successor;
+    ASSERT_NO_THROW(successor = Queue::open(name.str(), dead_role));
+    Queue& tx = dead_role == Role::producer ? successor : sut;
+    Queue& rx = dead_role == Role::producer ? sut : successor;
+    EXPECT_EQ(tx.try_send(bytes_of("after")), Status::ok);
+    if (dead_role == Role::producer) {
+      EXPECT_EQ(recv_string(rx), "before");
+    }
+    EXPECT_EQ(recv_string(rx), "after");
+  }
+}

@@ -82,14 +82,16 @@ const std::vector<ReferenceFigure>& reference_figures() {
                  0,
                  "raw named pipes about the same as the mapped file for small messages; mapped file ~10x WCF" + hw2});
     const std::string hw5 = " (§5 author's figure, 6-core AMD FX-6100)";
-    v.push_back({"§5", "log", 0, {}, "msgs_per_s", 1111111, "publish 1,000,000 x 1 KiB in ~900 ms" + hw5});
-    v.push_back({"§5", "log", 0, {}, "msgs_per_s", 1694915, "consume 1,000,000 x 1 KiB in ~590 ms" + hw5});
+    v.push_back(
+        {"§5", "topic-log-publish", 1024, {}, "msgs_per_s", 1111111, "publish 1,000,000 x 1 KiB in ~900 ms" + hw5});
+    v.push_back(
+        {"§5", "topic-log-read", 1024, {}, "msgs_per_s", 1694915, "consume 1,000,000 x 1 KiB in ~590 ms" + hw5});
     const std::string hw4 = " (§4 author's finding, author's hardware)";
     v.push_back({"§4",
-                 "map",
+                 "heap_map",
                  0,
-                 {},
-                 "",
+                 {"processes+zipc::SpinLock"},
+                 "ops_per_s",
                  0,
                  "processes + spinlock in shared memory match threads + spinlock; a kernel mutex is several times "
                  "slower uncontended; all collapse under high contention" +

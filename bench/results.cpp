@@ -200,11 +200,7 @@ namespace {
 
 bool ref_matches(const ReferenceFigure& f, const json& row) {
   const std::string w = row.value("workload", "");
-  if (f.workload == "log" || f.workload == "map") {
-    if (w.find(f.workload) == std::string::npos) return false;
-  } else if (w != f.workload) {
-    return false;
-  }
+  if (w != f.workload) return false;
   if (f.size && row.value("size", std::size_t{0}) != f.size) return false;
   const std::string t = row.value("transport", "");
   if (f.transports.empty()) return row.value("family", "") == "zipc" || t.rfind("zipc", 0) == 0;
@@ -265,7 +261,8 @@ json reference_rows(const json& doc) {
       const std::string metric = f.metric.empty() ? "msgs_per_s" : f.metric;
       ours = (*best)["transport"].get<std::string>() + " " + (*best)["workload"].get<std::string>() + " " +
              std::to_string((*best).value("size", 0)) + " B " + (*best).value("wait", "") + ": " +
-             (metric == "gbytes_per_s" ? fixed(best_v, 3) + " GB/s" : format_rate(best_v) + " msgs/s");
+             (metric == "gbytes_per_s" ? fixed(best_v, 3) + " GB/s"
+                                       : format_rate(best_v) + (metric == "ops_per_s" ? " ops/s" : " msgs/s"));
       if (!f.metric.empty() && f.value > 0) ours += " (" + fixed(best_v / f.value, 2) + "x the author's figure)";
     }
     out.push_back({{"section", f.section}, {"author", f.text}, {"ours", ours}});

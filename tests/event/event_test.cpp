@@ -134,3 +134,34 @@ TEST(Deadline, NeverNeverExpiresAndZeroAlwaysHas) {
   EXPECT_TRUE(Deadline::after(-5s).expired());
   EXPECT_TRUE(Deadline::after(std::chrono::nanoseconds::max()).is_never());
 }
+
+TEST(Event, AdaptiveWaitLearnsWhetherItSharesTheCpuWithItsPeer) {
+  // The strategy learns from where waits end (docs/design.md, "Waiting").
+  WaitOptions opt = with(WaitStrategy::adaptive);
+  opt.spin_ns = 2'000;
+  opt.yields = 4;
+  const Deadline d = Deadline::after(10s);
+  // A wait whose whole spin phase failed and that came true right after the
+  // first yield: the peer could only run once we gave up the CPU.
+  {
+    zipc::detail::SpinState st;
+    // The call that ends the spin phase goes on to the first yield.
+    while (!st.spin_done) ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));
+    ASSERT_EQ(st.yields, 1u);
+    zipc::detail::spin_succeeded(st);
+  }
+  EXPECT_TRUE(zipc::detail::cpu_looks_shared());
+  // While shared, waits skip spinning, but a periodic probe spins briefly; a
+  // probe that comes true while spinning unlearns it.
+  bool probed = false;
+  for (int i = 0; i < 300 && !probed; ++i) {
+    zipc::detail::SpinState st;
+    ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));
+    if (st.budget_ns > 0 && !st.spin_done) {
+      probed = true;
+      zipc::detail::spin_succeeded(st);
+    }
+  }
+  EXPECT_TRUE(probed);
+  EXPECT_FALSE(zipc::detail::cpu_looks_shared());
+}

@@ -32,8 +32,17 @@ namespace {
 constexpr std::uint64_t kMinArena = 4096;
 // Where zipc looks for a free fixed address: above ASan's shadow and below
 // the usual PIE/mmap areas, so unrelated processes are likely to have it free.
+#if defined(__SANITIZE_THREAD__)
+// TSan reserves most of the address space for its shadow; application
+// mappings must lie in 0x7e8000000000-0x800000000000. Take the bottom of that
+// range, far below where mmap places things top-down, so a forked peer does
+// not find the address taken by its own later mappings.
+constexpr std::uintptr_t kHintBase = 0x7e8000000000ull;
+constexpr std::uintptr_t kHintStride = std::uintptr_t{1} << 30;
+#else
 constexpr std::uintptr_t kHintBase = 0x3f0000000000ull;
 constexpr std::uintptr_t kHintStride = std::uintptr_t{16} << 30;
+#endif
 
 [[noreturn]] void fail(Errc e, std::string_view name, const std::string& why) {
   throw Error(e, "heap '" + std::string(name) + "': " + to_string(e) + " (" + why + ")");

@@ -76,20 +76,7 @@ void QueueImpl::wake(Event& ev, bool all) noexcept {
 Status QueueImpl::wait_on(Event& ev, bool producer_side, Deadline slice) noexcept {
   const auto pred = [&]() noexcept { return producer_side ? can_produce() : can_consume(); };
   if (pred()) return Status::ok;
-  if (wait.strategy != WaitStrategy::block) {
-    SpinState st;
-    while (spin_once(st, wait, slice)) {
-      if (pred()) {
-        spin_succeeded(st);
-        return Status::ok;
-      }
-    }
-    if (pred()) {
-      spin_succeeded(st);
-      return Status::ok;
-    }
-    if (wait.strategy == WaitStrategy::busy_poll || slice.expired()) return Status::timeout;
-  }
+  if (const Status s = spin_phase(pred, slice, wait); s != Status::empty) return s;
   if (wait.strategy == WaitStrategy::block && block_poll_worthwhile()) {
     // Not for correctness (the membarrier below is): a peer answering within
     // a few microseconds is far cheaper to catch awake than through a futex

@@ -31,23 +31,9 @@ template <class Pred>
 Status topic_wait(Event& ev, Pred&& pred, Deadline deadline, const WaitOptions& opt) noexcept {
   if (!platform::membarrier_ready()) return ev.wait_until(pred, deadline, opt);
   if (pred()) return Status::ok;
-  if (opt.strategy != WaitStrategy::block) {
-    // Reports where each wait ended (spin_succeeded), so the adaptive strategy
-    // learns, as Event::wait_until does, whether this thread shares its CPU
-    // with the peer: then it yields at once instead of spinning its budget.
-    SpinState st;
-    while (spin_once(st, opt, deadline)) {
-      if (pred()) {
-        spin_succeeded(st);
-        return Status::ok;
-      }
-    }
-    if (pred()) {
-      spin_succeeded(st);
-      return Status::ok;
-    }
-    if (opt.strategy == WaitStrategy::busy_poll || deadline.expired()) return Status::timeout;
-  }
+  // Reports where each wait ended, so the adaptive strategy learns whether
+  // this thread shares its CPU with the peer (see Event::wait_until).
+  if (const Status s = spin_phase(pred, deadline, opt); s != Status::empty) return s;
   for (;;) {
     // acquire: pairs with the release increment in notify; a token taken before
     // re-checking pred() turns a notify in between into a changed futex value.

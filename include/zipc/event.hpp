@@ -72,6 +72,27 @@ void spin_succeeded(const SpinState& st) noexcept;
 // True when this thread learned that it shares its CPU with the peer it waits
 // for: spinning would only delay whoever must run, so it yields at once.
 bool cpu_looks_shared() noexcept;
+
+// The spin and yield phases of a wait, shared by every channel's wait loop:
+// ok when pred() held (and the strategy learned where), timeout when the
+// strategy or the deadline says stop, empty when the caller should sleep.
+template <class Pred>
+Status spin_phase(Pred& pred, const Deadline& deadline, const WaitOptions& opt) noexcept {
+  if (opt.strategy == WaitStrategy::block) return Status::empty;
+  SpinState st;
+  while (spin_once(st, opt, deadline)) {
+    if (pred()) {
+      spin_succeeded(st);
+      return Status::ok;
+    }
+  }
+  if (pred()) {
+    spin_succeeded(st);
+    return Status::ok;
+  }
+  if (opt.strategy == WaitStrategy::busy_poll || deadline.expired()) return Status::timeout;
+  return Status::empty;
+}
 }  // namespace detail
 
 struct Event {
@@ -85,20 +106,7 @@ struct Event {
   template <class Pred>
   Status wait_until(Pred&& pred, Deadline deadline, const WaitOptions& opt = {}) noexcept {
     if (pred()) return Status::ok;
-    if (opt.strategy != WaitStrategy::block) {
-      detail::SpinState st;
-      while (detail::spin_once(st, opt, deadline)) {
-        if (pred()) {
-          detail::spin_succeeded(st);
-          return Status::ok;
-        }
-      }
-      if (pred()) {
-        detail::spin_succeeded(st);
-        return Status::ok;
-      }
-      if (opt.strategy == WaitStrategy::busy_poll || deadline.expired()) return Status::timeout;
-    }
+    if (const Status s = detail::spin_phase(pred, deadline, opt); s != Status::empty) return s;
     for (;;) {
       // acquire: pairs with the release increment in notify_*; a token taken
       // before re-checking pred() makes a notify between the check and the

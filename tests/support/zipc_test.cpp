@@ -4,16 +4,16 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <mutex>
 #include <random>
 #include <thread>
 
@@ -26,6 +26,33 @@ int g_report_fd = -1;                     // set in a child: where report() writ
 std::uint64_t random_u64() {
   static thread_local std::mt19937_64 rng{std::random_device{}() ^ static_cast<std::uint64_t>(::getpid())};
   return rng();
+}
+
+// Live children, so the watchdog can kill them from a signal handler.
+// Lock-free slots: 0 is free; a slot is claimed by compare_exchange.
+constexpr std::size_t kMaxChildren = 1024;
+std::atomic<pid_t> g_children[kMaxChildren];
+
+void register_child(pid_t pid) {
+  for (auto& slot : g_children) {
+    pid_t free_slot = 0;
+    // relaxed: the slots are only read by this process's own signal handler.
+    if (slot.compare_exchange_strong(free_slot, pid, std::memory_order_relaxed)) return;
+  }
+}
+
+void unregister_child(pid_t pid) {
+  for (auto& slot : g_children) {
+    pid_t mine = pid;
+    if (slot.compare_exchange_strong(mine, 0, std::memory_order_relaxed)) return;
+  }
+}
+
+void kill_all_children() {
+  for (auto& slot : g_children) {
+    const pid_t pid = slot.load(std::memory_order_relaxed);
+    if (pid > 0) ::kill(pid, SIGKILL);
+  }
 }
 
 }  // namespace
@@ -69,6 +96,7 @@ Child::~Child() {
     ::kill(pid_, SIGKILL);
     int st;
     ::waitpid(pid_, &st, 0);
+    unregister_child(pid_);
   }
   if (read_fd_ >= 0) ::close(read_fd_);
 }
@@ -106,6 +134,7 @@ ChildResult Child::wait(std::chrono::milliseconds timeout) {
     ::close(read_fd_);
     read_fd_ = -1;
   }
+  unregister_child(pid_);
   pid_ = -1;
   if (WIFEXITED(status)) {
     r.exited = true;
@@ -120,9 +149,19 @@ Child spawn(const std::function<int()>& body) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
+  const bool from_main_thread = ::syscall(SYS_gettid) == parent;
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
+    // Die with the test process (a crash, an abort) rather than linger and
+    // hold its stdout open. Only when forked by the main thread: the signal
+    // follows the forking thread, which for others may end first.
+    if (from_main_thread) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(97);
+    }
+    for (auto& slot : g_children) slot.store(0, std::memory_order_relaxed);  // siblings are not ours
     ::close(fds[0]);
     g_report_fd = fds[1];
     int code = 98;
@@ -139,6 +178,7 @@ Child spawn(const std::function<int()>& body) {
   }
   ::close(fds[1]);
   ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  register_child(pid);
   return Child(pid, fds[0]);
 }
 
@@ -191,49 +231,51 @@ std::uint64_t test_seed() {
 namespace {
 
 // Fails a hung test with a message instead of letting CI hit its limit.
-// ZIPC_TEST_WATCHDOG_S (default 240) bounds one test. The state is leaked on
-// purpose: the detached thread may outlive static destruction.
-struct WatchState {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::string current;
-  std::chrono::steady_clock::time_point started;
-  bool active = false;
-  std::chrono::seconds limit{240};
-};
+// ZIPC_TEST_WATCHDOG_S (default 240) bounds one test. It is a SIGALRM timer,
+// not a thread: a helper thread could hold an allocator lock (ASan's, TSan's)
+// at the instant a test forks, and the child would deadlock on it. alarm()
+// is not inherited by fork, so children are never timed by it.
+constexpr std::size_t kNameCap = 256;
+char g_current_test[kNameCap];  // written before alarm() is armed; read in the handler
+unsigned g_watchdog_limit_s = 240;
+
+void write_all(int fd, const char* p, std::size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w <= 0) return;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+// Async-signal-safe: write(2), kill(2), waitpid(2), abort(3).
+void on_watchdog_alarm(int) {
+  static const char head[] = "[zipc watchdog] test ";
+  static const char tail[] = " hung for longer than ZIPC_TEST_WATCHDOG_S; killing its children and aborting\n";
+  write_all(2, head, sizeof head - 1);
+  write_all(2, g_current_test, ::strnlen(g_current_test, kNameCap));
+  write_all(2, tail, sizeof tail - 1);
+  // Children share our stdout; one left running would keep ctest waiting
+  // for end-of-file long after this process is gone.
+  kill_all_children();
+  ::signal(SIGABRT, SIG_DFL);
+  std::abort();
+}
 
 class Watchdog : public ::testing::EmptyTestEventListener {
  public:
-  Watchdog() : st_(new WatchState) {
+  Watchdog() {
     const char* s = std::getenv("ZIPC_TEST_WATCHDOG_S");
-    if (s != nullptr && std::atoi(s) > 0) st_->limit = std::chrono::seconds(std::atoi(s));
-    std::thread([st = st_] { run(st); }).detach();
+    if (s != nullptr && std::atoi(s) > 0) g_watchdog_limit_s = static_cast<unsigned>(std::atoi(s));
+    struct sigaction sa {};
+    sa.sa_handler = on_watchdog_alarm;
+    ::sigaction(SIGALRM, &sa, nullptr);
   }
   void OnTestStart(const ::testing::TestInfo& info) override {
-    std::lock_guard<std::mutex> lock(st_->mu);
-    st_->current = std::string(info.test_suite_name()) + "." + info.name();
-    st_->started = std::chrono::steady_clock::now();
-    st_->active = true;
+    std::snprintf(g_current_test, kNameCap, "%s.%s", info.test_suite_name(), info.name());
+    ::alarm(g_watchdog_limit_s);
   }
-  void OnTestEnd(const ::testing::TestInfo&) override {
-    std::lock_guard<std::mutex> lock(st_->mu);
-    st_->active = false;
-  }
-
- private:
-  static void run(WatchState* st) {
-    std::unique_lock<std::mutex> lock(st->mu);
-    for (;;) {
-      st->cv.wait_for(lock, std::chrono::seconds(1));
-      if (st->active && std::chrono::steady_clock::now() - st->started > st->limit) {
-        std::fprintf(stderr, "[zipc watchdog] test %s hung for more than %lld s; aborting\n", st->current.c_str(),
-                     static_cast<long long>(st->limit.count()));
-        std::fflush(stderr);
-        std::abort();
-      }
-    }
-  }
-  WatchState* st_;
+  void OnTestEnd(const ::testing::TestInfo&) override { ::alarm(0); }
 };
 
 }  // namespace

@@ -47,11 +47,23 @@ foreach(line IN LISTS ZIPC_BENCH_SKIPPED_PEERS)
   message(STATUS "zipc bench: skipped peer ${line}")
 endforeach()
 
+# The message pattern every benchmark writes and checks (bench/payload.hpp),
+# also used by the extra programs. It runs inside every timed loop, so it is
+# built at -O3 and, on x86-64 without sanitizers, also for AVX2 (chosen at run
+# time): a slow checker would hide the transports behind its own cost.
+add_library(zipc_bench_payload STATIC ${ZIPC_BENCH_DIR}/payload.cpp)
+target_include_directories(zipc_bench_payload PUBLIC ${ZIPC_BENCH_DIR})
+target_compile_options(zipc_bench_payload PRIVATE $<$<CONFIG:Release,RelWithDebInfo>:-O3>)
+if(ZIPC_SANITIZE STREQUAL "" AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  target_compile_definitions(zipc_bench_payload PRIVATE ZIPC_BENCH_PAYLOAD_CLONES=1)
+endif()
+zipc_bench_warnings(zipc_bench_payload)
+
 file(GLOB zipc_bench_core_sources CONFIGURE_DEPENDS ${ZIPC_BENCH_DIR}/*.cpp)
-list(REMOVE_ITEM zipc_bench_core_sources ${ZIPC_BENCH_DIR}/main.cpp)
+list(REMOVE_ITEM zipc_bench_core_sources ${ZIPC_BENCH_DIR}/main.cpp ${ZIPC_BENCH_DIR}/payload.cpp)
 add_library(zipc_bench_core STATIC ${zipc_bench_core_sources})
 target_include_directories(zipc_bench_core PUBLIC ${ZIPC_BENCH_DIR})
-target_link_libraries(zipc_bench_core PUBLIC zipc::zipc nlohmann_json::nlohmann_json rt)
+target_link_libraries(zipc_bench_core PUBLIC zipc_bench_payload zipc::zipc nlohmann_json::nlohmann_json rt)
 zipc_bench_warnings(zipc_bench_core)
 
 file(GLOB zipc_bench_transport_sources CONFIGURE_DEPENDS ${ZIPC_BENCH_DIR}/transports/*.cpp)

@@ -11,7 +11,14 @@ std::uint64_t seed_of(const MessageHeader& h) noexcept {
 
 }  // namespace
 
-void fill_message(void* buf, std::size_t n, const MessageHeader& h) noexcept {
+// AVX2 and baseline versions, picked once at load time by the CPU's features.
+#if defined(ZIPC_BENCH_PAYLOAD_CLONES)
+#define ZIPC_BENCH_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define ZIPC_BENCH_CLONES
+#endif
+
+ZIPC_BENCH_CLONES void fill_message(void* buf, std::size_t n, const MessageHeader& h) noexcept {
   auto* p = static_cast<unsigned char*>(buf);
   std::memcpy(p, &h, sizeof h);
   const std::uint64_t seed = seed_of(h);
@@ -24,7 +31,7 @@ void fill_message(void* buf, std::size_t n, const MessageHeader& h) noexcept {
   for (; off < n; ++off, ++i) p[off] = static_cast<unsigned char>(seed + i);
 }
 
-bool check_message(const void* buf, std::size_t n, MessageHeader* h) noexcept {
+ZIPC_BENCH_CLONES bool check_message(const void* buf, std::size_t n, MessageHeader* h) noexcept {
   if (n < sizeof(MessageHeader)) return false;
   const auto* p = static_cast<const unsigned char*>(buf);
   std::memcpy(h, p, sizeof *h);

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "payload.hpp"
 #include "zipc/rpc.hpp"
 
 namespace {
@@ -53,49 +54,16 @@ int cpus() {
   return CPU_COUNT(&set);
 }
 
-// Message bytes as the harness's transports carry them: a 32-byte header
-// (seq, send time, sender, flags) then a pattern derived from it. The writer
-// writes every byte, the reader reads and checks every byte.
-struct Head {
-  std::uint64_t seq;
-  std::uint64_t t_send_ns;
-  std::uint32_t sender;
-  std::uint32_t flags;
-  std::uint64_t reserved;
-};
-static_assert(sizeof(Head) == 32);
-
-std::uint64_t seed_of(const Head& h) {
-  return (h.seq * 0x9E3779B97F4A7C15ull) ^ (std::uint64_t{h.sender} << 48) ^ h.flags;
-}
+// Message bytes as the harness's transports carry them (bench/payload.hpp):
+// the writer writes every byte, the reader reads and checks every byte.
+using Head = zipc::bench::MessageHeader;
 
 void fill(std::byte* p, std::size_t n, const Head& h) {
-  if (n < sizeof h) return;
-  std::memcpy(p, &h, sizeof h);
-  const std::uint64_t seed = seed_of(h);
-  std::size_t off = sizeof h;
-  std::uint64_t i = 0;
-  for (; off + 8 <= n; off += 8, ++i) {
-    const std::uint64_t w = seed + i;
-    std::memcpy(p + off, &w, 8);
-  }
-  for (; off < n; ++off, ++i) p[off] = static_cast<std::byte>(seed + i);
+  if (n >= zipc::bench::kMinMessage) zipc::bench::fill_message(p, n, h);
 }
 
 bool check(std::span<const std::byte> d, Head* h) {
-  if (d.size() < sizeof *h) return false;
-  std::memcpy(h, d.data(), sizeof *h);
-  const std::uint64_t seed = seed_of(*h);
-  std::uint64_t diff = 0;
-  std::size_t off = sizeof *h;
-  std::uint64_t i = 0;
-  for (; off + 8 <= d.size(); off += 8, ++i) {
-    std::uint64_t w;
-    std::memcpy(&w, d.data() + off, 8);
-    diff |= w ^ (seed + i);
-  }
-  for (; off < d.size(); ++off, ++i) diff |= static_cast<std::uint64_t>(d[off] ^ static_cast<std::byte>(seed + i));
-  return diff == 0;
+  return zipc::bench::check_message(d.data(), d.size(), h);
 }
 
 zipc::RpcServer* g_server = nullptr;

@@ -16,6 +16,7 @@ struct Limits {
   double futex_rtt_ns = 0;                               // futex wake round trip across CPUs (both sleep)
   std::map<std::size_t, double> memcpy_gbps;             // single thread, by copy size
   std::map<std::size_t, double> spsc_inproc_msgs_per_s;  // two threads, in-process ring, by message size
+  std::map<std::size_t, double> xcore_copy_gbps;         // that ring's bytes/s for big messages, by size
   int cpus_used = 0;
   std::string note;  // e.g. "one CPU only: cross-CPU figures not measured"
 };

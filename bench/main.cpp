@@ -260,7 +260,8 @@ int main(int argc, char** argv) {
     md << "## Results\n\n"
        << "Latency columns: round trip for pingpong/reqrep, one way (send to receipt) for the others. msgs/s: round "
           "trips/s for pingpong/reqrep. vs limit: latency / cache-line round trip, or throughput / in-process SPSC "
-          "ring (<= 1 KiB) or memcpy (larger).\n\n"
+          "ring (<= 1 KiB) or, larger, the cross-core copy (xcore: that ring copying each message in and out; memcpy "
+          "on one CPU).\n\n"
        << results_table(doc) << "\n## Reference figures (REFERENCE.md) beside ours\n\n"
        << reference_table(doc);
     std::printf("\n%s\n", md.str().c_str());

@@ -81,6 +81,7 @@ def section(doc, json_path, readme_dir):
     if lim:
         memcpy = lim.get("memcpy_gbps", {})
         spsc = lim.get("spsc_inproc_msgs_per_s", {})
+        xcore = lim.get("xcore_copy_gbps", {})
         out += ["Limits of this machine, measured in the same run (every row's `ratio_to_limit` in the JSON is "
                 "relative to these):",
                 "",
@@ -90,6 +91,9 @@ def section(doc, json_path, readme_dir):
                 "- memcpy, one thread: " + ", ".join(f"{k} B {float(v):.1f} GB/s" for k, v in sorted(memcpy.items(), key=lambda kv: int(kv[0]))),
                 "- in-process SPSC ring, two threads: " +
                 ", ".join(f"{k} B {fmt_rate(float(v))} msgs/s" for k, v in sorted(spsc.items(), key=lambda kv: int(kv[0]))),
+                "- the same ring carrying big messages, copied in by one thread and out by the other (cross-core copy, "
+                "the basis for messages over 1 KiB): " +
+                ", ".join(f"{k} B {float(v):.1f} GB/s" for k, v in sorted(xcore.items(), key=lambda kv: int(kv[0]))),
                 ""]
     combos = []
     for r in rows:

@@ -1,6 +1,10 @@
-// The benchmark plug-in for zipc::Queue: one-way channels over the queue,
-// zero-copy on both ends (prepare() returns the reserved block itself,
-// acquire() the block the message was written into).
+// The benchmark plug-ins for zipc::Queue: one-way channels over the queue.
+//   zipc-queue       zero-copy on both ends: prepare() returns the reserved
+//                    block itself, acquire() the block the message was
+//                    written into (WriteLoan / ReadLoan).
+//   zipc-queue-copy  the copy API: the sender writes into its own buffer and
+//                    send() copies it in; recv() copies it out into the
+//                    receiver's buffer, which the harness then checks.
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -60,7 +64,34 @@ class QueueReceiver final : public Receiver {
   ReadLoan loan_;
 };
 
-class ZipcQueueTransport final : public Transport {
+class QueueCopySender final : public Sender {
+ public:
+  QueueCopySender(Queue q, std::size_t max) : q_(std::move(q)), buf_(max) {}
+  void* prepare(std::size_t n) override { return n <= buf_.size() ? buf_.data() : nullptr; }
+  bool commit(std::size_t n) override { return q_.send(std::span(buf_.data(), n), kForever) == Status::ok; }
+
+ private:
+  Queue q_;
+  std::vector<std::byte> buf_;
+};
+
+class QueueCopyReceiver final : public Receiver {
+ public:
+  QueueCopyReceiver(Queue q, std::size_t max) : q_(std::move(q)), buf_(max) {}
+  const void* acquire(std::size_t* n) override {
+    const IoResult r = q_.recv(buf_, kForever);
+    if (r.status != Status::ok) return nullptr;
+    *n = r.size;
+    return buf_.data();
+  }
+  void release() override {}
+
+ private:
+  Queue q_;
+  std::vector<std::byte> buf_;
+};
+
+class ZipcQueueTransport : public Transport {
  public:
   std::string name() const override { return "zipc-queue"; }
   std::string family() const override { return "zipc"; }
@@ -100,7 +131,31 @@ class ZipcQueueTransport final : public Transport {
   void destroy(const ChannelSpec& spec) override { Queue::remove(segment_name(spec)); }
 };
 
+class ZipcQueueCopyTransport final : public ZipcQueueTransport {
+ public:
+  std::string name() const override { return "zipc-queue-copy"; }
+  // Busy-poll only: the wait modes are the zero-copy rows' subject; this row
+  // shows what the two copies cost.
+  std::vector<Wait> waits() const override { return {Wait::busy}; }
+  bool supports(const ChannelSpec& spec, std::string* why) const override {
+    if (spec.senders != 1 || spec.receivers != 1) {
+      if (why) *why = "the copy API row is shown for one-to-one channels; zipc-queue covers the rest";
+      return false;
+    }
+    return ZipcQueueTransport::supports(spec, why);
+  }
+  std::unique_ptr<Sender> open_sender(const ChannelSpec& spec, int) override {
+    return std::make_unique<QueueCopySender>(Queue::open(segment_name(spec), Role::producer, wait_options(spec.wait)),
+                                             spec.max_message);
+  }
+  std::unique_ptr<Receiver> open_receiver(const ChannelSpec& spec, int) override {
+    return std::make_unique<QueueCopyReceiver>(Queue::open(segment_name(spec), Role::consumer, wait_options(spec.wait)),
+                                               spec.max_message);
+  }
+};
+
 ZIPC_BENCH_TRANSPORT(ZipcQueueTransport);
+ZIPC_BENCH_TRANSPORT(ZipcQueueCopyTransport);
 
 }  // namespace
 }  // namespace zipc::bench

@@ -41,6 +41,7 @@ Limits sample_limits() {
   l.futex_rtt_ns = 30000;
   l.memcpy_gbps = {{100, 10}, {3000, 40}, {65536, 20}, {1048576, 10}};
   l.spsc_inproc_msgs_per_s = {{8, 1e7}, {100, 5e6}};
+  l.xcore_copy_gbps = {{3000, 8}, {65536, 10}, {262144, 12}};
   return l;
 }
 
@@ -58,7 +59,7 @@ TEST(ResultFile, WrittenDocumentReadsBackWithEverySchemaField) {
   std::filesystem::remove(path);
   EXPECT_EQ(back["schema"], kSchema);
   for (const char* k : {"cpu_model", "cores", "kernel"}) EXPECT_TRUE(back["machine"].contains(k)) << k;
-  for (const char* k : {"cacheline_rtt_ns", "futex_rtt_ns", "memcpy_gbps", "spsc_inproc_msgs_per_s"})
+  for (const char* k : {"cacheline_rtt_ns", "futex_rtt_ns", "memcpy_gbps", "spsc_inproc_msgs_per_s", "xcore_copy_gbps"})
     EXPECT_TRUE(back["limits"].contains(k)) << k;
   EXPECT_DOUBLE_EQ(back["limits"]["memcpy_gbps"]["3000"].get<double>(), 40);
   ASSERT_EQ(back["results"].size(), 1u);
@@ -81,6 +82,7 @@ TEST(ResultFile, LimitsSurviveAJsonRoundTrip) {
   EXPECT_DOUBLE_EQ(sut.cacheline_rtt_ns, 100);
   EXPECT_DOUBLE_EQ(sut.spsc_inproc_msgs_per_s.at(100), 5e6);
   EXPECT_DOUBLE_EQ(sut.memcpy_gbps.at(1048576), 10);
+  EXPECT_DOUBLE_EQ(sut.xcore_copy_gbps.at(65536), 10);
 }
 
 TEST(Percentiles, AreNearestRankOverTheSamples) {
@@ -106,11 +108,22 @@ TEST(Ratio, SmallMessageThroughputIsStatedAgainstTheInProcessRing) {
   EXPECT_DOUBLE_EQ(sut["ratio_to_limit"].get<double>(), 0.2);
 }
 
-TEST(Ratio, LargeMessageThroughputIsStatedAgainstMemcpy) {
+TEST(Ratio, LargeMessageThroughputIsStatedAgainstTheCrossCoreCopy) {
   json sut = {
       {"workload", "stream"}, {"transport", "pipe"}, {"size", 65536}, {"msgs_per_s", 1e4}, {"gbytes_per_s", 5.0}};
   apply_ratio(sut, sample_limits());
+  EXPECT_DOUBLE_EQ(sut["ratio_to_limit"].get<double>(), 0.5);
+  EXPECT_EQ(sut["ratio_basis"].get<std::string>(), "gbytes_per_s / xcore_copy_gbps[65536]");
+}
+
+TEST(Ratio, LargeMessageThroughputFallsBackToMemcpyWithoutACrossCoreFigure) {
+  Limits one_cpu = sample_limits();
+  one_cpu.xcore_copy_gbps.clear();
+  json sut = {
+      {"workload", "stream"}, {"transport", "pipe"}, {"size", 65536}, {"msgs_per_s", 1e4}, {"gbytes_per_s", 5.0}};
+  apply_ratio(sut, one_cpu);
   EXPECT_DOUBLE_EQ(sut["ratio_to_limit"].get<double>(), 0.25);
+  EXPECT_EQ(sut["ratio_basis"].get<std::string>(), "gbytes_per_s / memcpy_gbps[65536]");
 }
 
 TEST(Compare, FlagsASlowerRowAsARegressionAndAFasterOneAsImproved) {
@@ -195,6 +208,11 @@ TEST(Limits, ProbeMeasuresEveryFigureAndLeavesTheCallersCpuSetAsItWas) {
   EXPECT_EQ(sut.memcpy_gbps.size(), 4u);
   EXPECT_GT(sut.spsc_inproc_msgs_per_s.at(8), 0);
   EXPECT_GT(sut.spsc_inproc_msgs_per_s.at(100), 0);
+  if (before.size() >= 2) {
+    for (std::size_t size : {3000u, 65536u, 262144u}) EXPECT_GT(sut.xcore_copy_gbps.at(size), 0) << size;
+  } else {
+    EXPECT_TRUE(sut.xcore_copy_gbps.empty());
+  }
 }
 
 }  // namespace

@@ -15,6 +15,13 @@ using layout::RecordKind;
 
 namespace {
 
+// Per thread, not per publisher: a stamp is about time, so one window serves
+// every topic this thread publishes to (and Publisher keeps its size).
+platform::BurstStamp& publish_stamp() noexcept {
+  static thread_local platform::BurstStamp stamp;
+  return stamp;
+}
+
 constexpr std::uint64_t kLivenessPeriodNs = 10'000'000;  // how often a blocked publisher checks subscribers
 constexpr std::uint64_t kSliceNs = 50'000'000;           // longest sleep before re-checking peers
 constexpr std::uint32_t kCommitBatch = 64;               // streaming mode: commits made visible together
@@ -420,10 +427,11 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
     h->slack = 0;
   } else {
     h->sequence = seq;
-    // Streaming mode reads the clock once per 16 commits: bulk logging keeps
-    // microsecond timestamps without a clock read per message.
-    const bool reuse = !multi && s.streaming_stores && (pending_count_ % 16) != 0;
-    last_publish_ns_ = reuse ? last_publish_ns_ : platform::realtime_ns();
+    // A single publisher stamps bursts with one clock read per microsecond
+    // (platform::BurstStamp): the stamp is within 1 us of the commit. Multi
+    // mode reads the clock each time, under the commit token, so stamps
+    // follow the commit order across publishers.
+    last_publish_ns_ = multi ? platform::realtime_ns() : publish_stamp().now();
     h->publish_ns = last_publish_ns_;
   }
   if (!multi && s.streaming_stores) {

@@ -66,9 +66,8 @@ struct TopicOptions {
   bool prefault = false;                          // take every page fault at create/open time
   // Bulk logging (REFERENCE §5): publisher copies of 256 B and more use
   // non-temporal stores, and a single publisher makes its commits visible in
-  // batches (Publisher::flush) and reads the clock once per 16 commits
-  // (publish_ns then has microsecond resolution). Faster when nobody reads
-  // right behind; readers see records late and from memory instead of cache.
+  // batches (Publisher::flush). Faster when nobody reads right behind;
+  // readers see records late and from memory instead of cache.
   bool streaming_stores = false;
 };
 
@@ -101,7 +100,7 @@ struct PublishResult {
 struct ReadResult {
   Status status = Status::empty;
   std::uint64_t sequence = 0;
-  std::uint64_t publish_ns = 0;  // CLOCK_REALTIME at commit
+  std::uint64_t publish_ns = 0;  // CLOCK_REALTIME at commit (within 1 us; exact with several publishers)
   std::uint32_t size = 0;        // payload bytes (also when too_large: the size needed)
   [[nodiscard]] bool ok() const noexcept { return status == Status::ok; }
 };

@@ -2,6 +2,9 @@
 
 #include <sched.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <cerrno>
 
 #include "platform/clock.hpp"
@@ -35,6 +38,19 @@ void sleep_ns(std::uint64_t ns) noexcept {
   timespec ts{static_cast<time_t>(ns / 1'000'000'000ull), static_cast<long>(ns % 1'000'000'000ull)};
   while (::nanosleep(&ts, &ts) != 0 && errno == EINTR) {
   }
+}
+
+bool cpu_ticks_invariant() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid_max(0x80000000u, nullptr) < 0x80000007u) return false;
+  __cpuid(0x80000007u, a, b, c, d);
+  return (d & (1u << 8)) != 0;  // "invariant TSC"
+#elif defined(__aarch64__)
+  return true;
+#else
+  return false;
+#endif
 }
 
 }  // namespace zipc::platform

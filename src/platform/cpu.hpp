@@ -15,6 +15,23 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
+// The CPU's tick counter, read without ordering (cheap; may run slightly
+// ahead of or behind the loads and stores around it). 0 where there is none.
+inline std::uint64_t cpu_ticks() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+  std::uint64_t v;
+  asm volatile("mrs %0, cntvct_el0" : "=r"(v));
+  return v;
+#else
+  return 0;
+#endif
+}
+// Whether cpu_ticks() runs at one constant rate on every CPU, in every
+// power state (x86: CPUID invariant TSC; aarch64: the generic timer).
+bool cpu_ticks_invariant() noexcept;
+
 void yield_cpu() noexcept;
 // Number of CPUs this thread may run on (sched_getaffinity).
 int allowed_cpu_count() noexcept;

@@ -32,7 +32,7 @@ std::string topic_name(const ChannelSpec& spec) {
   return n;
 }
 
-zipc::TopicOptions options_for(const ChannelSpec& spec) {
+zipc::TopicOptions options_for(const ChannelSpec& spec, bool bulk) {
   zipc::TopicOptions o;
   const std::uint64_t record = 32 + ((spec.max_message + 7) & ~std::uint64_t{7});
   const std::uint64_t in_flight = spec.capacity != 0 ? spec.capacity : 4096;
@@ -41,6 +41,7 @@ zipc::TopicOptions options_for(const ChannelSpec& spec) {
   o.max_subscribers = static_cast<std::uint32_t>(spec.receivers + 2);
   o.publishers = spec.senders > 1 ? zipc::PublisherKind::multi : zipc::PublisherKind::single;
   o.wait = options_of(spec.wait);
+  o.streaming_stores = bulk;
   return o;
 }
 
@@ -76,14 +77,27 @@ class TopicReceiver final : public Receiver {
   zipc::Subscriber sub_;
 };
 
-class ZipcTopicTransport final : public Transport {
+// zipc-topic: the default options. zipc-topic-bulk: TopicOptions::streaming_stores
+// (one publisher's commits become visible in batches of up to 64, or after
+// 100 us of publishing, or at flush / destruction): throughput for one-way
+// fan-out at the price of latency. Broadcast channels only: a round trip over
+// it would wait for a batch that never fills.
+class ZipcTopicTransport : public Transport {
  public:
-  std::string name() const override { return "zipc-topic"; }
+  explicit ZipcTopicTransport(bool bulk = false) : bulk_(bulk) {}
+  std::string name() const override { return bulk_ ? "zipc-topic-bulk" : "zipc-topic"; }
   std::string family() const override { return "zipc"; }
-  std::vector<Wait> waits() const override { return {Wait::busy, Wait::adaptive, Wait::block}; }
+  std::vector<Wait> waits() const override {
+    if (bulk_) return {Wait::busy, Wait::adaptive};
+    return {Wait::busy, Wait::adaptive, Wait::block};
+  }
   bool supports(const ChannelSpec& spec, std::string* why) const override {
     if (!spec.broadcast && spec.receivers > 1) {
       *why = "a topic delivers every message to every subscriber (broadcast only)";
+      return false;
+    }
+    if (bulk_ && (!spec.broadcast || spec.senders != 1)) {
+      *why = "bulk mode is shown for one-publisher fan-out (batched visibility would stall a round trip)";
       return false;
     }
     if (spec.senders > 64) {
@@ -94,19 +108,29 @@ class ZipcTopicTransport final : public Transport {
   }
   void create(const ChannelSpec& spec) override {
     zipc::Topic::remove(topic_name(spec));
-    (void)zipc::Topic::create(topic_name(spec), options_for(spec));
+    (void)zipc::Topic::create(topic_name(spec), options_for(spec, bulk_));
   }
   std::unique_ptr<Sender> open_sender(const ChannelSpec& spec, int) override {
-    return std::make_unique<TopicSender>(zipc::Topic::open(topic_name(spec), options_for(spec)));
+    return std::make_unique<TopicSender>(zipc::Topic::open(topic_name(spec), options_for(spec, bulk_)));
   }
   std::unique_ptr<Receiver> open_receiver(const ChannelSpec& spec, int) override {
-    return std::make_unique<TopicReceiver>(zipc::Topic::open(topic_name(spec), options_for(spec)));
+    return std::make_unique<TopicReceiver>(zipc::Topic::open(topic_name(spec), options_for(spec, bulk_)));
   }
   void destroy(const ChannelSpec& spec) override { zipc::Topic::remove(topic_name(spec)); }
+
+ private:
+  bool bulk_;
+};
+
+class ZipcTopicBulkTransport final : public ZipcTopicTransport {
+ public:
+  ZipcTopicBulkTransport() : ZipcTopicTransport(true) {}
 };
 
 }  // namespace
 }  // namespace zipc::bench
 
+using zipc::bench::ZipcTopicBulkTransport;
 using zipc::bench::ZipcTopicTransport;
 ZIPC_BENCH_TRANSPORT(ZipcTopicTransport);
+ZIPC_BENCH_TRANSPORT(ZipcTopicBulkTransport);

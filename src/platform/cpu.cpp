@@ -43,7 +43,8 @@ void sleep_ns(std::uint64_t ns) noexcept {
 bool cpu_ticks_invariant() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   unsigned a = 0, b = 0, c = 0, d = 0;
-  if (__get_cpuid_max(0x80000000u, nullptr) < 0x80000007u) return false;
+  if (static_cast<unsigned>(__get_cpuid_max(0x80000000u, nullptr)) < 0x80000007u)
+    return false;  // int in clang, unsigned in gcc
   __cpuid(0x80000007u, a, b, c, d);
   return (d & (1u << 8)) != 0;  // "invariant TSC"
 #elif defined(__aarch64__)

@@ -329,16 +329,17 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexc
         detail::tag_of(s, p).store(p, std::memory_order_release);
       }
     }
-    auto* h = reinterpret_cast<RecordHeader*>(s.at(record));
     // Streaming mode: fetch for writing the header line of a record a few
     // ahead (the one line of a record written normally), so that its
     // read-for-ownership overlaps the copies in between.
     if (s.streaming_stores) __builtin_prefetch(s.at(end + 4 * rec), 1);
-    h->size = static_cast<std::uint32_t>(size);
-    h->kind = static_cast<std::uint16_t>(RecordKind::data);
-    h->slack = 0;
+    // The header is written at commit, in one burst with the tag: a reader
+    // right behind polls this line, and every store to it before the commit
+    // would pull it back from that reader. Only a tag that already reads as
+    // this record (old payload bytes that happen to match) must be spoiled now.
     // relaxed: an invalid tag until the commit stores the real one (release).
-    detail::tag_of(s, record).store(~0ull, std::memory_order_relaxed);
+    auto tag = detail::tag_of(s, record);
+    if (tag.load(std::memory_order_relaxed) == record) tag.store(~0ull, std::memory_order_relaxed);
     loan.owner_ = this;
     loan.payload_ = s.at(record) + layout::kRecordHeaderSize;
     loan.size_ = size;
@@ -394,6 +395,9 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
   loan_out_ = false;
   loan.owner_ = nullptr;  // whatever happens below, the loan is spent
   auto* h = reinterpret_cast<RecordHeader*>(s.at(loan.record_));
+  h->size = static_cast<std::uint32_t>(loan.size_);  // as claimed; trimmed below
+  h->kind = static_cast<std::uint16_t>(RecordKind::data);
+  h->slack = 0;
   std::uint64_t end = loan.end_;
   if (!abort && n < loan.size_) {
     const std::uint64_t used = layout::record_bytes(n);

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -353,4 +354,39 @@ TEST(TopicRace, TopicWaitLearnsThatTheCpuIsSharedLikeEventDoes) {
   };
   ASSERT_TRUE(learned(false));  // the foundation's behaviour this scenario relies on
   EXPECT_TRUE(learned(true));
+}
+
+// The header is written at commit; a claim spoils only a tag that already
+// reads as its position. Old bytes laid out as a complete record at the next
+// position (tag, kind, size and the expected sequence) must not be delivered
+// while the real record there is only claimed.
+TEST(TopicRace, LeftoverBytesThatLookLikeACommittedRecordAreNotReadWhileItIsClaimed) {
+  zipc::test::TempName name("topic");
+  TopicOptions o;
+  o.capacity = 4096;
+  o.max_message = 256;
+  auto topic = Topic::create(name.str(), o);
+  auto sut = topic.subscribe({From::latest(), Delivery::reliable});
+  auto pub = topic.publisher();
+  const auto first = bytes(40, 1);
+  ASSERT_TRUE(pub.try_publish(first).ok());
+  std::vector<std::byte> buf(256);
+  ASSERT_EQ(sut.try_read(buf).status, Status::ok);  // the reader is now right behind, at the next position
+  const std::uint64_t next = zipc::layout::record_bytes(first.size());
+  auto* fake = header_at(topic, next);
+  fake->size = 8;
+  fake->kind = static_cast<std::uint16_t>(zipc::layout::RecordKind::data);
+  fake->slack = 0;
+  fake->sequence = 1;  // the sequence the reader expects next
+  fake->publish_ns = 1;
+  fake->position = next;  // the tag: reads as committed
+  zipc::Loan loan = pub.claim(8, 0ns);
+  ASSERT_TRUE(loan);
+  EXPECT_EQ(sut.try_read(buf).status, Status::empty) << "a claimed record was read before its commit";
+  std::memcpy(loan.data().data(), "realdata", 8);
+  ASSERT_TRUE(loan.commit(8).ok());
+  const auto r = sut.try_read(buf);
+  ASSERT_EQ(r.status, Status::ok);
+  EXPECT_EQ(r.sequence, 1u);
+  EXPECT_EQ(std::memcmp(buf.data(), "realdata", 8), 0);
 }

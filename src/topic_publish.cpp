@@ -128,6 +128,10 @@ Publisher& Publisher::operator=(Publisher&& o) noexcept {
     pending_count_ = o.pending_count_;
     pending_since_ns_ = o.pending_since_ns_;
     pending_records_ = o.pending_records_;
+    last_publish_ns_ = o.last_publish_ns_;
+    drop_marks_ = o.drop_marks_;
+    mark_head_ = o.mark_head_;
+    next_mark_ = o.next_mark_;
     o.pending_count_ = 0;
   }
   return *this;
@@ -151,6 +155,27 @@ Publisher::~Publisher() {
 }
 
 // ---------------------------------------------------------------- room
+
+// Every so often (an eighth of a batch of room) a single publisher notes the
+// start of a record it claims. These are positions it chose itself, not read
+// from the ring, so make_room may drop up to one without validating headers.
+void Publisher::note_record_start(std::uint64_t record) noexcept {
+  if (record < next_mark_) return;
+  drop_marks_[mark_head_ % drop_marks_.size()] = record;
+  ++mark_head_;
+  next_mark_ = record + std::max<std::uint64_t>(state_->capacity / 64, layout::kRecordAlign);
+}
+
+// The highest noted record start in [lo, hi], or 0 when there is none.
+std::uint64_t Publisher::drop_mark(std::uint64_t lo, std::uint64_t hi) const noexcept {
+  std::uint64_t best = 0;
+  const std::uint64_t n = std::min<std::uint64_t>(mark_head_, drop_marks_.size());
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint64_t m = drop_marks_[i];
+    if (m >= lo && m <= hi && m > best) best = m;
+  }
+  return best;
+}
 
 Status Publisher::make_room(std::uint64_t needed_end, bool check_liveness) noexcept {
   TopicState& s = *state_;
@@ -199,7 +224,11 @@ Status Publisher::make_room(std::uint64_t needed_end, bool check_liveness) noexc
     const std::uint64_t batch = std::min(limit, std::max(target, o + s.capacity / 8));
     std::uint64_t np = o;
     bool lapped = false;
-    while (np < batch) {
+    // Single mode: a record start we noted ourselves in [target, batch] saves
+    // walking the old headers (a cache miss each: they were written a lap ago).
+    const std::uint64_t mark = s.mode == layout::PublisherMode::single ? drop_mark(target, batch) : 0;
+    if (mark > o) np = mark;
+    while (np < batch && mark <= o) {
       const std::uint64_t p = detail::skip_implicit_padding(s, np);
       if (p >= limit) {  // only implicit padding left below the limit
         if (p == limit) np = p;
@@ -313,6 +342,7 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexc
       tail_ = end;
       // relaxed: only recovery reads the tail, after this process died (nothing left to order).
       pub.tail.store(end, std::memory_order_relaxed);
+      note_record_start(record);
     }
     // release: orders our load of oldest (the room check) before the overwrites below, so a
     // lossy reader that sees our bytes also sees the raise that made room (seqlock writer side).

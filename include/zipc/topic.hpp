@@ -183,6 +183,8 @@ class Publisher {
   Status make_room(std::uint64_t needed_end, bool may_wait_for_liveness) noexcept;
   Status await_token(std::uint64_t position) noexcept;
   void publish_commit(std::uint64_t end, std::uint64_t next) noexcept;
+  void note_record_start(std::uint64_t record) noexcept;
+  std::uint64_t drop_mark(std::uint64_t lo, std::uint64_t hi) const noexcept;
 
   std::shared_ptr<detail::TopicState> state_;
   std::uint32_t slot_ = 0;
@@ -198,6 +200,9 @@ class Publisher {
   std::uint64_t pending_since_ns_ = 0;
   std::uint64_t last_publish_ns_ = 0;
   std::array<std::uint64_t, 64> pending_records_{};
+  std::array<std::uint64_t, 160> drop_marks_{};  // single mode: record starts we claimed (see make_room)
+  std::uint64_t mark_head_ = 0;
+  std::uint64_t next_mark_ = 0;
 };
 
 class Subscriber {

@@ -359,10 +359,16 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexc
         detail::tag_of(s, p).store(p, std::memory_order_release);
       }
     }
-    // Streaming mode: fetch for writing the header line of a record a few
-    // ahead (the one line of a record written normally), so that its
-    // read-for-ownership overlaps the copies in between.
-    if (s.streaming_stores) __builtin_prefetch(s.at(end + 4 * rec), 1);
+    // Fetch for writing the lines a few records ahead (up to 256 B of them,
+    // one record's worth at 100 B), so that their read-for-ownership (they
+    // were written a lap ago and left the cache) overlaps the work until we
+    // get there instead of stalling our stores then. Never the next record's
+    // line: a reader right behind polls that one.
+    {
+      const std::uint64_t ahead = end + std::min<std::uint64_t>(4 * rec, 4096);
+      const std::uint64_t span = std::min<std::uint64_t>(rec, 256);
+      for (std::uint64_t off = 0; off < span; off += 64) __builtin_prefetch(s.at(ahead + off), 1);
+    }
     // The header is written at commit, in one burst with the tag: a reader
     // right behind polls this line, and every store to it before the commit
     // would pull it back from that reader. Only a tag that already reads as

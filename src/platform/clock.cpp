@@ -6,9 +6,7 @@ namespace zipc::platform {
 
 BurstStamp::BurstStamp() noexcept : enabled_(cpu_ticks_invariant()) {}
 
-std::uint64_t BurstStamp::now() noexcept {
-  const std::uint64_t t = enabled_ ? cpu_ticks() : 0;
-  if (ticks_per_window_ != 0 && t - last_tick_ < ticks_per_window_) return last_ns_;
+std::uint64_t BurstStamp::read_clock(std::uint64_t t) noexcept {
   const std::uint64_t ns = realtime_ns();
   if (enabled_ && ticks_per_window_ == 0) {
     // Calibrate from two readings 1 ms to 1 s apart (a clock step in

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <ctime>
 
+#include "platform/cpu.hpp"
+
 namespace zipc::platform {
 
 inline std::uint64_t monotonic_ns() noexcept {
@@ -32,9 +34,15 @@ class BurstStamp {
  public:
   static constexpr std::uint64_t kWindowNs = 1000;
   BurstStamp() noexcept;
-  std::uint64_t now() noexcept;
+  std::uint64_t now() noexcept {
+    const std::uint64_t t = enabled_ ? cpu_ticks() : 0;
+    if (ticks_per_window_ != 0 && t - last_tick_ < ticks_per_window_) return last_ns_;
+    return read_clock(t);
+  }
 
  private:
+  std::uint64_t read_clock(std::uint64_t t) noexcept;
+
   bool enabled_;
   std::uint64_t ticks_per_window_ = 0;  // 0 until calibrated
   std::uint64_t calib_tick_ = 0;

@@ -61,6 +61,8 @@ COLUMNS = [
     ("ping-pong 64 B, 1 CPU p50", "pingpong-1cpu", 64, "rt_p50_ns", fmt_ns),
     ("stream 100 B msgs/s", "stream", 100, "msgs_per_s", fmt_rate),
     ("stream 64 KiB GB/s", "stream", 65536, "gbytes_per_s", fmt_gb),
+    ("fan-out 100 B to 1 msgs/s", "fanout-1", 100, "msgs_per_s", fmt_rate),
+    ("fan-out 100 B to 4 msgs/s", "fanout-4", 100, "msgs_per_s", fmt_rate),
     ("req/resp 256 KiB rt/s", "reqrep", 262144, "msgs_per_s", fmt_rate),
 ]
 
@@ -111,7 +113,8 @@ def section(doc, json_path, readme_dir):
         out.append(f"| {name} | {w} | " + " | ".join(cells) + " |")
     out += ["",
             "Round trip = request out and reply back between two processes; stream = one-way, flat out, "
-            "latency from send to receipt. Every payload byte is written by the sender and checked by the receiver.",
+            "latency from send to receipt; fan-out = one publisher, every subscriber process gets every message "
+            "(msgs/s delivered in total). Every payload byte is written by the sender and checked by the receiver.",
             ""]
     ref = doc.get("reference", [])
     if ref:

@@ -16,6 +16,8 @@ using layout::kSeqFlags;
 using layout::kSeqOrphan;
 
 namespace {
+constexpr std::uint64_t kPrefetchCells = 3;  // how far ahead try_reserve fetches for writing
+
 inline std::int64_t diff(std::uint64_t a, std::uint64_t b) noexcept {
   return static_cast<std::int64_t>(a - b);
 }
@@ -61,6 +63,15 @@ Status QueueImpl::try_reserve(std::uint64_t max, std::uint64_t* first, std::uint
     for (std::uint64_t i = 0; i < k; ++i) {
       // relaxed: the cell is ours until the tail store publishes it.
       cell(p_reserved + i)->size.store(0, std::memory_order_relaxed);
+    }
+    // While the ring is at most half full, fetch for writing the first lines
+    // of the cell a few ahead: the consumer read it a lap ago, and taking it
+    // back now overlaps that transfer with the work until we get there. (A
+    // fuller ring means a consumer close to that cell: leave it alone.)
+    if (2 * (used + k) <= cap) {
+      const std::byte* ahead = reinterpret_cast<const std::byte*>(cell(p_reserved + k + kPrefetchCells));
+      const std::uint64_t span = std::min<std::uint64_t>(stride, 256);
+      for (std::uint64_t off = 0; off < span; off += 64) __builtin_prefetch(ahead + off, 1);
     }
     *first = p_reserved;
     *count = k;

@@ -14,6 +14,7 @@ using layout::RecordKind;
 
 namespace {
 constexpr std::uint64_t kSliceNs = 50'000'000;
+constexpr std::uint32_t kCursorEveryPolls = 64;  // see Subscriber::cursor_due
 
 ReadResult rr(Status st) noexcept {
   ReadResult r;
@@ -126,6 +127,7 @@ Subscriber& Subscriber::operator=(Subscriber&& o) noexcept {
     abandoned_ = o.abandoned_;
     stall_cursor_ = o.stall_cursor_;
     stall_since_ns_ = o.stall_since_ns_;
+    idle_polls_ = o.idle_polls_;
   }
   return *this;
 }
@@ -188,12 +190,40 @@ bool Subscriber::peek_at(std::uint64_t position, Found* found) const noexcept {
   return true;
 }
 
+// Whether the record at `position` is committed, whatever its kind (or the
+// end of the ring is implicit padding there). Every commit stores the tag
+// before the cursor passes the record, so while this is false the cursor
+// has not passed `position` either, and reading the cursor line would only
+// pull it from the publisher, which rewrites it with every commit.
+bool Subscriber::committed_at(std::uint64_t position) const noexcept {
+  const TopicState& s = *state_;
+  if (detail::skip_implicit_padding(s, position) != position) return true;
+  // acquire: pairs with the commit's release store of the tag.
+  if (detail::tag_of(s, position).load(std::memory_order_acquire) != position) return false;
+  // A kind too (written before the tag): fresh zeroed memory at position 0
+  // has a matching tag but no kind, and must not keep a waiter awake.
+  RecordHeader h;
+  detail::racy_copy(&h, s.at(position), sizeof h);
+  return h.kind >= static_cast<std::uint16_t>(RecordKind::data) &&
+         h.kind <= static_cast<std::uint16_t>(RecordKind::aborted);
+}
+
+// At the frontier, the cursor is still read once in a while: a tag scribbled
+// by a peer must slow a reader down, never stop it.
+bool Subscriber::cursor_due() noexcept {
+  return ++idle_polls_ % kCursorEveryPolls == 0;
+}
+
 Subscriber::Step Subscriber::next_record(Found* found) noexcept {
   TopicState& s = *state_;
   const std::uint64_t start = position_;
   for (std::uint64_t steps = 0; steps < 1'000'000; ++steps) {
     if (position_ >= cursor_) {
       if (peek(found)) return Step::message;
+      if (delivery_ == Delivery::reliable && !committed_at(position_) && !cursor_due()) {
+        if (position_ != start) publish_position();
+        return Step::empty;
+      }
       // acquire: pairs with the commit's release store; records below are complete.
       cursor_ = s.pub().cursor.load(std::memory_order_acquire);
       if (position_ >= cursor_) {  // (past it: records taken by peek before the cursor moved)
@@ -344,12 +374,26 @@ Status Subscriber::wait_readable(Deadline deadline) noexcept {
     if (!deadline.is_never() && deadline.ns() < d.ns()) d = deadline;
     const std::uint64_t want = view_end_ != 0 ? view_end_ : position_;
     const bool peekable = delivery_ == Delivery::reliable;
-    Found unused;
     const Status st = detail::topic_wait(
         s.events().data,
         [&] {
-          // acquire: pairs with the commit's release store (of the cursor; peek_at: of the tag).
-          return pub.cursor.load(std::memory_order_acquire) > want || (peekable && peek_at(want, &unused));
+          // A reliable reader polls the tag line only (see committed_at),
+          // and the cursor once the tag shows a record that is not data (or
+          // once in a while). Only a state in which the next read makes
+          // progress may end the wait: a tag that looks committed over a
+          // header that fails its checks must not.
+          if (peekable) {
+            Found unused;
+            if (peek_at(want, &unused)) return true;
+            if (!committed_at(want) && !cursor_due()) return false;
+            // acquire: pairs with the commit's release store of the cursor.
+            const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
+            if (c <= want) return false;
+            cursor_ = c;  // so the read that follows goes by the cursor, not the tag
+            return true;
+          }
+          // acquire: pairs with the commit's release store of the cursor.
+          return pub.cursor.load(std::memory_order_acquire) > want;
         },
         d, s.wait);
     if (st == Status::ok) return Status::ok;

@@ -250,6 +250,8 @@ class Subscriber {
   Step next_record(Found* found) noexcept;
   bool peek(Found* found) noexcept;
   bool peek_at(std::uint64_t position, Found* found) const noexcept;
+  bool committed_at(std::uint64_t position) const noexcept;
+  bool cursor_due() noexcept;
   ReadResult overrun() noexcept;
   void release_view() noexcept;
   Status wait_readable(Deadline deadline) noexcept;
@@ -265,6 +267,7 @@ class Subscriber {
   std::uint64_t view_end_ = 0;  // end of the record a view still shows (0: none)
   std::uint64_t lost_ = 0;
   std::uint64_t abandoned_ = 0;
+  std::uint32_t idle_polls_ = 0;        // reliable mode: frontier polls since the cursor line was last read
   std::uint64_t stall_cursor_ = ~0ull;  // commit frontier seen stuck, for hole recovery
   std::uint64_t stall_since_ns_ = 0;
 };

@@ -427,3 +427,22 @@ TEST(TopicRace, OldestStaysOnARecordBoundaryAcrossManyLapsOfMixedSizes) {
   }
   EXPECT_GT(checked, 1000u);
 }
+
+// A reliable reader at the frontier polls the next record's tag, not the
+// cursor line. A peer that scribbles that tag after the commit must not make
+// the reader wait for ever beside records the cursor says are there: it reads
+// the cursor now and then, and reports the bad record as corrupt.
+TEST(TopicRace, AReaderWhoseNextTagIsScribbledStillFindsTheCursorAndReportsCorrupt) {
+  zipc::test::TempName name("topic");
+  TopicOptions o;
+  o.capacity = 4096;
+  o.max_message = 256;
+  auto topic = Topic::create(name.str(), o);
+  auto sut = topic.subscribe({From::latest(), Delivery::reliable});
+  auto pub = topic.publisher();
+  for (std::uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(pub.try_publish(bytes(40, i)).ok());
+  header_at(topic, 0)->position = 0x5a5a5a5a5a5a5a5aull;  // the first record's tag
+  std::vector<std::byte> buf(256);
+  const auto r = sut.read(buf, 10s);
+  EXPECT_EQ(r.status, Status::corrupt);
+}

@@ -359,12 +359,17 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexc
         detail::tag_of(s, p).store(p, std::memory_order_release);
       }
     }
-    // Fetch for writing the lines a few records ahead (up to 256 B of them,
-    // one record's worth at 100 B), so that their read-for-ownership (they
-    // were written a lap ago and left the cache) overlaps the work until we
-    // get there instead of stalling our stores then. Never the next record's
-    // line: a reader right behind polls that one.
-    {
+    // Fetch for writing the lines a few records ahead, so that their
+    // read-for-ownership (they were written a lap ago and left the cache)
+    // overlaps the work until we get there instead of stalling our stores
+    // then. Never the next record's line: a reader right behind polls it.
+    // Streaming mode: only the header line of the record four ahead (the one
+    // line of a record written with normal stores; fetching lines that
+    // non-temporal stores will write would only add traffic). Otherwise up
+    // to 256 B from the start of the record four ahead (a whole record at 100 B).
+    if (s.streaming_stores) {
+      __builtin_prefetch(s.at(end + 4 * rec), 1);
+    } else {
       const std::uint64_t ahead = end + std::min<std::uint64_t>(4 * rec, 4096);
       const std::uint64_t span = std::min<std::uint64_t>(rec, 256);
       for (std::uint64_t off = 0; off < span; off += 64) __builtin_prefetch(s.at(ahead + off), 1);

@@ -4,6 +4,7 @@
 //  - single/single: a Lamport ring (no CAS), positions cached on each side.
 #include <algorithm>
 
+#include "platform/cpu.hpp"
 #include "queue_impl.hpp"
 #include "zipc/process.hpp"
 
@@ -71,7 +72,7 @@ Status QueueImpl::try_reserve(std::uint64_t max, std::uint64_t* first, std::uint
     if (2 * (used + k) <= cap) {
       const std::byte* ahead = reinterpret_cast<const std::byte*>(cell(p_reserved + k + kPrefetchCells));
       const std::uint64_t span = std::min<std::uint64_t>(stride, 256);
-      for (std::uint64_t off = 0; off < span; off += 64) __builtin_prefetch(ahead + off, 1);
+      for (std::uint64_t off = 0; off < span; off += 64) platform::prefetch_for_write(ahead + off);
     }
     *first = p_reserved;
     *count = k;

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "platform/clock.hpp"
+#include "platform/cpu.hpp"
 #include "topic_copy.hpp"
 #include "topic_state.hpp"
 #include "topic_wait.hpp"
@@ -368,11 +369,11 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexc
     // non-temporal stores will write would only add traffic). Otherwise up
     // to 256 B from the start of the record four ahead (a whole record at 100 B).
     if (s.streaming_stores) {
-      __builtin_prefetch(s.at(end + 4 * rec), 1);
+      platform::prefetch_for_write(s.at(end + 4 * rec));
     } else {
       const std::uint64_t ahead = end + std::min<std::uint64_t>(4 * rec, 4096);
       const std::uint64_t span = std::min<std::uint64_t>(rec, 256);
-      for (std::uint64_t off = 0; off < span; off += 64) __builtin_prefetch(s.at(ahead + off), 1);
+      for (std::uint64_t off = 0; off < span; off += 64) platform::prefetch_for_write(s.at(ahead + off));
     }
     // The header is written at commit, in one burst with the tag: a reader
     // right behind polls this line, and every store to it before the commit

@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "extra/isolated.hpp"
 #include "zipc/heap.hpp"
 
 namespace bip = boost::interprocess;
@@ -177,26 +178,6 @@ Result measure(int workers, bool processes, std::size_t ops_per_worker, MakeAllo
   return r;
 }
 
-// Each configuration in a forked process of its own; the result comes back through a pipe.
-Result isolated(const std::function<Result()>& f) {
-  int fds[2];
-  if (::pipe(fds) != 0) return {};
-  std::fflush(nullptr);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(fds[0]);
-    Result r = f();
-    (void)!::write(fds[1], &r, sizeof r);
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  Result r;
-  if (::read(fds[0], &r, sizeof r) != static_cast<ssize_t>(sizeof r)) r = {};
-  ::close(fds[0]);
-  ::waitpid(pid, nullptr, 0);
-  return r;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -299,7 +280,7 @@ int main(int argc, char** argv) {
   std::vector<Result> best(configs.size());
   for (int rep = 0; rep < reps; ++rep) {
     for (std::size_t i = 0; i < configs.size(); ++i) {
-      Result r = isolated(configs[i].run);
+      Result r = zipc::bench::isolated<Result>(configs[i].run);
       if (r.ops_per_s > best[i].ops_per_s) best[i] = r;
     }
   }

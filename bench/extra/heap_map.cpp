@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "extra/isolated.hpp"
 #include "zipc/heap.hpp"
 #include "zipc/mutex.hpp"
 #include "zipc/stl_allocator.hpp"
@@ -112,30 +113,6 @@ double measure(const std::string& name, int workers, bool processes, double seco
   return ok ? static_cast<double>(s->control.ops.load()) / elapsed : 0;
 }
 
-double isolated(const std::function<double()>& f) {
-  int fds[2];
-  if (::pipe(fds) != 0) return 0;
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(fds[0]);
-    double r = 0;
-    try {
-      r = f();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "heap_map: %s\n", e.what());
-    }
-    (void)!::write(fds[1], &r, sizeof r);
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  double r = 0;
-  if (::read(fds[0], &r, sizeof r) != static_cast<ssize_t>(sizeof r)) r = 0;
-  ::close(fds[0]);
-  ::waitpid(pid, nullptr, 0);
-  return r;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -175,7 +152,8 @@ int main(int argc, char** argv) {
   // every configuration alike.
   std::vector<double> best(configs.size(), 0);
   for (int rep = 0; rep < reps; ++rep) {
-    for (std::size_t i = 0; i < configs.size(); ++i) best[i] = std::max(best[i], isolated(configs[i].run));
+    for (std::size_t i = 0; i < configs.size(); ++i)
+      best[i] = std::max(best[i], zipc::bench::isolated<double>(configs[i].run));
   }
   nlohmann::json rows = nlohmann::json::array();
   double threads_spin = 0;

@@ -69,6 +69,14 @@ std::vector<std::byte> bytes(std::size_t n, std::uint64_t seed) {
   return m;
 }
 
+// The ring most of these tests replay their races in: 4 KiB, a few records.
+TopicOptions small_ring(std::uint32_t max_message = 256) {
+  TopicOptions o;
+  o.capacity = 4096;
+  o.max_message = max_message;
+  return o;
+}
+
 constexpr std::uint32_t kScribbledSize = 0x7fffff00;  // far past max_message and the ring
 
 }  // namespace
@@ -82,10 +90,7 @@ void zipc::detail::topic_test_point(TestPoint point, std::uint64_t position) noe
 // after checking it, so a size scribbled in between was trusted.
 TEST(TopicRace, ReadUsesTheSizeItCheckedWhenAPeerScribblesItJustAfterTheCheck) {
   zipc::test::TempName name("topic");
-  TopicOptions o;
-  o.capacity = 4096;
-  o.max_message = 256;
-  auto topic = Topic::create(name.str(), o);
+  auto topic = Topic::create(name.str(), small_ring());
   auto sut = topic.subscribe({From::latest(), Delivery::reliable});
   auto pub = topic.publisher();
   const auto m = bytes(100, 1);
@@ -102,10 +107,7 @@ TEST(TopicRace, ReadUsesTheSizeItCheckedWhenAPeerScribblesItJustAfterTheCheck) {
 
 TEST(TopicRace, ViewSpansTheSizeItCheckedWhenAPeerScribblesItJustAfterTheCheck) {
   zipc::test::TempName name("topic");
-  TopicOptions o;
-  o.capacity = 4096;
-  o.max_message = 256;
-  auto topic = Topic::create(name.str(), o);
+  auto topic = Topic::create(name.str(), small_ring());
   auto sut = topic.subscribe({From::latest(), Delivery::reliable});
   auto pub = topic.publisher();
   const auto m = bytes(100, 2);
@@ -124,10 +126,7 @@ TEST(TopicRace, ViewSpansTheSizeItCheckedWhenAPeerScribblesItJustAfterTheCheck) 
 // never dropped: publishing stayed full for ever, with no subscriber at all.
 TEST(TopicRace, RecordLargerThanAnEighthOfTheRingIsDroppedWhenItStraddlesTheRoomNeeded) {
   zipc::test::TempName name("topic");
-  TopicOptions o;
-  o.capacity = 4096;
-  o.max_message = 1984;  // two records of it fill 4032 of the 4096 bytes
-  auto topic = Topic::create(name.str(), o);
+  auto topic = Topic::create(name.str(), small_ring(1984));  // two records of it fill 4032 of the 4096 bytes
   auto sut = topic.publisher();
   // The review's sequence: [0, 1032) and [1032, 3048), then a record needing [0, 2016) back.
   EXPECT_EQ(sut.try_publish(bytes(1000, 0)).status, Status::ok);
@@ -151,10 +150,7 @@ TEST(TopicRace, RecordLargerThanAnEighthOfTheRingIsDroppedWhenItStraddlesTheRoom
 
 TEST(TopicRace, LargeRecordStraddlingTheRoomNeededIsDroppedOnceEveryReliableReaderPassedIt) {
   zipc::test::TempName name("topic");
-  TopicOptions o;
-  o.capacity = 4096;
-  o.max_message = 1984;
-  auto topic = Topic::create(name.str(), o);
+  auto topic = Topic::create(name.str(), small_ring(1984));
   auto reader = topic.subscribe({From::latest(), Delivery::reliable});
   auto sut = topic.publisher();
   std::vector<std::byte> buf(2048);
@@ -362,10 +358,7 @@ TEST(TopicRace, TopicWaitLearnsThatTheCpuIsSharedLikeEventDoes) {
 // while the real record there is only claimed.
 TEST(TopicRace, LeftoverBytesThatLookLikeACommittedRecordAreNotReadWhileItIsClaimed) {
   zipc::test::TempName name("topic");
-  TopicOptions o;
-  o.capacity = 4096;
-  o.max_message = 256;
-  auto topic = Topic::create(name.str(), o);
+  auto topic = Topic::create(name.str(), small_ring());
   auto sut = topic.subscribe({From::latest(), Delivery::reliable});
   auto pub = topic.publisher();
   const auto first = bytes(40, 1);
@@ -397,10 +390,7 @@ TEST(TopicRace, LeftoverBytesThatLookLikeACommittedRecordAreNotReadWhileItIsClai
 // records from it to the newest.
 TEST(TopicRace, OldestStaysOnARecordBoundaryAcrossManyLapsOfMixedSizes) {
   zipc::test::TempName name("topic");
-  TopicOptions o;
-  o.capacity = 4096;
-  o.max_message = 256;
-  auto topic = Topic::create(name.str(), o);
+  auto topic = Topic::create(name.str(), small_ring());
   auto pub = topic.publisher();
   std::vector<std::byte> buf(256);
   std::uint64_t checked = 0;
@@ -434,10 +424,7 @@ TEST(TopicRace, OldestStaysOnARecordBoundaryAcrossManyLapsOfMixedSizes) {
 // the cursor now and then, and reports the bad record as corrupt.
 TEST(TopicRace, AReaderWhoseNextTagIsScribbledStillFindsTheCursorAndReportsCorrupt) {
   zipc::test::TempName name("topic");
-  TopicOptions o;
-  o.capacity = 4096;
-  o.max_message = 256;
-  auto topic = Topic::create(name.str(), o);
+  auto topic = Topic::create(name.str(), small_ring());
   auto sut = topic.subscribe({From::latest(), Delivery::reliable});
   auto pub = topic.publisher();
   for (std::uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(pub.try_publish(bytes(40, i)).ok());

@@ -235,7 +235,6 @@ class Locked {
   ~Locked() { owner_unlock(a_.control->alloc_lock); }
   Locked(const Locked&) = delete;
   Locked& operator=(const Locked&) = delete;
-  [[nodiscard]] bool ok() const noexcept { return true; }
 
  private:
   const Arena& a_;
@@ -278,7 +277,6 @@ Allocation tlsf_allocate(const Arena& a, std::size_t size, std::size_t align) no
 
   HeapControl* c = a.control;
   Locked lock(a);
-  if (!lock.ok()) return {nullptr, HeapStatus::corrupt};
   if (is_corrupt(c)) return {nullptr, HeapStatus::corrupt};
   Blocks b(a);
   unsigned fl, sl;
@@ -289,6 +287,10 @@ Allocation tlsf_allocate(const Arena& a, std::size_t size, std::size_t align) no
   std::uint64_t w = b.hdr(o)->word;
   if (!b.sane(o, w) || !(w & kFlagFree) || Blocks::size_of(w) < search) return {nullptr, fail_corrupt(c)};
   std::uint64_t s = Blocks::size_of(w);
+  // The next header is rewritten below (its prev_size, or its signed word):
+  // check it first, as deallocation does, so a scribble is never re-signed.
+  const std::uint64_t nw = b.hdr(o + s)->word;
+  if (!b.valid(o + s, nw) || !(nw & kFlagPrevFree) || (nw & kFlagPoison)) return {nullptr, fail_corrupt(c)};
   if (!b.remove(o, s)) return {nullptr, fail_corrupt(c)};
   bool prev_free = (w & kFlagPrevFree) != 0;
 
@@ -339,7 +341,6 @@ HeapStatus tlsf_deallocate(const Arena& a, void* p) noexcept {
   std::uint64_t o = addr - base - kHeaderSize;
   HeapControl* c = a.control;
   Locked lock(a);
-  if (!lock.ok()) return HeapStatus::corrupt;
   if (is_corrupt(c)) return HeapStatus::corrupt;
   Blocks b(a);
   const std::uint64_t w = b.hdr(o)->word;
@@ -392,7 +393,7 @@ HeapStats tlsf_stats(const Arena& a) noexcept {
   st.size = a.size;
   HeapControl* c = a.control;
   Locked lock(a);
-  st.corrupt = !lock.ok() || is_corrupt(c);
+  st.corrupt = is_corrupt(c);
   st.repairs = c->repairs;
   if (st.corrupt) return st;
   st.free_bytes = c->free_bytes;
@@ -421,10 +422,6 @@ HeapCheck tlsf_check(const Arena& a) noexcept {
   HeapCheck out;
   HeapControl* c = a.control;
   Locked lock(a);
-  if (!lock.ok()) {
-    out.problem = "allocator lock unrecoverable";
-    return out;
-  }
   if (is_corrupt(c)) {
     out.problem = "heap is marked corrupt";
     return out;

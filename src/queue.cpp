@@ -209,7 +209,7 @@ struct QueueAttach {
     // acquire: the other side's published positions.
     q.p_reserved = q.p_tail = q.ctl->tail.load(std::memory_order_acquire);
     q.p_head_cache = q.ctl->head.load(std::memory_order_acquire);
-    q.c_acquired = q.c_head = q.c_head_pub = q.c_tail_cache = q.p_head_cache;
+    q.c_acquired = q.c_head = q.c_head_pub = q.p_head_cache;
     q.head_batch = std::max<std::uint64_t>(1, std::min<std::uint64_t>(32, q.cap / 8));
   }
 

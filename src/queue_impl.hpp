@@ -57,7 +57,6 @@ struct QueueImpl {
   std::uint64_t head_batch = 1;                              // publish head after this many releases
   const layout::ParticipantRecord* peer_consumer = nullptr;  // SPSC producer: the consumer's record
   std::uint64_t peer_pid = 0;                                // ... and who owned it when found
-  std::uint64_t c_tail_cache = 0;                            // last tail seen
   const layout::ParticipantRecord* peer_producer = nullptr;  // SPSC consumer: the producer's record
   std::uint64_t peer_producer_pid = 0;                       // ... and who owned it when found
   // Orphan-hint repair (recover()): next cell to look at when the hint says none.

@@ -217,7 +217,9 @@ Status QueueImpl::try_acquire(std::uint64_t* out, std::size_t max, std::size_t* 
         ++passed;
         continue;
       }
-      if (got == 0 && (sz & layout::kSizeMask) > size_limit) {
+      // A size over the block is scribbled, not a real message: take it, and
+      // recv() drops it as corrupt (reporting too_large would strand it).
+      if (got == 0 && (sz & layout::kSizeMask) > size_limit && (sz & layout::kSizeMask) <= block) {
         *first_size = sz & layout::kSizeMask;
         too_big = true;
         break;
@@ -253,7 +255,7 @@ Status QueueImpl::try_acquire(std::uint64_t* out, std::size_t max, std::size_t* 
       const std::uint64_t p = (s & ~kSeqFlags) - 1;
       if ((p & mask) != i) continue;                                   // scribbled
       const std::size_t sz = c->size.load(std::memory_order_relaxed);  // relaxed: ordered by seq
-      if (sz > size_limit) {
+      if (sz > size_limit && sz <= block) {                            // over the block: scribbled (see try_acquire)
         *first_size = sz;
         return Status::too_large;
       }
@@ -302,7 +304,7 @@ Status QueueImpl::try_acquire(std::uint64_t* out, std::size_t max, std::size_t* 
     }
     if (!(s & kSeqAbandoned)) {
       const std::size_t sz = cell(pos)->size.load(std::memory_order_relaxed);  // relaxed: ordered by seq
-      if (sz > size_limit) {
+      if (sz > size_limit && sz <= block) {  // over the block: scribbled (see try_acquire)
         *first_size = sz;
         return Status::too_large;
       }

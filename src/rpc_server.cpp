@@ -119,7 +119,9 @@ bool RpcServerImpl::try_claim(RpcRequest& out) noexcept {
   const layout::RpcGeometry& g = view.geometry();
   const std::uint64_t clients = g.max_clients;
   const std::uint64_t k_per = g.slots_per_client;
-  const std::uint64_t start = scan_start.fetch_add(1, std::memory_order_relaxed);
+  // relaxed: only spreads the threads over the clients; written once per
+  // claimed request below, not on every poll of an idle server.
+  const std::uint64_t start = scan_start.load(std::memory_order_relaxed);
   for (std::uint64_t i = 0; i < clients; ++i) {
     const std::uint64_t c = (start + i) % clients;
     // relaxed: a filter; the slot state's acquire below orders the request.
@@ -151,7 +153,10 @@ bool RpcServerImpl::try_claim(RpcRequest& out) noexcept {
       bool valid = len <= g.max_request;
       if (valid && len <= g.req_inline) {
         r.data_ = view.request_inline(gi);
-      } else if (valid && block < g.block_count && len <= g.block_size) {
+      } else if (valid && block < g.block_count && len <= g.block_size &&
+                 // relaxed: the state CAS's acquire orders the client's block claim before this.
+                 view.block_owner(block)->load(std::memory_order_relaxed) == c + 1) {
+        // (A block the client does not hold is another client's data, or free: corrupt.)
         r.req_block_ = block;
         r.data_ = view.block(block);
       } else {
@@ -163,6 +168,7 @@ bool RpcServerImpl::try_claim(RpcRequest& out) noexcept {
         r.server_ = nullptr;
         continue;
       }
+      scan_start.store(c + 1, std::memory_order_relaxed);  // relaxed: as above; the next scan starts after us
       out = std::move(r);
       return true;
     }
@@ -192,9 +198,10 @@ RpcRequest RpcServerImpl::next(Deadline deadline) noexcept {
       out.status_ = Status::closed;
       return out;
     }
-    maybe_reap();
+    const std::uint64_t now = platform::monotonic_ns();  // one clock read for the reap check and the slice
+    maybe_reap(now);
     const std::uint64_t reap_at = next_reap_ns.load(std::memory_order_relaxed);
-    const Deadline sub = Deadline::at_ns(std::min(deadline.ns(), std::max(reap_at, platform::monotonic_ns() + 1000)));
+    const Deadline sub = Deadline::at_ns(std::min(deadline.ns(), std::max(reap_at, now + 1000)));
     bool got = false;
     const Status st = view.control()->server_event.wait_until(
         [&]() noexcept {
@@ -216,8 +223,7 @@ RpcRequest RpcServerImpl::next(Deadline deadline) noexcept {
   }
 }
 
-void RpcServerImpl::maybe_reap() noexcept {
-  const std::uint64_t now = platform::monotonic_ns();
+void RpcServerImpl::maybe_reap(std::uint64_t now) noexcept {
   if (now < next_reap_ns.load(std::memory_order_relaxed)) return;
   std::unique_lock<std::mutex> lock(reap_mutex, std::try_to_lock);
   if (!lock.owns_lock()) return;

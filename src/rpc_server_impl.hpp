@@ -35,7 +35,7 @@ struct RpcServerImpl {
   RpcRequest next(Deadline deadline) noexcept;
   // Publishes a response in a claimed slot and wakes its client.
   void publish(RpcRequest& req, std::uint32_t result, std::uint64_t len, std::uint32_t block) noexcept;
-  void maybe_reap() noexcept;
+  void maybe_reap(std::uint64_t now) noexcept;  // now: monotonic_ns(), read by the caller
   // Recovers one client record whose owner is kOwnerReaping; false while a
   // server thread still works on one of its slots.
   bool finish_reap(std::uint32_t client) noexcept;

@@ -129,7 +129,6 @@ Publisher& Publisher::operator=(Publisher&& o) noexcept {
     pending_count_ = o.pending_count_;
     pending_since_ns_ = o.pending_since_ns_;
     pending_records_ = o.pending_records_;
-    last_publish_ns_ = o.last_publish_ns_;
     drop_marks_ = o.drop_marks_;
     mark_head_ = o.mark_head_;
     next_mark_ = o.next_mark_;
@@ -401,7 +400,7 @@ Status Publisher::await_token(std::uint64_t position) noexcept {
   // A predecessor that neither commits nor dies (or a scribbled cursor) must
   // not hold us forever: give up after this long without progress.
   const std::uint64_t give_up_ns = std::max<std::uint64_t>(8 * s.recovery_ns, 2'000'000'000ull);
-  std::uint64_t last_cursor = ~0ull, last_progress_ns = platform::monotonic_ns();
+  std::uint64_t last_cursor = ~0ull, last_progress_ns = 0;  // set on the first pass (last_cursor differs)
   for (;;) {
     // acquire: pairs with the previous committer's release store; we now own the token.
     std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
@@ -437,14 +436,17 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
   loan_out_ = false;
   loan.owner_ = nullptr;  // whatever happens below, the loan is spent
   auto* h = reinterpret_cast<RecordHeader*>(s.at(loan.record_));
-  h->size = static_cast<std::uint32_t>(loan.size_);  // as claimed; trimmed below
-  h->kind = static_cast<std::uint16_t>(RecordKind::data);
-  h->slack = 0;
+  // The header's fields, stored together just before the tag (after the
+  // commit token in multi mode): a reader right behind polls that line.
+  auto size = static_cast<std::uint32_t>(loan.size_);  // as claimed; trimmed below
+  auto kind = static_cast<std::uint16_t>(RecordKind::data);
+  std::uint16_t slack = 0;
+  std::uint64_t stamp = 0;  // publish_ns
   std::uint64_t end = loan.end_;
   if (!abort && n < loan.size_) {
     const std::uint64_t used = layout::record_bytes(n);
     const std::uint64_t leftover = layout::record_bytes(loan.size_) - used;
-    h->size = static_cast<std::uint32_t>(n);
+    size = static_cast<std::uint32_t>(n);
     if (!multi) {
       end = loan.record_ + used;  // we are the only claimant: give the rest back
       tail_ = end;
@@ -458,7 +460,7 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
       filler->publish_ns = 0;
       filler->position = loan.record_ + used;
     } else {
-      h->slack = static_cast<std::uint16_t>(leftover);
+      slack = static_cast<std::uint16_t>(leftover);
     }
   }
   if (multi) {
@@ -468,22 +470,25 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
   const std::uint64_t seq = pending_count_ != 0 ? pending_next_ : pub.next_sequence.load(std::memory_order_relaxed);
   const std::uint64_t next = abort ? seq : seq + 1;
   if (abort) {
-    h->kind = static_cast<std::uint16_t>(RecordKind::aborted);
-    h->size = static_cast<std::uint32_t>(loan.end_ - loan.record_ - layout::kRecordHeaderSize);
-    h->slack = 0;
+    kind = static_cast<std::uint16_t>(RecordKind::aborted);
+    size = static_cast<std::uint32_t>(loan.end_ - loan.record_ - layout::kRecordHeaderSize);
+    slack = 0;
   } else {
     h->sequence = seq;
     // A single publisher stamps bursts with one clock read per microsecond
     // (platform::BurstStamp): the stamp is within 1 us of the commit. Multi
     // mode reads the clock each time, under the commit token, so stamps
     // follow the commit order across publishers.
-    last_publish_ns_ = multi ? platform::realtime_ns() : publish_stamp().now();
-    h->publish_ns = last_publish_ns_;
+    stamp = multi ? platform::realtime_ns() : publish_stamp().now();
+    h->publish_ns = stamp;
   }
+  h->size = size;
+  h->kind = kind;
+  h->slack = slack;
   if (!multi && s.streaming_stores) {
     // Bulk mode: make commits visible in batches, so the fence that orders the
     // streaming stores is paid once per batch (docs/topic.md).
-    const std::uint64_t now = abort ? platform::realtime_ns() : last_publish_ns_;  // (not re-read from the ring)
+    const std::uint64_t now = abort ? platform::realtime_ns() : stamp;
     pending_records_[pending_count_] = loan.record_;
     if (pending_count_++ == 0) pending_since_ns_ = now;
     pending_end_ = end;

@@ -125,8 +125,6 @@ Subscriber& Subscriber::operator=(Subscriber&& o) noexcept {
     view_end_ = o.view_end_;
     lost_ = o.lost_;
     abandoned_ = o.abandoned_;
-    stall_cursor_ = o.stall_cursor_;
-    stall_since_ns_ = o.stall_since_ns_;
     idle_polls_ = o.idle_polls_;
   }
   return *this;

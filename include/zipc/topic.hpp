@@ -198,7 +198,6 @@ class Publisher {
   std::uint64_t pending_next_ = 0;
   std::uint32_t pending_count_ = 0;
   std::uint64_t pending_since_ns_ = 0;
-  std::uint64_t last_publish_ns_ = 0;
   std::array<std::uint64_t, 64> pending_records_{};
   std::array<std::uint64_t, 160> drop_marks_{};  // single mode: record starts we claimed (see make_room)
   std::uint64_t mark_head_ = 0;
@@ -267,9 +266,7 @@ class Subscriber {
   std::uint64_t view_end_ = 0;  // end of the record a view still shows (0: none)
   std::uint64_t lost_ = 0;
   std::uint64_t abandoned_ = 0;
-  std::uint32_t idle_polls_ = 0;        // reliable mode: frontier polls since the cursor line was last read
-  std::uint64_t stall_cursor_ = ~0ull;  // commit frontier seen stuck, for hole recovery
-  std::uint64_t stall_since_ns_ = 0;
+  std::uint32_t idle_polls_ = 0;  // reliable mode: frontier polls since the cursor line was last read
 };
 
 class Topic {

@@ -309,3 +309,24 @@ TEST(HeapAllocator, ProcessesAllocateAndFreeInOneHeapAtOnce) {
   EXPECT_TRUE(check.ok) << check.problem;
   EXPECT_EQ(sut.stats().allocated_blocks, 0u);
 }
+
+// Taking a free block rewrites the next block's header (its prev_free flag
+// and signature). A scribble there must be reported, not re-signed into a
+// header that then passes every check.
+TEST(HeapAllocator, AScribbledHeaderAfterAFreeBlockIsNotResignedByTheAllocationThatTakesIt) {
+  zipc::test::TempName name("heap");
+  auto sut = Heap::create(name.str(), 1 << 16);
+  void* a = sut.allocate(64);
+  auto* b = static_cast<char*>(sut.allocate(64));
+  auto* c = static_cast<char*>(sut.allocate(64));
+  ASSERT_TRUE(a && b && c);
+  ASSERT_EQ(sut.deallocate(b), HeapStatus::ok);  // b is free; c's header says "previous free"
+  std::uint64_t word;
+  std::memcpy(&word, c - 8, 8);
+  word ^= std::uint64_t{1} << 20;  // a peer flips a size bit in c's header word
+  std::memcpy(c - 8, &word, 8);
+  const auto r = sut.try_allocate(64);  // takes b back
+  EXPECT_EQ(r.status, HeapStatus::corrupt);
+  EXPECT_EQ(r.ptr, nullptr);
+  EXPECT_FALSE(sut.check().ok);
+}

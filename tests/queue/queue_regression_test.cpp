@@ -190,3 +190,27 @@ TEST(QueueRegression, DeadSingleSideIsReplacedEvenWhenTheParticipantTableIsFull)
     EXPECT_EQ(recv_string(rx), "after");
   }
 }
+
+// A peer scribbles a committed message's size to more than a block. A copy
+// receive with a normal buffer must drop it as corrupt and move on, not
+// report too_large for ever (which left the message in place, blocking
+// every message behind it).
+TEST(QueueRegression, SizeScribbledBeyondTheBlockIsDroppedAsCorruptNotReportedTooLarge) {
+  for (const auto& mode : {zipc::test::kSpsc, zipc::test::kMpmc}) {
+    SCOPED_TRACE(mode.label);
+    zipc::test::TempName name("q");
+    auto sut = Queue::create(name.str(), queue_options(mode, 16, 64), Role::none);
+    auto tx = Queue::open(name.str(), Role::producer);
+    auto rx = Queue::open(name.str(), Role::consumer);
+    ASSERT_EQ(tx.try_send(bytes_of("first")), Status::ok);
+    ASSERT_EQ(tx.try_send(bytes_of("second")), Status::ok);
+    const auto& ctl = control_of(sut);
+    auto* cell0 = reinterpret_cast<L::CellHeader*>(sut.segment().payload() + ctl.cells_offset);
+    const std::uint32_t flags = cell0->size.load() & ~L::kSizeMask;  // SPSC bookkeeping bits stay
+    cell0->size.store(flags | 0x00ffff00u);                          // > 64-byte block, < kSizeMask
+    std::array<std::byte, 16> small{};
+    const auto r = rx.recv(small, 0ns);
+    EXPECT_EQ(r.status, Status::corrupt);
+    EXPECT_EQ(recv_string(rx), "second");
+  }
+}

@@ -72,6 +72,18 @@ TEST(RpcScribble, ForgedRequestWithAHugeLengthIsAnsweredCorruptAndServingGoesOn)
     std::this_thread::sleep_for(1ms);
   }
   EXPECT_EQ(s->result.load(), layout::kResultCorrupt);
+  // A length that fits and a block in range, but not one this client holds
+  // (another client's data, or a free block): refused, never served.
+  h.view.block_owner(0)->store(0 + 1);  // held by client 0, not by us (client 1)
+  s->req_len.store(h.geometry.req_inline + 1);
+  s->req_block.store(0);
+  s->state.store(layout::kSlotRequest, std::memory_order_release);
+  h.view.control()->server_event.notify_all();
+  for (int i = 0; i < 5000 && s->state.load(std::memory_order_acquire) != layout::kSlotResponse; ++i) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(s->result.load(), layout::kResultCorrupt);
+  h.view.block_owner(0)->store(0);
   h.view.record(1)->owner.store(0);
   auto sut = RpcClient::connect(name.str(), 1s);
   const char hi[] = "hi";

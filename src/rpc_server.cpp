@@ -35,8 +35,8 @@ SegmentSpec make_spec(std::string_view name, const RpcOptions& o, layout::RpcGeo
     fail(Errc::invalid_argument, name, "max_request_size / max_response_size over 1 TiB");
   }
   if (o.inline_size > (1u << 24)) fail(Errc::invalid_argument, name, "inline_size over 16 MiB");
-  if (o.liveness_interval.count() <= 0 || o.reap_interval.count() <= 0) {
-    fail(Errc::invalid_argument, name, "liveness_interval and reap_interval must be positive");
+  if (o.reap_interval.count() <= 0) {
+    fail(Errc::invalid_argument, name, "reap_interval must be positive");
   }
   std::uint64_t p[8] = {};
   p[0] = o.max_clients;

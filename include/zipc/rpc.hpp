@@ -36,7 +36,7 @@
 // that memory). docs/rpc.md has the algorithm, layout and recovery protocol.
 //
 // Failure semantics: a call in flight when the server dies fails with
-// Status::peer_dead within `liveness_interval` (a few ms), never at its
+// Status::peer_dead within 5 ms (clients check the server that often), never at its
 // timeout. The next call on the same RpcClient reconnects transparently to a
 // server that came back under the same name (waiting up to that call's
 // timeout for it), else fails with peer_dead. A dead client's slots and
@@ -72,12 +72,11 @@ struct RpcOptions {
   // payload is over inline_size. 0: two per slot (request and response),
   // capped to ~256 MiB of blocks (at least 2).
   std::uint32_t large_blocks = 0;
-  WaitOptions wait{};                              // server threads, and clients by default
-  unsigned mode = mode::owner;                     // segment permissions
-  bool prefault = false;                           // take every page fault at create time
-  bool replace_stale = true;                       // create() replaces a segment whose server died
-  std::chrono::milliseconds liveness_interval{5};  // waiting clients check the server this often
-  std::chrono::milliseconds reap_interval{100};    // the server looks for dead clients this often
+  WaitOptions wait{};                            // server threads, and clients by default
+  unsigned mode = mode::owner;                   // segment permissions
+  bool prefault = false;                         // take every page fault at create time
+  bool replace_stale = true;                     // create() replaces a segment whose server died
+  std::chrono::milliseconds reap_interval{100};  // the server looks for dead clients this often
 };
 
 namespace detail {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "platform/clock.hpp"
+#include "platform/cpu.hpp"
 #include "platform/membarrier.hpp"
 #include "queue_impl.hpp"
 #include "zipc/process.hpp"
@@ -535,9 +536,13 @@ WriteLoan::WriteLoan(WriteLoan&& o) noexcept
 WriteLoan& WriteLoan::operator=(WriteLoan&& o) noexcept {
   if (this != &o) {
     abort();
+    // Field by field: reserve() just filled o (see platform::keep_apart).
     impl_ = std::exchange(o.impl_, nullptr);
+    platform::keep_apart();
     data_ = o.data_;
+    platform::keep_apart();
     capacity_ = o.capacity_;
+    platform::keep_apart();
     pos_ = o.pos_;
     status_ = o.status_;
   }
@@ -568,9 +573,13 @@ ReadLoan::ReadLoan(ReadLoan&& o) noexcept
 ReadLoan& ReadLoan::operator=(ReadLoan&& o) noexcept {
   if (this != &o) {
     release();
+    // Field by field: acquire() just filled o (see platform::keep_apart).
     impl_ = std::exchange(o.impl_, nullptr);
+    platform::keep_apart();
     data_ = o.data_;
+    platform::keep_apart();
     size_ = o.size_;
+    platform::keep_apart();
     pos_ = o.pos_;
     status_ = o.status_;
   }

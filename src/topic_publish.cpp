@@ -27,6 +27,7 @@ constexpr std::uint64_t kLivenessPeriodNs = 10'000'000;  // how often a blocked 
 constexpr std::uint64_t kSliceNs = 50'000'000;           // longest sleep before re-checking peers
 constexpr std::uint32_t kCommitBatch = 64;               // streaming mode: commits made visible together
 constexpr std::uint64_t kCommitBatchNs = 100'000;        // ... or once the oldest of them is this old
+constexpr std::uint32_t kAgeCheckEvery = 4;              // ... as seen on every 4th commit
 
 Deadline slice(Deadline d) noexcept {
   const Deadline s = Deadline::after(std::chrono::nanoseconds(kSliceNs));
@@ -367,7 +368,7 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexc
     // line of a record written with normal stores; fetching lines that
     // non-temporal stores will write would only add traffic). Otherwise up
     // to 256 B from the start of the record four ahead (a whole record at 100 B).
-    if (s.streaming_stores) {
+    if (s.streaming_stores && size >= detail::kStreamMin) {
       platform::prefetch_for_write(s.at(end + 4 * rec));
     } else {
       const std::uint64_t ahead = end + std::min<std::uint64_t>(4 * rec, 4096);
@@ -441,7 +442,6 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
   auto size = static_cast<std::uint32_t>(loan.size_);  // as claimed; trimmed below
   auto kind = static_cast<std::uint16_t>(RecordKind::data);
   std::uint16_t slack = 0;
-  std::uint64_t stamp = 0;  // publish_ns
   std::uint64_t end = loan.end_;
   if (!abort && n < loan.size_) {
     const std::uint64_t used = layout::record_bytes(n);
@@ -475,26 +475,34 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
     slack = 0;
   } else {
     h->sequence = seq;
-    // A single publisher stamps bursts with one clock read per microsecond
-    // (platform::BurstStamp): the stamp is within 1 us of the commit. Multi
-    // mode reads the clock each time, under the commit token, so stamps
-    // follow the commit order across publishers.
-    stamp = multi ? platform::realtime_ns() : publish_stamp().now();
-    h->publish_ns = stamp;
   }
   h->size = size;
   h->kind = kind;
   h->slack = slack;
   if (!multi && s.streaming_stores) {
     // Bulk mode: make commits visible in batches, so the fence that orders the
-    // streaming stores is paid once per batch (docs/topic.md).
-    const std::uint64_t now = abort ? platform::realtime_ns() : stamp;
-    pending_records_[pending_count_] = loan.record_;
-    if (pending_count_++ == 0) pending_since_ns_ = now;
+    // streaming stores is paid once per batch (docs/topic.md). flush() stamps
+    // the batch with one clock read; the batch's age is checked on its first
+    // commit and every kAgeCheckEvery-th after (a clock read costs a fifth
+    // of a 100 B commit).
+    bool old_enough = false;
+    if (pending_count_ % kAgeCheckEvery == 0) {
+      const std::uint64_t now = publish_stamp().now();
+      if (pending_count_ == 0) pending_since_ns_ = now;
+      old_enough = now - pending_since_ns_ >= kCommitBatchNs;
+    }
+    pending_records_[pending_count_++] = loan.record_;
     pending_end_ = end;
     pending_next_ = next;
-    if (pending_count_ >= kCommitBatch || now - pending_since_ns_ >= kCommitBatchNs) flush();
+    if (pending_count_ >= kCommitBatch || old_enough) flush();
     return {Status::ok, abort ? 0 : seq};
+  }
+  if (!abort) {
+    // A single publisher stamps bursts with one clock read per microsecond
+    // (platform::BurstStamp): the stamp is within 1 us of the commit. Multi
+    // mode reads the clock each time, under the commit token, so stamps
+    // follow the commit order across publishers.
+    h->publish_ns = multi ? platform::realtime_ns() : publish_stamp().now();
   }
   // The streaming stores of the payload (copy_in) are weakly ordered: fence them
   // before the tag, which already publishes the record to a reader right behind.
@@ -528,6 +536,12 @@ void Publisher::publish_commit(std::uint64_t end, std::uint64_t next) noexcept {
 
 void Publisher::flush() noexcept {
   if (!state_ || pending_count_ == 0) return;
+  // Streaming mode stamps a record when its batch becomes visible (now). Its
+  // headers were written at commit and are still in this core's cache.
+  const std::uint64_t stamp = publish_stamp().now();
+  for (std::uint32_t i = 0; i < pending_count_; ++i) {
+    reinterpret_cast<RecordHeader*>(state_->at(pending_records_[i]))->publish_ns = stamp;
+  }
   detail::stream_fence();  // the streaming stores before the tags that publish them
   for (std::uint32_t i = 0; i < pending_count_; ++i) {
     // release: as in finish.
@@ -590,11 +604,17 @@ Loan::Loan(Loan&& o) noexcept {
 Loan& Loan::operator=(Loan&& o) noexcept {
   if (this != &o) {
     abort();
+    // Field by field: reserve() just filled o (see platform::keep_apart).
     owner_ = o.owner_;
+    platform::keep_apart();
     payload_ = o.payload_;
+    platform::keep_apart();
     size_ = o.size_;
+    platform::keep_apart();
     position_ = o.position_;
+    platform::keep_apart();
     record_ = o.record_;
+    platform::keep_apart();
     end_ = o.end_;
     status_ = o.status_;
     o.owner_ = nullptr;

@@ -405,31 +405,34 @@ Status Subscriber::wait_readable(Deadline deadline) noexcept {
   }
 }
 
+// One result variable, returned from every path: it is built in the
+// caller's slot (NRVO), never copied out of a temporary that was just filled
+// field by field (see platform::keep_apart).
 ReadResult Subscriber::read(std::span<std::byte> buffer, std::chrono::nanoseconds timeout) noexcept {
-  ReadResult first = try_read(buffer);  // try first: the deadline (a clock read) only when we must wait
-  if (first.status != Status::empty) return first;
+  ReadResult r = try_read(buffer);  // try first: the deadline (a clock read) only when we must wait
+  if (r.status != Status::empty) return r;
   const Deadline deadline = Deadline::after(timeout);
   for (;;) {
-    ReadResult r = try_read(buffer);
+    const bool timed_out = wait_readable(deadline) == Status::timeout;
+    r = try_read(buffer);
     if (r.status != Status::empty) return r;
-    if (wait_readable(deadline) == Status::timeout) {
-      r = try_read(buffer);
-      if (r.status == Status::empty) r.status = Status::timeout;
+    if (timed_out) {
+      r.status = Status::timeout;
       return r;
     }
   }
 }
 
 MessageView Subscriber::read_view(std::chrono::nanoseconds timeout) noexcept {
-  MessageView first = try_read_view();  // try first, as in read
-  if (first.status != Status::empty) return first;
+  MessageView v = try_read_view();  // try first, as in read
+  if (v.status != Status::empty) return v;
   const Deadline deadline = Deadline::after(timeout);
   for (;;) {
-    MessageView v = try_read_view();
+    const bool timed_out = wait_readable(deadline) == Status::timeout;
+    v = try_read_view();
     if (v.status != Status::empty) return v;
-    if (wait_readable(deadline) == Status::timeout) {
-      v = try_read_view();
-      if (v.status == Status::empty) v.status = Status::timeout;
+    if (timed_out) {
+      v.status = Status::timeout;
       return v;
     }
   }

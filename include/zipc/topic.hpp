@@ -100,8 +100,10 @@ struct PublishResult {
 struct ReadResult {
   Status status = Status::empty;
   std::uint64_t sequence = 0;
-  std::uint64_t publish_ns = 0;  // CLOCK_REALTIME at commit (within 1 us; exact with several publishers)
-  std::uint32_t size = 0;        // payload bytes (also when too_large: the size needed)
+  // CLOCK_REALTIME at commit (within 1 us; exact with several publishers;
+  // streaming_stores: when the commit's batch became visible).
+  std::uint64_t publish_ns = 0;
+  std::uint32_t size = 0;  // payload bytes (also when too_large: the size needed)
   [[nodiscard]] bool ok() const noexcept { return status == Status::ok; }
 };
 
@@ -170,7 +172,8 @@ class Publisher {
 
   // Streaming mode (TopicOptions::streaming_stores, single publisher): makes
   // every commit visible now. Commits otherwise become visible in batches
-  // (64 messages or 100 us of publishing); the destructor flushes too.
+  // (64 messages, or a batch 100 us old as seen on its first commit and every
+  // 4th after); the destructor flushes too.
   void flush() noexcept;
 
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }

@@ -27,6 +27,15 @@ inline void prefetch_for_write(const void* p) noexcept {
 #endif
 }
 
+// Keeps the compiler from merging the copies on either side into one wider
+// move. Handles that are filled field by field (8-byte stores) and moved
+// right after need it: a 16-byte load spanning two pending 8-byte stores
+// cannot be forwarded from the store buffer and stalls ~15 cycles (7% of a
+// topic publisher's time before loans were moved field by field).
+inline void keep_apart() noexcept {
+  asm volatile("" ::: "memory");
+}
+
 // The CPU's tick counter, read without ordering (cheap; may run slightly
 // ahead of or behind the loads and stores around it). 0 where there is none.
 inline std::uint64_t cpu_ticks() noexcept {

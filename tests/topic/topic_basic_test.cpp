@@ -4,6 +4,7 @@
 #include <array>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "zipc/topic.hpp"
@@ -341,6 +342,58 @@ TEST(Topic, MultiPublisherHandlesInOneProcessInterleaveWithDenseSequences) {
       ASSERT_TRUE(matches(std::span(buf).first(got.size), k, k % 200));
     }
   }
+}
+
+std::uint64_t realtime_now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
+}
+
+TEST(Topic, StreamingPublisherStampsABatchWhenItBecomesVisible) {
+  zipc::test::TempName name("topic");
+  TopicOptions o = small(1 << 16, 300);
+  o.streaming_stores = true;
+  auto topic = Topic::create(name.str(), o);
+  auto sut = topic.subscribe({From::latest(), Delivery::reliable});
+  auto pub = topic.publisher();
+  for (std::uint64_t n = 0; n < 3; ++n) ASSERT_TRUE(pub.try_publish(message(n, 200)).ok());
+  std::array<std::byte, 300> buf;
+  ASSERT_EQ(sut.try_read(buf).status, Status::empty);  // a batch of 3: not visible yet
+  std::this_thread::sleep_for(2ms);
+  const std::uint64_t before_flush = realtime_now_ns();
+  pub.flush();
+  const std::uint64_t after_flush = realtime_now_ns();
+  for (std::uint64_t n = 0; n < 3; ++n) {
+    const auto got = sut.try_read(buf);
+    ASSERT_EQ(got.status, Status::ok);
+    EXPECT_EQ(got.sequence, n);
+    // Stamped at the flush (a stamp may reuse a clock reading up to 1 us old), not 2 ms earlier at commit.
+    EXPECT_GE(got.publish_ns + 1000, before_flush) << n;
+    EXPECT_LE(got.publish_ns, after_flush) << n;
+  }
+}
+
+TEST(Topic, StreamingPublisherMakesABatchVisibleOnceItIsOlderThan100us) {
+  zipc::test::TempName name("topic");
+  TopicOptions o = small(1 << 16, 300);
+  o.streaming_stores = true;
+  auto topic = Topic::create(name.str(), o);
+  auto sut = topic.subscribe({From::latest(), Delivery::reliable});
+  auto pub = topic.publisher();
+  ASSERT_TRUE(pub.try_publish(message(0, 100)).ok());
+  std::this_thread::sleep_for(1ms);
+  std::array<std::byte, 300> buf;
+  // Far fewer than a batch (64), but the batch is old: the age check (on
+  // every 4th commit at the latest) makes all of it visible without flush().
+  std::uint64_t sent = 1;
+  for (; sent < 8 && sut.try_read_view().status == Status::empty; ++sent) {
+    ASSERT_TRUE(pub.try_publish(message(sent, 100)).ok());
+  }
+  EXPECT_LE(sent, 5u);
+  std::uint64_t read = 1;  // the view above took sequence 0
+  while (sut.try_read(buf).status == Status::ok) ++read;
+  EXPECT_EQ(read, sent);
 }
 
 TEST(Topic, StreamingPublisherMakesCommitsVisibleInBatchesAndOnFlush) {

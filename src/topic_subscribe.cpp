@@ -15,6 +15,7 @@ using layout::RecordKind;
 namespace {
 constexpr std::uint64_t kSliceNs = 50'000'000;
 constexpr std::uint32_t kCursorEveryPolls = 64;  // see Subscriber::cursor_due
+constexpr std::uint64_t kReadAheadBytes = 512;   // see Subscriber::next_record
 
 ReadResult rr(Status st) noexcept {
   ReadResult r;
@@ -237,6 +238,11 @@ Subscriber::Step Subscriber::next_record(Found* found) noexcept {
       position_ = p;
       continue;
     }
+    // Below the cursor every byte is committed: fetch a few lines ahead, so a
+    // reader working through a batch overlaps their transfer from the
+    // publisher's cache with this record. (Never past the cursor: those lines
+    // may still be written, and a read there would pull them from the writer.)
+    if (const std::uint64_t ahead = p + kReadAheadBytes; ahead < cursor_) __builtin_prefetch(s.at(ahead), 0, 3);
     const RecordHeader h = header_copy(s, p);
     const detail::HeaderCheck hc = detail::check_header(s, h, p, cursor_);
     if (!hc.ok) return Step::corrupt;

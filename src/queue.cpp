@@ -172,8 +172,8 @@ struct QueueAttach {
     q.my_pid = pack(ProcessId::current());
     if (q.my_pid == 0) throw Error(Errc::system, quoted(q.name) + ": cannot determine this process's identity");
     // Register for membarrier(2) (once per process): our wakes can then skip
-    // the fence (queue_wait.cpp).
-    q.fence_free = platform::membarrier_ready();
+    // the fence (asymmetric_wait.hpp).
+    q.barrier = AsymmetricWait::here();
     bool got = take_record(q);
     if (!got) {
       q.recover();  // frees records of dead participants

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "asymmetric_wait.hpp"
 #include "layout/queue_layout.hpp"
 #include "zipc/queue.hpp"
 #include "zipc/segment.hpp"
@@ -62,34 +63,19 @@ struct QueueImpl {
   // Orphan-hint repair (recover()): next cell to look at when the hint says none.
   std::uint64_t orphan_cursor = 0;
 
-  // True when this process is registered for membarrier(2): our side of a
-  // store-then-check Dekker pair needs only a compiler barrier, because the
-  // rare side (a sleeper, a consumer deciding "closed") runs membarrier_global().
-  bool fence_free = false;
+  // The barriers of the asymmetric Dekker pairs (see asymmetric_wait.hpp),
+  // set at attach.
+  AsymmetricWait barrier;
 
   // Local mirrors of this handle's counters (stored to `me` with relaxed stores).
   std::uint64_t n_sent = 0, n_received = 0, n_full_waits = 0, n_empty_waits = 0;
 
-  // ---- barriers of the asymmetric Dekker pairs (see queue_wait.cpp)
-  static void full_fence() noexcept {
-#if defined(__SANITIZE_THREAD__)
-    // TSan rejects fences; a locked RMW is a full barrier on x86 (sanitizer builds only).
-    static std::atomic<std::uint32_t> dummy{0};
-    dummy.fetch_add(0, std::memory_order_seq_cst);
-#else
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
-  }
+  // ---- barriers of the asymmetric Dekker pairs (see asymmetric_wait.hpp)
   // Frequent side: orders our earlier stores before our next loads.
-  void store_load_barrier() const noexcept {
-    if (fence_free)
-      std::atomic_signal_fence(std::memory_order_seq_cst);  // the rare side's membarrier does the rest
-    else
-      full_fence();
-  }
+  void store_load_barrier() const noexcept { barrier.store_load_barrier(); }
   // Rare side: afterwards, every frequent side's stores before its barrier
   // are visible to us, or its loads after it see our (and others') earlier stores.
-  void heavy_barrier() const noexcept;
+  void heavy_barrier() const noexcept { barrier.heavy_barrier(); }
 
   // ---- geometry helpers
   [[nodiscard]] layout::CellHeader* cell(std::uint64_t pos) const noexcept {
@@ -142,9 +128,14 @@ struct QueueImpl {
   void spsc_take_over_consumer(std::uint64_t dead_pid) noexcept;
   void free_record(layout::ParticipantRecord& r) noexcept;
 
-  // ---- waking and waiting (queue_wait.cpp)
-  void wake(Event& ev, bool all) noexcept;
-  Status wait_on(Event& ev, bool producer_side, Deadline slice) noexcept;
+  // ---- waking and waiting (asymmetric_wait.hpp)
+  void wake(Event& ev, bool all) const noexcept { barrier.wake(ev, all); }
+  // Waits (as this handle's WaitOptions say) until a producer or consumer
+  // call could make progress, or the slice passes.
+  Status wait_on(Event& ev, bool producer_side, Deadline slice) noexcept {
+    return barrier.wait(
+        ev, [&]() noexcept { return producer_side ? can_produce() : can_consume(); }, slice, wait);
+  }
 
   // ---- blocking helpers (queue.cpp)
   // timeout <= 0: try once. The deadline is computed (a clock read) only

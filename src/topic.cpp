@@ -367,6 +367,7 @@ std::shared_ptr<TopicState> attach(Segment seg, const TopicOptions& o) {
   st->max_subscribers = g.max_subscribers;
   st->mode = g.mode;
   st->wait = o.wait;
+  st->barrier = detail::AsymmetricWait::here();  // registers for membarrier(2) when it can
   st->recovery_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(o.recovery_time).count());
   st->streaming_stores = o.streaming_stores;
   st->me = pack(ProcessId::current());

@@ -5,7 +5,6 @@
 #include "platform/cpu.hpp"
 #include "topic_copy.hpp"
 #include "topic_state.hpp"
-#include "topic_wait.hpp"
 #include "zipc/process.hpp"
 
 namespace zipc {
@@ -305,7 +304,7 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexc
       if (st == Status::full && !deadline.expired()) {
         const std::uint64_t want_end = end;
         while (st == Status::full && !deadline.expired()) {
-          (void)detail::topic_wait(
+          (void)s.barrier.wait(
               s.events().space,
               [&] {
                 st = make_room(want_end, false);
@@ -419,7 +418,7 @@ Status Publisher::await_token(std::uint64_t position) noexcept {
       s.control->publishers[slot_].intent.store(~0ull, std::memory_order_relaxed);  // relaxed: a hint for recovery
       return insane ? Status::corrupt : Status::timeout;
     }
-    (void)detail::topic_wait(
+    (void)s.barrier.wait(
         s.events().commit,
         [&] {
           c = pub.cursor.load(std::memory_order_acquire);  // acquire: as above
@@ -526,12 +525,12 @@ void Publisher::publish_commit(std::uint64_t end, std::uint64_t next) noexcept {
   pub.cursor.store(end, std::memory_order_release);
   pub.commit_version.store(v + 2, std::memory_order_release);  // release: the pair is consistent again
   if (s.mode == layout::PublisherMode::multi) {
-    detail::topic_notify(s.events().commit);
+    s.barrier.wake(s.events().commit, true);
     // A publisher waiting for room may be waiting for this commit (claims
     // fill the ring), not for a reader: one load when nobody waits.
-    detail::topic_notify(s.events().space);
+    s.barrier.wake(s.events().space, true);
   }
-  detail::topic_notify(s.events().data);
+  s.barrier.wake(s.events().data, true);
 }
 
 void Publisher::flush() noexcept {

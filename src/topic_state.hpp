@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "asymmetric_wait.hpp"
 #include "layout/topic_layout.hpp"
 #include "zipc/segment.hpp"
 #include "zipc/topic.hpp"
@@ -15,6 +16,7 @@
 namespace zipc::detail {
 
 struct TopicState {
+  AsymmetricWait barrier;  // how this process wakes and waits (set at attach)
   Segment segment;
   layout::TopicControl* control = nullptr;
   layout::SubscriberSlot* subscribers = nullptr;

@@ -3,7 +3,6 @@
 
 #include "platform/clock.hpp"
 #include "topic_state.hpp"
-#include "topic_wait.hpp"
 #include "zipc/process.hpp"
 
 namespace zipc {
@@ -146,7 +145,7 @@ void Subscriber::publish_position() noexcept {
   TopicState& s = *state_;
   // release: we are done reading every byte below position_; pairs with make_room's acquire.
   s.subscribers[slot_].position.store(position_, std::memory_order_release);
-  detail::topic_notify(s.events().space);
+  s.barrier.wake(s.events().space, true);
 }
 
 void Subscriber::release() noexcept {
@@ -378,7 +377,7 @@ Status Subscriber::wait_readable(Deadline deadline) noexcept {
     if (!deadline.is_never() && deadline.ns() < d.ns()) d = deadline;
     const std::uint64_t want = view_end_ != 0 ? view_end_ : position_;
     const bool peekable = delivery_ == Delivery::reliable;
-    const Status st = detail::topic_wait(
+    const Status st = s.barrier.wait(
         s.events().data,
         [&] {
           // A reliable reader polls the tag line only (see committed_at),

@@ -11,10 +11,10 @@
 #include <thread>
 #include <vector>
 
+#include "asymmetric_wait.hpp"
 #include "layout/topic_layout.hpp"
 #include "topic_state.hpp"
 #include "topic_support.hpp"
-#include "topic_wait.hpp"
 #include "zipc/process.hpp"
 #include "zipc/topic.hpp"
 #include "zipc_test.hpp"
@@ -326,7 +326,8 @@ TEST(TopicRace, CommitInMultiModeWakesPublishersWaitingForRoom) {
   space.waiters.fetch_sub(1);
 }
 
-// The 1-CPU latency problem: the topic's own wait spun its whole budget on
+// The 1-CPU latency problem: the topic's own wait (now the channels' shared
+// AsymmetricWait) spun its whole budget on
 // every wait because it never told the adaptive strategy where waits ended.
 // A wait that succeeds right after the first yield (the peer could only run
 // once we gave up the CPU) must teach the thread that its CPU is shared, as
@@ -341,7 +342,8 @@ TEST(TopicRace, TopicWaitLearnsThatTheCpuIsSharedLikeEventDoes) {
     bool shared = false;
     std::thread t([&] {  // a fresh thread: nothing learned yet
       zipc::Event ev;
-      const Status st = through_topic ? zipc::detail::topic_wait(ev, after_first_yield(), zipc::Deadline::never(), opt)
+      const Status st = through_topic ? zipc::detail::AsymmetricWait::here().wait(ev, after_first_yield(),
+                                                                                  zipc::Deadline::never(), opt)
                                       : ev.wait_until(after_first_yield(), zipc::Deadline::never(), opt);
       shared = st == Status::ok && zipc::detail::cpu_looks_shared();
     });

@@ -1,0 +1,153 @@
+// Internal: waiting and waking on an Event with an asymmetric barrier, for
+// the channels' hot paths (queue and topic).
+//
+// zipc::Event::notify orders the caller's publication before its read of
+// `waiters` with a seq_cst fence. On a channel's hot path that fence costs
+// more than the rest of a send: it drains the store buffer, i.e. waits for
+// the ownership transfer of every payload line just written. Here that cost
+// moves to the side about to sleep, which pays a futex call anyway: wake()
+// reads `waiters` behind a compiler barrier only, and a sleeper, after
+// registering in `waiters`, runs membarrier_global() (membarrier(2)), which
+// executes a full barrier on every CPU running a registered process (every
+// process attached to a channel registers at attach). So either the waker's
+// read comes after that barrier and sees the registration, or its
+// publication came before it and the sleeper's re-check sees it: no wake-up
+// is ever missed, on any architecture.
+//
+// Where membarrier is unavailable (kernel < 4.16, seccomp), this process's
+// wakes use the seq_cst fence (correct, slower), and its sleeps are capped at
+// kFallbackNapNs after a kGraceNs poll: a waker in another process might be
+// fence-free, and a wake-up it misses then costs at most one such nap.
+//
+// The block strategy polls for kGraceNs before it registers and sleeps (for
+// speed only, see block_poll_worthwhile()); busy-poll and adaptive have spun
+// already.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+
+#include "platform/clock.hpp"
+#include "platform/cpu.hpp"
+#include "platform/membarrier.hpp"
+#include "zipc/event.hpp"
+
+namespace zipc::detail {
+
+inline constexpr std::uint64_t kGraceNs = 4'000;            // block strategy's poll; > any store buffer drain
+inline constexpr std::uint64_t kFallbackNapNs = 1'000'000;  // without membarrier: longest sleep between re-checks
+
+// Block strategy's short poll before sleeping: skipped by a thread whose
+// polls keep failing (e.g. it shares its CPU with the peer, which cannot run
+// while we poll), and retried now and then to notice a change.
+bool block_poll_worthwhile() noexcept;
+void block_poll_result(bool caught) noexcept;
+
+class AsymmetricWait {
+ public:
+  // For this process: registers it for membarrier(2) when it can be.
+  static AsymmetricWait here() noexcept { return AsymmetricWait(platform::membarrier_ready()); }
+  AsymmetricWait() = default;
+
+  // True when this process is registered for membarrier(2): our side of a
+  // store-then-check Dekker pair needs only a compiler barrier, because the
+  // rare side (a sleeper, a consumer deciding "closed") runs heavy_barrier().
+  [[nodiscard]] bool fence_free() const noexcept { return fence_free_; }
+
+  static void full_fence() noexcept {
+#if defined(__SANITIZE_THREAD__)
+    // TSan rejects fences; a locked RMW is a full barrier on x86 (sanitizer builds only).
+    static std::atomic<std::uint32_t> dummy{0};
+    dummy.fetch_add(0, std::memory_order_seq_cst);
+#else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+  }
+  // Frequent side: orders our earlier stores before our next loads.
+  void store_load_barrier() const noexcept {
+    if (fence_free_)
+      std::atomic_signal_fence(std::memory_order_seq_cst);  // the rare side's membarrier does the rest
+    else
+      full_fence();
+  }
+  // Rare side: afterwards, every frequent side's stores before its barrier
+  // are visible to us, or its loads after it see our (and others') earlier stores.
+  void heavy_barrier() const noexcept {
+    if (fence_free_)
+      platform::membarrier_global();
+    else
+      full_fence();
+  }
+
+  // Wakes the sleepers of ev after the caller published its change. Cheap
+  // when nobody sleeps: a compiler barrier and one load.
+  void wake(Event& ev, bool all) const noexcept {
+    store_load_barrier();  // our publication before the read of waiters (see the top of this file)
+    // relaxed: the barrier pair above orders it.
+    if (ev.waiters.load(std::memory_order_relaxed) == 0) return;
+    if (all)
+      ev.notify_all();
+    else
+      ev.notify_one();
+  }
+
+  // Waits until pred() holds (ok) or `slice` passes (timeout), as `opt` says.
+  template <class Pred>
+  Status wait(Event& ev, Pred&& pred, Deadline slice, const WaitOptions& opt) const noexcept {
+    if (pred()) return Status::ok;
+    // Reports where each wait ended, so the adaptive strategy learns whether
+    // this thread shares its CPU with the peer (see Event::wait_until).
+    if (const Status s = spin_phase(pred, slice, opt); s != Status::empty) return s;
+    if (opt.strategy == WaitStrategy::block && block_poll_worthwhile()) {
+      // Not for correctness (the membarrier below is): a peer answering within
+      // a few microseconds is far cheaper to catch awake than through a futex
+      // sleep and wake. Polled before registering, so wakers meanwhile skip
+      // their futex call.
+      const std::uint64_t end = platform::monotonic_ns() + kGraceNs;
+      for (std::uint32_t i = 0;; ++i) {
+        if (pred()) {
+          block_poll_result(true);
+          return Status::ok;
+        }
+        if ((i & 15u) == 15u && platform::monotonic_ns() >= end) break;
+        platform::cpu_relax();
+      }
+      block_poll_result(false);
+    }
+    for (;;) {
+      // acquire: pairs with the release increment of seq in Event::notify_*.
+      const std::uint32_t token = ev.seq.load(std::memory_order_acquire);
+      // seq_cst: our registration is ordered before the barrier and re-check below.
+      ev.waiters.fetch_add(1, std::memory_order_seq_cst);
+      Deadline until = slice;
+      if (fence_free_) {
+        // Every waker now sees waiters > 0, or we see its publication below.
+        platform::membarrier_global();
+      } else {
+        // Without membarrier a fence-free waker's publication may still sit in
+        // its store buffer: poll a little, and do not sleep long.
+        const std::uint64_t grace_end = platform::monotonic_ns() + kGraceNs;
+        for (std::uint32_t i = 0; !pred(); ++i) {
+          if ((i & 15u) == 15u && platform::monotonic_ns() >= grace_end) break;
+          platform::cpu_relax();
+        }
+        until = Deadline::at_ns(std::min(slice.ns(), platform::monotonic_ns() + kFallbackNapNs));
+      }
+      if (pred()) {
+        ev.waiters.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a hint for wakers
+        return Status::ok;
+      }
+      (void)ev.sleep(token, until);
+      ev.waiters.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a hint for wakers
+      if (pred()) return Status::ok;
+      if (slice.expired()) return Status::timeout;
+    }
+  }
+
+ private:
+  explicit AsymmetricWait(bool fence_free) noexcept : fence_free_(fence_free) {}
+  bool fence_free_ = false;
+};
+
+}  // namespace zipc::detail

@@ -47,8 +47,12 @@ HeaderCheck check_header(const TopicState& s, const layout::RecordHeader& h, std
       if (total != room) return r;
       break;
     case layout::RecordKind::abandoned:
+      total = layout::record_bytes(layout::hole_body_bytes(h));
+      // A hole spans whole claims, which may wrap (its body is never read).
+      if (total > s.capacity) return r;
+      break;
     case layout::RecordKind::aborted:
-      // A hole spans a whole claim, which may wrap (its body is never read).
+      // A claim given back (at most 1 GiB + a header), which may wrap.
       if (total > s.capacity) return r;
       break;
     default: return r;
@@ -217,9 +221,8 @@ bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
       const bool hole = at < end && end - at >= layout::kRecordHeaderSize && end - at <= s.capacity;
       if (hole) {
         auto* h = reinterpret_cast<layout::RecordHeader*>(s.at(at));
-        h->size = static_cast<std::uint32_t>(end - at - layout::kRecordHeaderSize);
+        layout::set_hole_body_bytes(*h, end - at - layout::kRecordHeaderSize);
         h->kind = static_cast<std::uint16_t>(layout::RecordKind::abandoned);
-        h->slack = 0;
         h->sequence = 0;
         h->publish_ns = platform::realtime_ns();
         tag_of(s, at).store(at, std::memory_order_release);  // release: a reader peeking the tag sees the kind

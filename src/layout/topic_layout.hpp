@@ -165,6 +165,18 @@ inline constexpr std::uint64_t align_up(std::uint64_t v, std::uint64_t a) noexce
 inline constexpr std::uint64_t record_bytes(std::uint64_t size) noexcept {
   return align_up(kRecordHeaderSize + size, kRecordAlign);
 }
+
+// An abandoned record (a hole made by recovery) may span several claims,
+// more than 32 bits of bytes in a big ring: its body length is
+// size + (slack << 32). (Other kinds keep slack for the padding of a data record.)
+inline constexpr std::uint64_t hole_body_bytes(const RecordHeader& h) noexcept {
+  return h.size | (static_cast<std::uint64_t>(h.slack) << 32);
+}
+inline constexpr void set_hole_body_bytes(RecordHeader& h, std::uint64_t body) noexcept {
+  h.size = static_cast<std::uint32_t>(body);
+  h.slack = static_cast<std::uint16_t>(body >> 32);
+}
+static_assert(kMaxCapacity <= (1ull << 48), "a hole's body length must fit size + (slack << 32)");
 inline constexpr std::uint64_t sub_table_offset() noexcept {
   return sizeof(TopicControl);
 }

@@ -238,32 +238,44 @@ struct QueueAttach {
   }
 };
 
+// The wait behind every blocking producer or consumer call: try, then sleep
+// on `ev` in slices of half the recovery time (a dead peer is recovered at
+// least every recovery_ns while we wait) until attempt() returns something
+// other than `idle`, or the deadline passes. One clock read per pass.
+template <class Attempt>
+Status QueueImpl::wait_while(Status idle, Event& ev, bool producer_side, std::chrono::nanoseconds timeout,
+                             std::optional<Deadline>* dl, std::uint64_t& waits, std::atomic<std::uint64_t>& waits_stat,
+                             Attempt&& attempt) noexcept {
+  Status st = attempt();
+  if (st != idle || timeout.count() <= 0) return st;
+  if (!dl->has_value()) *dl = Deadline::after(timeout);
+  const Deadline d = **dl;
+  std::uint64_t now = platform::monotonic_ns();
+  if (!d.is_never() && now >= d.ns()) return Status::timeout;
+  ++waits;
+  waits_stat.store(waits, std::memory_order_relaxed);  // relaxed: statistics, single writer
+  std::uint64_t stall = now;
+  for (;;) {
+    if (!d.is_never() && now >= d.ns()) return Status::timeout;
+    if (now - stall >= recovery_ns) {
+      recover();
+      stall = now;
+    }
+    (void)wait_on(ev, producer_side, Deadline::at_ns(std::min(d.ns(), now + recovery_ns / 2 + 1)));
+    st = attempt();
+    if (st != idle) return st;
+    now = platform::monotonic_ns();
+  }
+}
+
 Status QueueImpl::reserve_wait(std::uint64_t max, std::uint64_t* first, std::uint64_t* count,
                                std::chrono::nanoseconds timeout, std::optional<Deadline>* dl) noexcept {
   // API misuse: a handle attached without the producer role must not take
   // positions (on a single-producer queue it would break exclusivity).
   assert(has(role, Role::producer) && "zipc::Queue: send/reserve on a handle opened without Role::producer");
   if (!has(role, Role::producer)) return Status::busy;
-  Status st = try_reserve(max, first, count);
-  if (st != Status::full || timeout.count() <= 0) return st;
-  if (!dl->has_value()) *dl = Deadline::after(timeout);
-  const Deadline d = **dl;
-  if (d.expired()) return Status::timeout;
-  ++n_full_waits;
-  me->full_waits.store(n_full_waits, std::memory_order_relaxed);  // relaxed: statistics, single writer
-  std::uint64_t stall = platform::monotonic_ns();
-  for (;;) {
-    const std::uint64_t now = platform::monotonic_ns();
-    const Deadline slice = Deadline::at_ns(std::min(d.ns(), now + recovery_ns / 2 + 1));
-    (void)wait_on(ctl->not_full, true, slice);
-    st = try_reserve(max, first, count);
-    if (st != Status::full) return st;
-    if (d.expired()) return Status::timeout;
-    if (platform::monotonic_ns() - stall >= recovery_ns) {
-      recover();
-      stall = platform::monotonic_ns();
-    }
-  }
+  return wait_while(Status::full, ctl->not_full, true, timeout, dl, n_full_waits, me->full_waits,
+                    [&]() noexcept { return try_reserve(max, first, count); });
 }
 
 Status QueueImpl::acquire_wait(std::uint64_t* out, std::size_t max, std::size_t* n, std::size_t size_limit,
@@ -271,28 +283,12 @@ Status QueueImpl::acquire_wait(std::uint64_t* out, std::size_t max, std::size_t*
                                std::optional<Deadline>* dl) noexcept {
   assert(has(role, Role::consumer) && "zipc::Queue: recv/acquire on a handle opened without Role::consumer");
   if (!has(role, Role::consumer)) return Status::busy;
-  Status st = try_acquire(out, max, n, size_limit, first_size);
-  if (st == Status::closed && mpmc && recover() > 0) st = try_acquire(out, max, n, size_limit, first_size);
-  if (st != Status::empty || timeout.count() <= 0) return st;
-  if (!dl->has_value()) *dl = Deadline::after(timeout);
-  const Deadline d = **dl;
-  if (d.expired()) return Status::timeout;
-  ++n_empty_waits;
-  me->empty_waits.store(n_empty_waits, std::memory_order_relaxed);  // relaxed: statistics, single writer
-  std::uint64_t stall = platform::monotonic_ns();
-  for (;;) {
-    const std::uint64_t now = platform::monotonic_ns();
-    const Deadline slice = Deadline::at_ns(std::min(d.ns(), now + recovery_ns / 2 + 1));
-    (void)wait_on(ctl->not_empty, false, slice);
-    st = try_acquire(out, max, n, size_limit, first_size);
+  return wait_while(Status::empty, ctl->not_empty, false, timeout, dl, n_empty_waits, me->empty_waits, [&]() noexcept {
+    Status st = try_acquire(out, max, n, size_limit, first_size);
+    // Closed and drained, unless a dead consumer left messages to redeliver.
     if (st == Status::closed && mpmc && recover() > 0) st = try_acquire(out, max, n, size_limit, first_size);
-    if (st != Status::empty) return st;
-    if (d.expired()) return Status::timeout;
-    if (platform::monotonic_ns() - stall >= recovery_ns) {
-      recover();
-      stall = platform::monotonic_ns();
-    }
-  }
+    return st;
+  });
 }
 
 }  // namespace detail

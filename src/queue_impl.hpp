@@ -140,6 +140,10 @@ struct QueueImpl {
   // ---- blocking helpers (queue.cpp)
   // timeout <= 0: try once. The deadline is computed (a clock read) only
   // when the first try fails, and kept in *d across calls of one batch.
+  template <class Attempt>
+  Status wait_while(Status idle, Event& ev, bool producer_side, std::chrono::nanoseconds timeout,
+                    std::optional<Deadline>* dl, std::uint64_t& waits, std::atomic<std::uint64_t>& waits_stat,
+                    Attempt&& attempt) noexcept;
   Status reserve_wait(std::uint64_t max, std::uint64_t* first, std::uint64_t* count, std::chrono::nanoseconds timeout,
                       std::optional<Deadline>* d) noexcept;
   Status acquire_wait(std::uint64_t* out, std::size_t max, std::size_t* n, std::size_t size_limit,

@@ -170,40 +170,31 @@ RecordHeader header_copy(const TopicState& s, std::uint64_t position) noexcept {
 }
 }  // namespace
 
-// Reliable readers at (or past) the cursor: a data record whose tag says it
-// is committed can be taken before the cursor line arrives.
-bool Subscriber::peek(Found* found) noexcept {
-  return peek_at(position_, found);
-}
-
-bool Subscriber::peek_at(std::uint64_t position, Found* found) const noexcept {
+// Reliable readers at (or past) the cursor look at the record's tag alone.
+// Every commit stores the tag before the cursor passes the record, so:
+//  - message: the next data record, committed and valid, can be taken before
+//    the cursor line arrives;
+//  - committed: a record is there, but not one to take this way (padding, a
+//    hole, or a header that fails its checks): go by the cursor;
+//  - pending: nothing committed yet, so the cursor has not passed `position`
+//    either, and reading the cursor line would only pull it from the
+//    publisher, which rewrites it with every commit.
+Subscriber::Probe Subscriber::probe_at(std::uint64_t position, Found* found) const noexcept {
   const TopicState& s = *state_;
-  if (detail::skip_implicit_padding(s, position) != position) return false;
+  if (detail::skip_implicit_padding(s, position) != position) return Probe::committed;
   // acquire: pairs with the commit's release store of the tag.
-  if (detail::tag_of(s, position).load(std::memory_order_acquire) != position) return false;
+  if (detail::tag_of(s, position).load(std::memory_order_acquire) != position) return Probe::pending;
   const RecordHeader h = header_copy(s, position);
-  const detail::HeaderCheck hc = detail::check_header(s, h, position, position + s.capacity);
-  if (!hc.ok || hc.kind != RecordKind::data || h.sequence != expected_) return false;
-  *found = {position, hc.total, h.sequence, h.publish_ns, h.size};
-  return true;
-}
-
-// Whether the record at `position` is committed, whatever its kind (or the
-// end of the ring is implicit padding there). Every commit stores the tag
-// before the cursor passes the record, so while this is false the cursor
-// has not passed `position` either, and reading the cursor line would only
-// pull it from the publisher, which rewrites it with every commit.
-bool Subscriber::committed_at(std::uint64_t position) const noexcept {
-  const TopicState& s = *state_;
-  if (detail::skip_implicit_padding(s, position) != position) return true;
-  // acquire: pairs with the commit's release store of the tag.
-  if (detail::tag_of(s, position).load(std::memory_order_acquire) != position) return false;
   // A kind too (written before the tag): fresh zeroed memory at position 0
   // has a matching tag but no kind, and must not keep a waiter awake.
-  RecordHeader h;
-  detail::racy_copy(&h, s.at(position), sizeof h);
-  return h.kind >= static_cast<std::uint16_t>(RecordKind::data) &&
-         h.kind <= static_cast<std::uint16_t>(RecordKind::aborted);
+  if (h.kind < static_cast<std::uint16_t>(RecordKind::data) ||
+      h.kind > static_cast<std::uint16_t>(RecordKind::aborted)) {
+    return Probe::pending;
+  }
+  const detail::HeaderCheck hc = detail::check_header(s, h, position, position + s.capacity);
+  if (!hc.ok || hc.kind != RecordKind::data || h.sequence != expected_) return Probe::committed;
+  *found = {position, hc.total, h.sequence, h.publish_ns, h.size};
+  return Probe::message;
 }
 
 // At the frontier, the cursor is still read once in a while: a tag scribbled
@@ -217,8 +208,9 @@ Subscriber::Step Subscriber::next_record(Found* found) noexcept {
   const std::uint64_t start = position_;
   for (std::uint64_t steps = 0; steps < 1'000'000; ++steps) {
     if (position_ >= cursor_) {
-      if (peek(found)) return Step::message;
-      if (delivery_ == Delivery::reliable && !committed_at(position_) && !cursor_due()) {
+      const Probe probe = probe_at(position_, found);
+      if (probe == Probe::message) return Step::message;
+      if (probe == Probe::pending && !cursor_due()) {
         if (position_ != start) publish_position();
         return Step::empty;
       }
@@ -380,15 +372,16 @@ Status Subscriber::wait_readable(Deadline deadline) noexcept {
     const Status st = s.barrier.wait(
         s.events().data,
         [&] {
-          // A reliable reader polls the tag line only (see committed_at),
+          // A reliable reader polls the tag line only (see probe_at),
           // and the cursor once the tag shows a record that is not data (or
           // once in a while). Only a state in which the next read makes
           // progress may end the wait: a tag that looks committed over a
           // header that fails its checks must not.
           if (peekable) {
             Found unused;
-            if (peek_at(want, &unused)) return true;
-            if (!committed_at(want) && !cursor_due()) return false;
+            const Probe probe = probe_at(want, &unused);
+            if (probe == Probe::message) return true;
+            if (probe == Probe::pending && !cursor_due()) return false;
             // acquire: pairs with the commit's release store of the cursor.
             const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
             if (c <= want) return false;

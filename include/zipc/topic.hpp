@@ -250,9 +250,8 @@ class Subscriber {
     std::uint32_t size = 0;  // payload bytes (<= max_message)
   };
   Step next_record(Found* found) noexcept;
-  bool peek(Found* found) noexcept;
-  bool peek_at(std::uint64_t position, Found* found) const noexcept;
-  bool committed_at(std::uint64_t position) const noexcept;
+  enum class Probe : std::uint8_t { message, committed, pending };
+  Probe probe_at(std::uint64_t position, Found* found) const noexcept;
   bool cursor_due() noexcept;
   ReadResult overrun() noexcept;
   void release_view() noexcept;

@@ -31,31 +31,10 @@ RpcConnection::~RpcConnection() {
   if (!segment) return;
   bool pending = false;
   for (std::uint32_t k = 0; k < local.size(); ++k) {
-    layout::RpcSlot* s = slot(k);
-    // acquire: a response we drop may hold a block; its fields must be visible.
-    std::uint32_t st = s->state.load(std::memory_order_acquire);
-    // A request block is ours to free only while no server thread has the
-    // request: once claimed, the server gives the block back with (or turns
-    // it into) the response, and req_block[k] is a stale index that another
-    // call of ours may hold by now (review finding 11).
-    bool request_block_ours = false;
-    if (st == layout::kSlotRequest) {
-      // acq_rel: races with a server thread claiming it; one wins.
-      if (s->state.compare_exchange_strong(st, layout::kSlotFree, std::memory_order_acq_rel)) {
-        st = layout::kSlotFree;
-        request_block_ours = true;
-      }
-    }
-    if (st == layout::kSlotClaimed) {
-      pending = true;
+    if (!reclaim(k)) {
+      pending = true;  // a server thread has it: the server frees it once we are detached
       continue;
     }
-    if (st == layout::kSlotResponse) {
-      view.release_block(s->resp_block.load(std::memory_order_relaxed), client);  // relaxed: after acquire
-      s->state.store(layout::kSlotFree, std::memory_order_relaxed);  // relaxed: the record is released below
-    }
-    if (request_block_ours && req_block[k] != layout::kNoBlock) view.release_block(req_block[k], client);
-    req_block[k] = layout::kNoBlock;
     // Set only while an RpcResponse holds the slot, and a response keeps the
     // connection alive: never set here, freed for robustness.
     if (resp_block[k] != layout::kNoBlock) view.release_block(resp_block[k], client);
@@ -67,22 +46,27 @@ RpcConnection::~RpcConnection() {
   if (pending) view.control()->server_event.notify_one();
 }
 
-void RpcConnection::reclaim(std::uint32_t k) noexcept {
+bool RpcConnection::reclaim(std::uint32_t k) noexcept {
   layout::RpcSlot* s = slot(k);
   // acquire: pairs with the server's release of kSlotResponse (block index).
   std::uint32_t st = s->state.load(std::memory_order_acquire);
   if (st == layout::kSlotRequest) {
     // acq_rel: races with a server thread claiming it; one wins.
-    if (!s->state.compare_exchange_strong(st, layout::kSlotFree, std::memory_order_acq_rel)) return;
+    if (!s->state.compare_exchange_strong(st, layout::kSlotFree, std::memory_order_acq_rel)) return false;
+    // Ours to free only now: once a server thread claims the request, it gives
+    // the block back with (or turns it into) the response, and req_block[k]
+    // is a stale index that another call of ours may hold by then (review
+    // finding 11).
     if (req_block[k] != layout::kNoBlock) view.release_block(req_block[k], client);
   } else if (st == layout::kSlotResponse) {
     view.release_block(s->resp_block.load(std::memory_order_relaxed), client);  // relaxed: after acquire
     s->state.store(layout::kSlotFree, std::memory_order_relaxed);               // relaxed: only we act on a free slot
   } else if (st != layout::kSlotFree) {
-    return;  // still being served
+    return false;  // still being served
   }
   req_block[k] = layout::kNoBlock;
   local[k] = LocalSlot::free;
+  return true;
 }
 
 void RpcConnection::release(std::uint32_t k) noexcept {

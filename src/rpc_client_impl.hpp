@@ -37,8 +37,9 @@ struct RpcConnection {
 
   ~RpcConnection();  // detaches: gives back the record (or leaves it for the server to reap)
   [[nodiscard]] layout::RpcSlot* slot(std::uint32_t k) const noexcept { return view.slot(first_slot + k); }
-  // Frees an abandoned slot whose call has finished (or never started).
-  void reclaim(std::uint32_t k) noexcept;
+  // Frees a slot whose call has finished (or never started): true when it
+  // is free now, false while a server thread still has the call.
+  bool reclaim(std::uint32_t k) noexcept;
   // Releases a held response.
   void release(std::uint32_t k) noexcept;
 };

@@ -89,12 +89,28 @@ std::size_t QueueImpl::recover() noexcept {
   // nobody is dead now.
   if (mpmc) repair_orphan_hint();
   Liveness live(max_participants);
-  std::vector<std::uint32_t> dead;
+  struct Dead {
+    std::uint32_t index;
+    std::uint64_t pid;  // the dead owner seen (pid and start time: never a later owner's)
+  };
+  std::vector<Dead> dead;
   for (std::uint32_t i = 0; i < max_participants; ++i) {
     const std::uint64_t pid = recs[i].pid.load(std::memory_order_acquire);  // acquire: as in Liveness
-    if (pid != 0 && pid != kFreeing && !live.alive(recs[i], i)) dead.push_back(i);
+    if (pid != 0 && pid != kFreeing && !live.alive(recs[i], i)) dead.push_back({i, pid});
   }
   if (dead.empty()) return 0;  // every holder of every position is alive
+  // Frees the records found dead, unless one was taken again meanwhile: the
+  // CAS from the dead owner seen decides (no second liveness check), and
+  // exactly one survivor folds and frees each record.
+  const auto free_dead = [&](std::uint64_t keep_a, std::uint64_t keep_b) {
+    for (const Dead& d : dead) {
+      if (d.pid == keep_a || d.pid == keep_b) continue;
+      std::uint64_t pid = d.pid;
+      // acq_rel: acquire the dead owner's last stores (folded by free_record); release our take.
+      if (recs[d.index].pid.compare_exchange_strong(pid, kFreeing, std::memory_order_acq_rel))
+        free_record(recs[d.index]);
+    }
+  };
   if (!mpmc) {
     // The single/single ring keeps nothing outside [head, tail): a dead
     // side's positions are taken over when a new one attaches (which needs
@@ -102,12 +118,7 @@ std::size_t QueueImpl::recover() noexcept {
     // acquire: pairs with the CAS that took the single roles.
     const std::uint64_t sp = ctl->single_producer.load(std::memory_order_acquire);
     const std::uint64_t sc = ctl->single_consumer.load(std::memory_order_acquire);
-    for (std::uint32_t i : dead) {
-      std::uint64_t pid = recs[i].pid.load(std::memory_order_acquire);  // acquire: as in Liveness
-      if (pid == 0 || pid == kFreeing || pid == sp || pid == sc || is_alive_packed(pid)) continue;
-      // acq_rel: exactly one survivor folds and frees the record.
-      if (recs[i].pid.compare_exchange_strong(pid, kFreeing, std::memory_order_acq_rel)) free_record(recs[i]);
-    }
+    free_dead(sp, sc);
     return 0;
   }
 
@@ -202,12 +213,7 @@ std::size_t QueueImpl::recover() noexcept {
   // live holder only leaves positions held by the living), so the dead
   // records can be reused. A record whose owner became dead after the scan
   // started is left for the next scan.
-  for (std::uint32_t i : dead) {
-    std::uint64_t pid = recs[i].pid.load(std::memory_order_acquire);  // acquire: as in Liveness
-    if (pid == 0 || pid == kFreeing || is_alive_packed(pid)) continue;
-    // acq_rel: exactly one survivor folds and frees the record.
-    if (recs[i].pid.compare_exchange_strong(pid, kFreeing, std::memory_order_acq_rel)) free_record(recs[i]);
-  }
+  free_dead(0, 0);
   return recovered;
 }
 

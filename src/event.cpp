@@ -38,14 +38,31 @@ namespace {
 // to one CPU, or more runnable threads than CPUs). Learned from where waits
 // end, per thread, so it follows affinity and load changes:
 //  - the predicate came true while spinning: the peer runs elsewhere, spin;
-//  - a full spin phase failed and the FIRST yield was enough: the peer could
-//    only run once we gave up the CPU, so stop spinning;
-//  - while "shared", every kProbeEvery-th wait spins briefly (kProbeNs) to
-//    notice when that stops being true.
+//  - kSharedVotes waits in a row whose full spin phase failed and whose FIRST
+//    yield was enough: the peer could only run once we gave up the CPU, so
+//    stop spinning. (One such wait proves nothing: on two CPUs a peer that
+//    takes a little longer than the spin budget answers during that yield now
+//    and then; learning "shared" from it turned a 256 KiB rpc from 27 k into
+//    11 k round trips/s, stuck there for good.)
+//  - while "shared", a wait now and then probes with the full spin budget, to
+//    notice when that stops being true; a failed probe doubles the distance
+//    to the next one (kFirstProbe to kLastProbe waits), so a really shared
+//    CPU pays for few of them.
 thread_local bool t_cpu_shared = false;
-thread_local std::uint32_t t_waits = 0;
-constexpr std::uint32_t kProbeEvery = 256;
-constexpr std::uint64_t kProbeNs = 5'000;
+thread_local std::uint32_t t_shared_votes = 0;    // consecutive waits that looked shared
+thread_local std::uint32_t t_probe_interval = 0;  // shared: waits between probes
+thread_local std::uint32_t t_waits_to_probe = 0;  // shared: waits until the next probe
+constexpr std::uint32_t kSharedVotes = 4;
+constexpr std::uint32_t kFirstProbe = 256;
+constexpr std::uint32_t kLastProbe = 16384;
+
+std::uint64_t budget_for_next_wait(const WaitOptions& opt) noexcept {
+  if (!t_cpu_shared) return opt.spin_ns;
+  if (t_waits_to_probe > 0 && --t_waits_to_probe > 0) return 0;
+  t_probe_interval = std::min(2 * t_probe_interval, kLastProbe);
+  t_waits_to_probe = t_probe_interval;
+  return opt.spin_ns;  // a probe
+}
 }  // namespace
 
 bool cpu_looks_shared() noexcept {
@@ -54,10 +71,20 @@ bool cpu_looks_shared() noexcept {
 
 void spin_succeeded(const SpinState& st) noexcept {
   if (st.iterations == 0) return;  // busy_poll, or ready at once: nothing learned
-  if (!st.spin_done) {
-    if (st.budget_ns > 0) t_cpu_shared = false;
-  } else if (st.budget_ns > 0 && st.yields == 1) {
+  if (st.budget_ns == 0) return;   // shared, no probe: nothing to learn either
+  if (!st.spin_done) {             // came true while spinning
+    t_cpu_shared = false;
+    t_shared_votes = 0;
+    return;
+  }
+  if (st.yields != 1) {
+    t_shared_votes = 0;
+    return;
+  }
+  if (++t_shared_votes >= kSharedVotes && !t_cpu_shared) {
     t_cpu_shared = true;
+    t_probe_interval = kFirstProbe / 2;  // doubled by the first probe's scheduling
+    t_waits_to_probe = kFirstProbe;
   }
 }
 
@@ -71,11 +98,7 @@ bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcep
   // adaptive: spin, then yield, then (caller) sleep.
   if (st.iterations++ == 0) {
     st.start_ns = platform::monotonic_ns();
-    if (!t_cpu_shared) {
-      st.budget_ns = opt.spin_ns;
-    } else {
-      st.budget_ns = (t_waits++ % kProbeEvery == 0) ? std::min<std::uint64_t>(kProbeNs, opt.spin_ns) : 0;
-    }
+    st.budget_ns = budget_for_next_wait(opt);
   }
   if (!st.spin_done) {
     if (st.budget_ns == 0) {

@@ -141,18 +141,22 @@ TEST(Event, AdaptiveWaitLearnsWhetherItSharesTheCpuWithItsPeer) {
   opt.spin_ns = 2'000;
   opt.yields = 4;
   const Deadline d = Deadline::after(10s);
-  // A wait whose whole spin phase failed and that came true right after the
-  // first yield: the peer could only run once we gave up the CPU.
-  {
+  // Waits whose whole spin phase failed and that came true right after the
+  // first yield: the peer could only run once we gave up the CPU. Learned
+  // from four in a row, not from one (a coincidence on two CPUs).
+  const auto looks_shared = [&] {
     zipc::detail::SpinState st;
     // The call that ends the spin phase goes on to the first yield.
     while (!st.spin_done) ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));
     ASSERT_EQ(st.yields, 1u);
     zipc::detail::spin_succeeded(st);
-  }
+  };
+  for (int i = 0; i < 3; ++i) looks_shared();
+  EXPECT_FALSE(zipc::detail::cpu_looks_shared());
+  looks_shared();
   EXPECT_TRUE(zipc::detail::cpu_looks_shared());
-  // While shared, waits skip spinning, but a periodic probe spins briefly; a
-  // probe that comes true while spinning unlearns it.
+  // While shared, waits skip spinning, but a periodic probe spins the whole
+  // budget; a probe that comes true while spinning unlearns it.
   bool probed = false;
   for (int i = 0; i < 300 && !probed; ++i) {
     zipc::detail::SpinState st;

@@ -28,7 +28,11 @@ class Liveness {
   explicit Liveness(std::uint32_t n) : pid_(n, 0), alive_(n, 0) {}
   bool alive(const ParticipantRecord& r, std::uint32_t i) {
     // acquire: pairs with the release store of pid when a record is taken or freed.
-    const std::uint64_t pid = r.pid.load(std::memory_order_acquire);
+    return alive_pid(r.pid.load(std::memory_order_acquire), i);
+  }
+  // Judges exactly this owner value of record i (a second load could see the
+  // record freed and taken again since).
+  bool alive_pid(std::uint64_t pid, std::uint32_t i) {
     if (pid == 0 || pid == kFreeing) return false;
     if (pid != pid_[i]) {
       pid_[i] = pid;
@@ -41,6 +45,15 @@ class Liveness {
   std::vector<std::uint64_t> pid_;
   std::vector<std::uint8_t> alive_;
 };
+
+// Takes record r from its dead owner `pid`, to fold and free it: true for
+// exactly one survivor, which alone then reads and counts what it held.
+bool take_dead_record(ParticipantRecord& r, std::uint64_t pid) noexcept {
+  // relaxed: a filter (no RMW on records of others); the CAS decides.
+  if (pid == 0 || r.pid.load(std::memory_order_relaxed) != pid) return false;
+  // acq_rel: acquire the dead owner's last stores; release our take.
+  return r.pid.compare_exchange_strong(pid, kFreeing, std::memory_order_acq_rel);
+}
 
 }  // namespace
 
@@ -96,7 +109,9 @@ std::size_t QueueImpl::recover() noexcept {
   std::vector<Dead> dead;
   for (std::uint32_t i = 0; i < max_participants; ++i) {
     const std::uint64_t pid = recs[i].pid.load(std::memory_order_acquire);  // acquire: as in Liveness
-    if (pid != 0 && pid != kFreeing && !live.alive(recs[i], i)) dead.push_back({i, pid});
+    // The value judged is the value kept: a live owner that detaches and
+    // attaches again meanwhile must not be listed (and freed) as dead.
+    if (pid != 0 && pid != kFreeing && !live.alive_pid(pid, i)) dead.push_back({i, pid});
   }
   if (dead.empty()) return 0;  // every holder of every position is alive
   // Frees the records found dead, unless one was taken again meanwhile: the
@@ -104,11 +119,7 @@ std::size_t QueueImpl::recover() noexcept {
   // exactly one survivor folds and frees each record.
   const auto free_dead = [&](std::uint64_t keep_a, std::uint64_t keep_b) {
     for (const Dead& d : dead) {
-      if (d.pid == keep_a || d.pid == keep_b) continue;
-      std::uint64_t pid = d.pid;
-      // acq_rel: acquire the dead owner's last stores (folded by free_record); release our take.
-      if (recs[d.index].pid.compare_exchange_strong(pid, kFreeing, std::memory_order_acq_rel))
-        free_record(recs[d.index]);
+      if (d.pid != keep_a && d.pid != keep_b && take_dead_record(recs[d.index], d.pid)) free_record(recs[d.index]);
     }
   };
   if (!mpmc) {
@@ -231,13 +242,11 @@ void QueueImpl::spsc_take_over_producer(std::uint64_t dead_pid) noexcept {
   ctl->tail.store(tail, std::memory_order_release);  // release: our starting point, as publish() would
   for (std::uint32_t i = 0; i < max_participants; ++i) {
     ParticipantRecord& r = recs[i];
-    std::uint64_t pid = r.pid.load(std::memory_order_acquire);  // acquire: as in Liveness
-    if (pid != dead_pid || pid == 0) continue;
+    if (!take_dead_record(r, dead_pid)) continue;
     const std::uint64_t reserved = r.claim.load(std::memory_order_relaxed);  // relaxed: the owner is dead
     if (reserved > tail && reserved - tail <= cap)
       ctl->abandoned.fetch_add(reserved - tail, std::memory_order_relaxed);  // relaxed: a counter
-    // acq_rel: exactly one survivor folds and frees the record.
-    if (r.pid.compare_exchange_strong(pid, kFreeing, std::memory_order_acq_rel)) free_record(r);
+    free_record(r);
   }
 }
 
@@ -246,8 +255,7 @@ void QueueImpl::spsc_take_over_consumer(std::uint64_t dead_pid) noexcept {
   std::uint64_t head = ctl->head.load(std::memory_order_acquire);
   for (std::uint32_t i = 0; i < max_participants; ++i) {
     ParticipantRecord& r = recs[i];
-    std::uint64_t pid = r.pid.load(std::memory_order_acquire);  // acquire: as in Liveness
-    if (pid != dead_pid || pid == 0) continue;
+    if (!take_dead_record(r, dead_pid)) continue;
     // relaxed: the owner is dead; its last stores are all it will ever write.
     // It published head in batches: what it released beyond head was
     // delivered and must not be delivered again.
@@ -268,8 +276,7 @@ void QueueImpl::spsc_take_over_consumer(std::uint64_t dead_pid) noexcept {
       }
       ctl->redelivered.fetch_add(held, std::memory_order_relaxed);  // relaxed: a counter
     }
-    // acq_rel: exactly one survivor folds and frees the record.
-    if (r.pid.compare_exchange_strong(pid, kFreeing, std::memory_order_acq_rel)) free_record(r);
+    free_record(r);
   }
 }
 

@@ -19,6 +19,12 @@
 // kFallbackNapNs after a kGraceNs poll: a waker in another process might be
 // fence-free, and a wake-up it misses then costs at most one such nap.
 //
+// Whether this process is registered is cached per handle at attach. A child
+// forked from a registered process registers again at fork
+// (platform/membarrier.cpp); should that fail, the handles it inherited still
+// wake fence-free, and a peer's sleeper may then miss one of their wake-ups
+// for at most its wait slice (half the recovery time, or 50 ms).
+//
 // The block strategy polls for kGraceNs before it registers and sleeps (for
 // speed only, see block_poll_worthwhile()); busy-poll and adaptive have spun
 // already.
@@ -104,16 +110,9 @@ class AsymmetricWait {
       // a few microseconds is far cheaper to catch awake than through a futex
       // sleep and wake. Polled before registering, so wakers meanwhile skip
       // their futex call.
-      const std::uint64_t end = platform::monotonic_ns() + kGraceNs;
-      for (std::uint32_t i = 0;; ++i) {
-        if (pred()) {
-          block_poll_result(true);
-          return Status::ok;
-        }
-        if ((i & 15u) == 15u && platform::monotonic_ns() >= end) break;
-        platform::cpu_relax();
-      }
-      block_poll_result(false);
+      const bool caught = poll_for(pred, kGraceNs);
+      block_poll_result(caught);
+      if (caught) return Status::ok;
     }
     for (;;) {
       // acquire: pairs with the release increment of seq in Event::notify_*.
@@ -127,11 +126,7 @@ class AsymmetricWait {
       } else {
         // Without membarrier a fence-free waker's publication may still sit in
         // its store buffer: poll a little, and do not sleep long.
-        const std::uint64_t grace_end = platform::monotonic_ns() + kGraceNs;
-        for (std::uint32_t i = 0; !pred(); ++i) {
-          if ((i & 15u) == 15u && platform::monotonic_ns() >= grace_end) break;
-          platform::cpu_relax();
-        }
+        (void)poll_for(pred, kGraceNs);
         until = Deadline::at_ns(std::min(slice.ns(), platform::monotonic_ns() + kFallbackNapNs));
       }
       if (pred()) {
@@ -147,6 +142,16 @@ class AsymmetricWait {
 
  private:
   explicit AsymmetricWait(bool fence_free) noexcept : fence_free_(fence_free) {}
+  // Polls pred() for about ns (the clock read every 16 polls): true when it held.
+  template <class Pred>
+  static bool poll_for(Pred& pred, std::uint64_t ns) noexcept {
+    const std::uint64_t end = platform::monotonic_ns() + ns;
+    for (std::uint32_t i = 0;; ++i) {
+      if (pred()) return true;
+      if ((i & 15u) == 15u && platform::monotonic_ns() >= end) return false;
+      platform::cpu_relax();
+    }
+  }
   bool fence_free_ = false;
 };
 

@@ -38,7 +38,8 @@ namespace {
 // to one CPU, or more runnable threads than CPUs). Learned from where waits
 // end, per thread, so it follows affinity and load changes:
 //  - the predicate came true while spinning: the peer runs elsewhere, spin;
-//  - kSharedVotes waits in a row whose full spin phase failed and whose FIRST
+//  - kSharedVotes waits in a row (a wait that sleeps breaks the run) whose
+//    full spin phase failed and whose FIRST
 //    yield was enough: the peer could only run once we gave up the CPU, so
 //    stop spinning. (One such wait proves nothing: on two CPUs a peer that
 //    takes a little longer than the spin budget answers during that yield now
@@ -59,9 +60,10 @@ constexpr std::uint32_t kLastProbe = 16384;
 std::uint64_t budget_for_next_wait(const WaitOptions& opt) noexcept {
   if (!t_cpu_shared) return opt.spin_ns;
   if (t_waits_to_probe > 0 && --t_waits_to_probe > 0) return 0;
+  // A probe; should it fail, the next one comes twice as far away.
   t_probe_interval = std::min(2 * t_probe_interval, kLastProbe);
   t_waits_to_probe = t_probe_interval;
-  return opt.spin_ns;  // a probe
+  return opt.spin_ns;
 }
 }  // namespace
 
@@ -83,9 +85,13 @@ void spin_succeeded(const SpinState& st) noexcept {
   }
   if (++t_shared_votes >= kSharedVotes && !t_cpu_shared) {
     t_cpu_shared = true;
-    t_probe_interval = kFirstProbe / 2;  // doubled by the first probe's scheduling
+    t_probe_interval = kFirstProbe;
     t_waits_to_probe = kFirstProbe;
   }
+}
+
+void spin_gave_up(const SpinState& st) noexcept {
+  if (st.budget_ns > 0) t_shared_votes = 0;
 }
 
 bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcept {

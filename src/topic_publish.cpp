@@ -26,7 +26,7 @@ constexpr std::uint64_t kLivenessPeriodNs = 10'000'000;  // how often a blocked 
 constexpr std::uint64_t kSliceNs = 50'000'000;           // longest sleep before re-checking peers
 constexpr std::uint32_t kCommitBatch = 64;               // streaming mode: commits made visible together
 constexpr std::uint64_t kCommitBatchNs = 100'000;        // ... or once the oldest of them is this old
-constexpr std::uint32_t kAgeCheckEvery = 4;              // ... as seen on every 4th commit
+constexpr std::uint32_t kAgeCheckEvery = 4;              // ... as seen on the first 4 commits and every 4th
 
 Deadline slice(Deadline d) noexcept {
   const Deadline s = Deadline::after(std::chrono::nanoseconds(kSliceNs));
@@ -482,10 +482,11 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
     // Bulk mode: make commits visible in batches, so the fence that orders the
     // streaming stores is paid once per batch (docs/topic.md). flush() stamps
     // the batch with one clock read; the batch's age is checked on its first
-    // commit and every kAgeCheckEvery-th after (a clock read costs a fifth
-    // of a 100 B commit).
+    // kAgeCheckEvery commits (so a slow publisher's commit shows its
+    // predecessors at once, as with a check on every commit) and on every
+    // kAgeCheckEvery-th after (a clock read costs a fifth of a 100 B commit).
     bool old_enough = false;
-    if (pending_count_ % kAgeCheckEvery == 0) {
+    if (pending_count_ < kAgeCheckEvery || pending_count_ % kAgeCheckEvery == 0) {
       const std::uint64_t now = publish_stamp().now();
       if (pending_count_ == 0) pending_since_ns_ = now;
       old_enough = now - pending_since_ns_ >= kCommitBatchNs;

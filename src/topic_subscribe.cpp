@@ -403,9 +403,10 @@ Status Subscriber::wait_readable(Deadline deadline) noexcept {
   }
 }
 
-// One result variable, returned from every path: it is built in the
-// caller's slot (NRVO), never copied out of a temporary that was just filled
-// field by field (see platform::keep_apart).
+// One result variable, returned from every path: it lives in the caller's
+// slot (NRVO), so the common case (the first try succeeds) is never copied
+// out of a temporary that was just filled field by field (see
+// platform::keep_apart).
 ReadResult Subscriber::read(std::span<std::byte> buffer, std::chrono::nanoseconds timeout) noexcept {
   ReadResult r = try_read(buffer);  // try first: the deadline (a clock read) only when we must wait
   if (r.status != Status::empty) return r;

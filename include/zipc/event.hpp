@@ -69,6 +69,9 @@ bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcep
 // Tells the strategy where the wait ended, so it learns whether spinning
 // helps on this thread's CPU (see event.cpp). Call when the predicate held.
 void spin_succeeded(const SpinState& st) noexcept;
+// Tells it that the wait goes on to sleep (neither spinning nor yielding was
+// enough): such a wait breaks a run of waits that looked shared.
+void spin_gave_up(const SpinState& st) noexcept;
 // True when this thread learned that it shares its CPU with the peer it waits
 // for: spinning would only delay whoever must run, so it yields at once.
 bool cpu_looks_shared() noexcept;
@@ -91,6 +94,7 @@ Status spin_phase(Pred& pred, const Deadline& deadline, const WaitOptions& opt) 
     return Status::ok;
   }
   if (opt.strategy == WaitStrategy::busy_poll || deadline.expired()) return Status::timeout;
+  spin_gave_up(st);
   return Status::empty;
 }
 }  // namespace detail

@@ -110,7 +110,7 @@ struct ReadResult {
 struct MessageView {
   Status status = Status::empty;
   std::uint64_t sequence = 0;
-  std::uint64_t publish_ns = 0;
+  std::uint64_t publish_ns = 0;     // as in ReadResult
   std::span<const std::byte> data;  // valid until the subscriber's next call
   [[nodiscard]] bool ok() const noexcept { return status == Status::ok; }
 };
@@ -172,8 +172,8 @@ class Publisher {
 
   // Streaming mode (TopicOptions::streaming_stores, single publisher): makes
   // every commit visible now. Commits otherwise become visible in batches
-  // (64 messages, or a batch 100 us old as seen on its first commit and every
-  // 4th after); the destructor flushes too.
+  // (64 messages, or a batch 100 us old as seen by one of its first 4 commits
+  // or every 4th after); the destructor flushes too.
   void flush() noexcept;
 
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }

@@ -13,7 +13,8 @@
 //
 //  +0   u32 size        payload bytes (for padding / holes: body bytes after this header)
 //  +4   u16 kind        RecordKind
-//  +6   u16 slack       data records: extra bytes (< 32, multiple of 8) after the padded payload
+//  +6   u16 slack       data records: extra bytes (< 32, multiple of 8) after the padded payload;
+//                       abandoned records: bits 32-47 of the body length (hole_body_bytes)
 //  +8   u64 sequence    dense message number (data records only)
 //  +16  u64 publish_ns  CLOCK_REALTIME at commit
 //  +24  u64 position    the record's own 64-bit log position: a validation tag

@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <thread>
+#include <vector>
 
 #include "zipc/event.hpp"
 #include "zipc/segment.hpp"
@@ -135,37 +137,94 @@ TEST(Deadline, NeverNeverExpiresAndZeroAlwaysHas) {
   EXPECT_TRUE(Deadline::after(std::chrono::nanoseconds::max()).is_never());
 }
 
-TEST(Event, AdaptiveWaitLearnsWhetherItSharesTheCpuWithItsPeer) {
-  // The strategy learns from where waits end (docs/design.md, "Waiting").
+namespace {
+// Learning is per thread: each scenario runs in a fresh thread, so nothing
+// learnt by an earlier test (or scenario) leaks in.
+void in_fresh_thread(const std::function<void()>& f) {
+  std::thread t(f);
+  t.join();
+}
+WaitOptions learning_options() {
   WaitOptions opt = with(WaitStrategy::adaptive);
   opt.spin_ns = 2'000;
   opt.yields = 4;
+  return opt;
+}
+// A wait whose whole spin phase failed and that came true right after the
+// first yield: the peer could only run once we gave up the CPU.
+void wait_that_looks_shared(const WaitOptions& opt) {
+  zipc::detail::SpinState st;
   const Deadline d = Deadline::after(10s);
-  // Waits whose whole spin phase failed and that came true right after the
-  // first yield: the peer could only run once we gave up the CPU. Learned
-  // from four in a row, not from one (a coincidence on two CPUs).
-  const auto looks_shared = [&] {
-    zipc::detail::SpinState st;
-    // The call that ends the spin phase goes on to the first yield.
-    while (!st.spin_done) ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));
-    ASSERT_EQ(st.yields, 1u);
-    zipc::detail::spin_succeeded(st);
-  };
-  for (int i = 0; i < 3; ++i) looks_shared();
-  EXPECT_FALSE(zipc::detail::cpu_looks_shared());
-  looks_shared();
-  EXPECT_TRUE(zipc::detail::cpu_looks_shared());
-  // While shared, waits skip spinning, but a periodic probe spins the whole
-  // budget; a probe that comes true while spinning unlearns it.
-  bool probed = false;
-  for (int i = 0; i < 300 && !probed; ++i) {
-    zipc::detail::SpinState st;
-    ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));
-    if (st.budget_ns > 0 && !st.spin_done) {
-      probed = true;
-      zipc::detail::spin_succeeded(st);
-    }
+  // The call that ends the spin phase goes on to the first yield.
+  while (!st.spin_done) ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));
+  ASSERT_EQ(st.yields, 1u);
+  zipc::detail::spin_succeeded(st);
+}
+// A wait that spun, yielded and went on to sleep.
+void wait_that_sleeps(const WaitOptions& opt) {
+  zipc::detail::SpinState st;
+  const Deadline d = Deadline::after(10s);
+  while (zipc::detail::spin_once(st, opt, d)) {
   }
-  EXPECT_TRUE(probed);
-  EXPECT_FALSE(zipc::detail::cpu_looks_shared());
+  zipc::detail::spin_gave_up(st);
+}
+}  // namespace
+
+TEST(Event, AdaptiveWaitLearnsWhetherItSharesTheCpuWithItsPeer) {
+  // The strategy learns from where waits end (docs/design.md, "Waiting").
+  in_fresh_thread([] {
+    const WaitOptions opt = learning_options();
+    const Deadline d = Deadline::after(10s);
+    // Learned from four such waits in a row, not from one (a coincidence on two CPUs).
+    for (int i = 0; i < 3; ++i) wait_that_looks_shared(opt);
+    EXPECT_FALSE(zipc::detail::cpu_looks_shared());
+    wait_that_looks_shared(opt);
+    EXPECT_TRUE(zipc::detail::cpu_looks_shared());
+    // While shared, waits skip spinning, but a periodic probe spins the whole
+    // budget; a probe that comes true while spinning unlearns it.
+    bool probed = false;
+    for (int i = 0; i < 300 && !probed; ++i) {
+      zipc::detail::SpinState st;
+      ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));
+      if (st.budget_ns > 0 && !st.spin_done) {
+        EXPECT_EQ(st.budget_ns, opt.spin_ns);  // the whole budget, not a token spin
+        probed = true;
+        zipc::detail::spin_succeeded(st);
+      }
+    }
+    EXPECT_TRUE(probed);
+    EXPECT_FALSE(zipc::detail::cpu_looks_shared());
+  });
+}
+
+TEST(Event, AWaitThatSleepsBreaksARunOfWaitsThatLookedShared) {
+  in_fresh_thread([] {
+    const WaitOptions opt = learning_options();
+    for (int i = 0; i < 3; ++i) wait_that_looks_shared(opt);
+    wait_that_sleeps(opt);
+    wait_that_looks_shared(opt);
+    EXPECT_FALSE(zipc::detail::cpu_looks_shared());  // 3, a break, then 1: never 4 in a row
+  });
+}
+
+TEST(Event, FailedProbesComeTwiceAsFarApartEachTime) {
+  in_fresh_thread([] {
+    const WaitOptions opt = learning_options();
+    const Deadline d = Deadline::after(10s);
+    for (int i = 0; i < 4; ++i) wait_that_looks_shared(opt);
+    ASSERT_TRUE(zipc::detail::cpu_looks_shared());
+    std::vector<int> probes_at;
+    for (int wait = 1; wait <= 256 + 512 + 1024 && probes_at.size() < 3; ++wait) {
+      zipc::detail::SpinState st;
+      ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));
+      if (st.budget_ns > 0) {
+        probes_at.push_back(wait);
+        // The probe fails: its spin runs out and the first yield is enough.
+        while (!st.spin_done) ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));
+        zipc::detail::spin_succeeded(st);
+      }
+    }
+    EXPECT_EQ(probes_at, (std::vector<int>{256, 256 + 512, 256 + 512 + 1024}));
+    EXPECT_TRUE(zipc::detail::cpu_looks_shared());
+  });
 }

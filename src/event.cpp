@@ -34,23 +34,24 @@ bool Deadline::expired() const noexcept {
 namespace detail {
 
 namespace {
-// Whether this thread shares its CPU with the peer it waits for (both pinned
-// to one CPU, or more runnable threads than CPUs). Learned from where waits
-// end, per thread, so it follows affinity and load changes:
-//  - the predicate came true while spinning: the peer runs elsewhere, spin;
-//  - kSharedVotes waits in a row (a wait that sleeps breaks the run) whose
-//    full spin phase failed and whose FIRST
-//    yield was enough: the peer could only run once we gave up the CPU, so
-//    stop spinning. (One such wait proves nothing: on two CPUs a peer that
-//    takes a little longer than the spin budget answers during that yield now
-//    and then; learning "shared" from it turned a 256 KiB rpc from 27 k into
-//    11 k round trips/s, stuck there for good.)
+// Whether spinning pays for this thread: not when it shares its CPU with the
+// peer it waits for (both pinned to one CPU, or more runnable threads than
+// CPUs; the peer cannot run while we spin), nor when its peer takes longer
+// than the spin budget every time. Learned from where waits end, per thread,
+// so it follows affinity and load changes:
+//  - the predicate came true while spinning: spinning pays;
+//  - kSharedVotes waits in a row whose whole spin phase failed (whatever
+//    ended them: a yield, or a sleep): stop spinning. One such wait proves
+//    nothing: on two CPUs a peer a little slower than the spin budget now and
+//    then is normal, and learning from a single wait (which came true right
+//    after the first yield) turned a 256 KiB rpc from 27 k into 11 k round
+//    trips/s, stuck there for good. On one CPU every wait fails its spin.
 //  - while "shared", a wait now and then probes with the full spin budget, to
 //    notice when that stops being true; a failed probe doubles the distance
 //    to the next one (kFirstProbe to kLastProbe waits), so a really shared
 //    CPU pays for few of them.
 thread_local bool t_cpu_shared = false;
-thread_local std::uint32_t t_shared_votes = 0;    // consecutive waits that looked shared
+thread_local std::uint32_t t_shared_votes = 0;    // consecutive waits whose spin phase failed
 thread_local std::uint32_t t_probe_interval = 0;  // shared: waits between probes
 thread_local std::uint32_t t_waits_to_probe = 0;  // shared: waits until the next probe
 constexpr std::uint32_t kSharedVotes = 4;
@@ -71,27 +72,30 @@ bool cpu_looks_shared() noexcept {
   return t_cpu_shared;
 }
 
-void spin_succeeded(const SpinState& st) noexcept {
-  if (st.iterations == 0) return;  // busy_poll, or ready at once: nothing learned
-  if (st.budget_ns == 0) return;   // shared, no probe: nothing to learn either
-  if (!st.spin_done) {             // came true while spinning
-    t_cpu_shared = false;
-    t_shared_votes = 0;
-    return;
-  }
-  if (st.yields != 1) {
-    t_shared_votes = 0;
-    return;
-  }
+namespace {
+// A wait whose whole spin phase failed.
+void spin_failed() noexcept {
   if (++t_shared_votes >= kSharedVotes && !t_cpu_shared) {
     t_cpu_shared = true;
     t_probe_interval = kFirstProbe;
     t_waits_to_probe = kFirstProbe;
   }
 }
+}  // namespace
+
+void spin_succeeded(const SpinState& st) noexcept {
+  if (st.iterations == 0) return;  // busy_poll, or ready at once: nothing learned
+  if (st.budget_ns == 0) return;   // shared, no probe: nothing to learn either
+  if (st.spin_done) {
+    spin_failed();  // came true while yielding
+    return;
+  }
+  t_cpu_shared = false;  // came true while spinning
+  t_shared_votes = 0;
+}
 
 void spin_gave_up(const SpinState& st) noexcept {
-  if (st.budget_ns > 0) t_shared_votes = 0;
+  if (st.budget_ns > 0) spin_failed();  // going to sleep
 }
 
 bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcept {

@@ -69,11 +69,11 @@ bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcep
 // Tells the strategy where the wait ended, so it learns whether spinning
 // helps on this thread's CPU (see event.cpp). Call when the predicate held.
 void spin_succeeded(const SpinState& st) noexcept;
-// Tells it that the wait goes on to sleep (neither spinning nor yielding was
-// enough): such a wait breaks a run of waits that looked shared.
+// Tells it that the wait goes on to sleep (its spin phase failed too).
 void spin_gave_up(const SpinState& st) noexcept;
-// True when this thread learned that it shares its CPU with the peer it waits
-// for: spinning would only delay whoever must run, so it yields at once.
+// True when this thread learned that spinning does not pay (it shares its
+// CPU with the peer it waits for, or the peer never answers within the spin
+// budget): it yields at once.
 bool cpu_looks_shared() noexcept;
 
 // The spin and yield phases of a wait, shared by every channel's wait loop:

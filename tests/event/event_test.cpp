@@ -175,7 +175,8 @@ TEST(Event, AdaptiveWaitLearnsWhetherItSharesTheCpuWithItsPeer) {
   in_fresh_thread([] {
     const WaitOptions opt = learning_options();
     const Deadline d = Deadline::after(10s);
-    // Learned from four such waits in a row, not from one (a coincidence on two CPUs).
+    // Learned from four waits in a row whose spin failed, not from one (a
+    // coincidence on two CPUs).
     for (int i = 0; i < 3; ++i) wait_that_looks_shared(opt);
     EXPECT_FALSE(zipc::detail::cpu_looks_shared());
     wait_that_looks_shared(opt);
@@ -197,13 +198,28 @@ TEST(Event, AdaptiveWaitLearnsWhetherItSharesTheCpuWithItsPeer) {
   });
 }
 
-TEST(Event, AWaitThatSleepsBreaksARunOfWaitsThatLookedShared) {
+TEST(Event, AWaitThatComesTrueWhileSpinningBreaksARunOfFailedSpins) {
+  in_fresh_thread([] {
+    const WaitOptions opt = learning_options();
+    const Deadline d = Deadline::after(10s);
+    for (int i = 0; i < 3; ++i) wait_that_looks_shared(opt);
+    {
+      zipc::detail::SpinState st;
+      ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));  // still spinning when it comes true
+      zipc::detail::spin_succeeded(st);
+    }
+    wait_that_looks_shared(opt);
+    EXPECT_FALSE(zipc::detail::cpu_looks_shared());  // 3, a success while spinning, then 1
+  });
+}
+
+TEST(Event, AWaitThatGoesToSleepCountsAsAFailedSpin) {
   in_fresh_thread([] {
     const WaitOptions opt = learning_options();
     for (int i = 0; i < 3; ++i) wait_that_looks_shared(opt);
+    EXPECT_FALSE(zipc::detail::cpu_looks_shared());
     wait_that_sleeps(opt);
-    wait_that_looks_shared(opt);
-    EXPECT_FALSE(zipc::detail::cpu_looks_shared());  // 3, a break, then 1: never 4 in a row
+    EXPECT_TRUE(zipc::detail::cpu_looks_shared());
   });
 }
 

@@ -198,6 +198,9 @@ void sender_loop(Worker& w, Sender& tx, const RunConfig& c, std::uint32_t id, in
 void receiver_loop(Worker& w, Receiver& rx, const RunConfig& c, int nsenders) {
   auto& st = w.ctl->procs[w.index];
   std::vector<std::int64_t> next(static_cast<std::size_t>(nsenders), 0);
+  // Counted here and stored once at the end: the parent reads them after the
+  // worker exits, and a shared-memory store per message is not what we measure.
+  std::uint64_t received = 0, lost = 0;
   for (;;) {
     const MessageHeader h = recv_one(w, rx, c.size);
     if (h.sender >= static_cast<std::uint32_t>(nsenders)) fail(w.ctl, "message from unknown sender");
@@ -205,7 +208,7 @@ void receiver_loop(Worker& w, Receiver& rx, const RunConfig& c, int nsenders) {
     if (h.flags == kFlagStop) {
       st.t_end = now_ns();
       // Stream (one sender): everything below the stop's seq should have come.
-      if (nsenders == 1 && h.seq > static_cast<std::uint64_t>(next[0])) st.lost += h.seq - next[0];
+      if (nsenders == 1 && h.seq > static_cast<std::uint64_t>(next[0])) lost += h.seq - next[0];
       break;
     }
     auto& n = next[h.sender];
@@ -213,14 +216,16 @@ void receiver_loop(Worker& w, Receiver& rx, const RunConfig& c, int nsenders) {
       fail(w.ctl, "message out of order from sender " + std::to_string(h.sender) + ": seq " + std::to_string(h.seq) +
                       " after " + std::to_string(n - 1));
     }
-    if (nsenders == 1) st.lost += h.seq - n;  // gaps: a lossy broadcast dropped them
+    if (nsenders == 1) lost += h.seq - n;  // gaps: a lossy broadcast dropped them
     n = static_cast<std::int64_t>(h.seq) + 1;
-    ++st.received;
+    ++received;
     if (h.t_send_ns == kUntimed) continue;  // counted, not timed (see sender_loop)
     const std::uint64_t t = now_ns();
     st.t_end = t;
     w.record(t > h.t_send_ns ? t - h.t_send_ns : 0);
   }
+  st.received = received;
+  st.lost = lost;
 }
 
 void stream_worker(Worker& w, Transport& t, const RunConfig& c, std::vector<ChannelSpec>& ch) {

@@ -131,7 +131,9 @@ class Loan {
   Loan& operator=(Loan&& o) noexcept;
   Loan(const Loan&) = delete;
   Loan& operator=(const Loan&) = delete;
-  ~Loan();
+  ~Loan() {
+    if (owner_ != nullptr) abort();  // (inline: a committed loan costs no call)
+  }
 
   [[nodiscard]] explicit operator bool() const noexcept { return owner_ != nullptr; }
   // Why try_claim/claim gave no loan (ok when it did).

@@ -126,6 +126,8 @@ int main(int argc, char** argv) {
   app.add_option("--sizes", sizes, "comma-separated payload sizes in bytes (k = KiB), e.g. 64,4k");
   app.add_option("--iterations", opt.iterations, "round trips / messages per sender per run");
   app.add_option("--budget", opt.budget_s, "seconds each run measures at most (default 0.2, --full 3)");
+  app.add_option("--repetitions", opt.repetitions,
+                 "runs of each flat-out (stream, fan-out, many-to-many) row; the median is reported (default 3)");
   app.add_option("--cpus", cpus, "comma-separated CPUs to pin processes to (default: all allowed)");
   app.add_option("--json", json_path, "result file (default bench/results/<date>-<host>.json)");
   app.add_option("--markdown", markdown_path, "also write the tables to this file");
@@ -250,6 +252,7 @@ int main(int argc, char** argv) {
                    {"filter", opt.filter},
                    {"cpus", opt.cpus},
                    {"budget_s", opt.budget_s},
+                   {"repetitions", opt.repetitions > 0 ? opt.repetitions : 3},
                    {"iterations", opt.iterations}};
     json doc = make_document(machine, limits, config, rows, skipped, errors);
     doc["reference"] = reference_rows(doc);

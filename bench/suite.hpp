@@ -28,6 +28,7 @@ struct SuiteOptions {
   std::vector<std::size_t> sizes;  // overrides every workload's sizes
   std::uint64_t iterations = 0;    // overrides iteration counts (0: the suite's choice)
   double budget_s = 0;             // overrides the per-run time budget (0: the suite's choice)
+  int repetitions = 0;             // runs per flat-out row, the median reported (0: the suite's choice, 3)
   std::vector<int> cpus;           // CPUs to pin to; empty: all allowed
 };
 
@@ -35,6 +36,7 @@ struct Case {
   std::string workload;
   Transport* transport = nullptr;
   RunConfig config;
+  int repetitions = 1;     // runs; the row reports the one with the median msgs/s
   std::string id() const;  // "workload/transport/size/wait"
 };
 

@@ -441,13 +441,15 @@ std::size_t Queue::recv_batch_impl(std::size_t max, Timeout timeout, BatchFn fn,
 
 // ---------------------------------------------------------------- loans
 
+// reserve() and acquire() return one named loan from every path, so it is
+// built in the caller's slot (NRVO): no move, no destruction of a temporary.
 WriteLoan Queue::reserve(Timeout timeout) noexcept {
   QueueImpl& q = *impl_;
   std::uint64_t pos = 0, n = 0;
   std::optional<Deadline> d;
-  const Status st = q.reserve_wait(1, &pos, &n, timeout, &d);
-  if (st != Status::ok) return WriteLoan(st);
   WriteLoan l;
+  l.status_ = q.reserve_wait(1, &pos, &n, timeout, &d);
+  if (l.status_ != Status::ok) return l;
   l.impl_ = &q;
   l.data_ = q.cell_data(pos);
   l.capacity_ = q.block;
@@ -478,15 +480,16 @@ ReadLoan Queue::acquire(Timeout timeout) noexcept {
   std::uint64_t pos = 0;
   std::size_t n = 0, first = 0;
   std::optional<Deadline> d;
-  const Status st = q.acquire_wait(&pos, 1, &n, static_cast<std::size_t>(-1), &first, timeout, &d);
-  if (st != Status::ok) return ReadLoan(st);
+  ReadLoan l;
+  l.status_ = q.acquire_wait(&pos, 1, &n, static_cast<std::size_t>(-1), &first, timeout, &d);
+  if (l.status_ != Status::ok) return l;
   const std::size_t sz = q.acquired_size(pos);
   if (sz > q.block) {
     q.release(pos);
     q.released(0);
-    return ReadLoan(Status::corrupt);
+    l.status_ = Status::corrupt;
+    return l;
   }
-  ReadLoan l;
   l.impl_ = &q;
   l.data_ = q.cell_data(pos);
   l.size_ = sz;
@@ -531,7 +534,7 @@ WriteLoan::WriteLoan(WriteLoan&& o) noexcept
       status_(o.status_) {}
 WriteLoan& WriteLoan::operator=(WriteLoan&& o) noexcept {
   if (this != &o) {
-    abort();
+    if (impl_ != nullptr) abort();
     // Field by field: reserve() just filled o (see platform::keep_apart).
     impl_ = std::exchange(o.impl_, nullptr);
     platform::keep_apart();
@@ -543,9 +546,6 @@ WriteLoan& WriteLoan::operator=(WriteLoan&& o) noexcept {
     status_ = o.status_;
   }
   return *this;
-}
-WriteLoan::~WriteLoan() {
-  abort();
 }
 
 Status WriteLoan::commit(std::size_t len) noexcept {
@@ -568,7 +568,7 @@ ReadLoan::ReadLoan(ReadLoan&& o) noexcept
     : impl_(std::exchange(o.impl_, nullptr)), data_(o.data_), size_(o.size_), pos_(o.pos_), status_(o.status_) {}
 ReadLoan& ReadLoan::operator=(ReadLoan&& o) noexcept {
   if (this != &o) {
-    release();
+    if (impl_ != nullptr) release();
     // Field by field: acquire() just filled o (see platform::keep_apart).
     impl_ = std::exchange(o.impl_, nullptr);
     platform::keep_apart();
@@ -580,9 +580,6 @@ ReadLoan& ReadLoan::operator=(ReadLoan&& o) noexcept {
     status_ = o.status_;
   }
   return *this;
-}
-ReadLoan::~ReadLoan() {
-  release();
 }
 
 void ReadLoan::release() noexcept {

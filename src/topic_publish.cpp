@@ -603,7 +603,7 @@ Loan::Loan(Loan&& o) noexcept {
 
 Loan& Loan::operator=(Loan&& o) noexcept {
   if (this != &o) {
-    abort();
+    if (owner_ != nullptr) abort();
     // Field by field: reserve() just filled o (see platform::keep_apart).
     owner_ = o.owner_;
     platform::keep_apart();

@@ -103,7 +103,9 @@ class WriteLoan {
   WriteLoan& operator=(WriteLoan&& o) noexcept;
   WriteLoan(const WriteLoan&) = delete;
   WriteLoan& operator=(const WriteLoan&) = delete;
-  ~WriteLoan();
+  ~WriteLoan() {
+    if (impl_ != nullptr) abort();  // (inline: a committed loan costs no call)
+  }
 
   [[nodiscard]] explicit operator bool() const noexcept { return impl_ != nullptr; }
   [[nodiscard]] Status status() const noexcept { return status_; }  // why reserve failed
@@ -131,7 +133,9 @@ class ReadLoan {
   ReadLoan& operator=(ReadLoan&& o) noexcept;
   ReadLoan(const ReadLoan&) = delete;
   ReadLoan& operator=(const ReadLoan&) = delete;
-  ~ReadLoan();
+  ~ReadLoan() {
+    if (impl_ != nullptr) release();  // (inline: a released loan costs no call)
+  }
 
   [[nodiscard]] explicit operator bool() const noexcept { return impl_ != nullptr; }
   [[nodiscard]] Status status() const noexcept { return status_; }  // why acquire failed

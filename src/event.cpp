@@ -54,8 +54,8 @@ thread_local bool t_cpu_shared = false;
 thread_local std::uint32_t t_shared_votes = 0;    // consecutive waits whose spin phase failed
 thread_local std::uint32_t t_probe_interval = 0;  // shared: waits between probes
 thread_local std::uint32_t t_waits_to_probe = 0;  // shared: waits until the next probe
-constexpr std::uint32_t kSharedVotes = 4;
-constexpr std::uint32_t kFirstProbe = 256;
+constexpr std::uint32_t kSharedVotes = 8;
+constexpr std::uint32_t kFirstProbe = 16;
 constexpr std::uint32_t kLastProbe = 16384;
 
 std::uint64_t budget_for_next_wait(const WaitOptions& opt) noexcept {

@@ -175,16 +175,16 @@ TEST(Event, AdaptiveWaitLearnsWhetherItSharesTheCpuWithItsPeer) {
   in_fresh_thread([] {
     const WaitOptions opt = learning_options();
     const Deadline d = Deadline::after(10s);
-    // Learned from four waits in a row whose spin failed, not from one (a
+    // Learned from eight waits in a row whose spin failed, not from one (a
     // coincidence on two CPUs).
-    for (int i = 0; i < 3; ++i) wait_that_looks_shared(opt);
+    for (int i = 0; i < 7; ++i) wait_that_looks_shared(opt);
     EXPECT_FALSE(zipc::detail::cpu_looks_shared());
     wait_that_looks_shared(opt);
     EXPECT_TRUE(zipc::detail::cpu_looks_shared());
     // While shared, waits skip spinning, but a periodic probe spins the whole
     // budget; a probe that comes true while spinning unlearns it.
     bool probed = false;
-    for (int i = 0; i < 300 && !probed; ++i) {
+    for (int i = 0; i < 100 && !probed; ++i) {
       zipc::detail::SpinState st;
       ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));
       if (st.budget_ns > 0 && !st.spin_done) {
@@ -202,21 +202,21 @@ TEST(Event, AWaitThatComesTrueWhileSpinningBreaksARunOfFailedSpins) {
   in_fresh_thread([] {
     const WaitOptions opt = learning_options();
     const Deadline d = Deadline::after(10s);
-    for (int i = 0; i < 3; ++i) wait_that_looks_shared(opt);
+    for (int i = 0; i < 7; ++i) wait_that_looks_shared(opt);
     {
       zipc::detail::SpinState st;
       ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));  // still spinning when it comes true
       zipc::detail::spin_succeeded(st);
     }
     wait_that_looks_shared(opt);
-    EXPECT_FALSE(zipc::detail::cpu_looks_shared());  // 3, a success while spinning, then 1
+    EXPECT_FALSE(zipc::detail::cpu_looks_shared());  // 7, a success while spinning, then 1
   });
 }
 
 TEST(Event, AWaitThatGoesToSleepCountsAsAFailedSpin) {
   in_fresh_thread([] {
     const WaitOptions opt = learning_options();
-    for (int i = 0; i < 3; ++i) wait_that_looks_shared(opt);
+    for (int i = 0; i < 7; ++i) wait_that_looks_shared(opt);
     EXPECT_FALSE(zipc::detail::cpu_looks_shared());
     wait_that_sleeps(opt);
     EXPECT_TRUE(zipc::detail::cpu_looks_shared());
@@ -227,10 +227,10 @@ TEST(Event, FailedProbesComeTwiceAsFarApartEachTime) {
   in_fresh_thread([] {
     const WaitOptions opt = learning_options();
     const Deadline d = Deadline::after(10s);
-    for (int i = 0; i < 4; ++i) wait_that_looks_shared(opt);
+    for (int i = 0; i < 8; ++i) wait_that_looks_shared(opt);
     ASSERT_TRUE(zipc::detail::cpu_looks_shared());
     std::vector<int> probes_at;
-    for (int wait = 1; wait <= 256 + 512 + 1024 && probes_at.size() < 3; ++wait) {
+    for (int wait = 1; wait <= 16 + 32 + 64 && probes_at.size() < 3; ++wait) {
       zipc::detail::SpinState st;
       ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));
       if (st.budget_ns > 0) {
@@ -240,7 +240,7 @@ TEST(Event, FailedProbesComeTwiceAsFarApartEachTime) {
         zipc::detail::spin_succeeded(st);
       }
     }
-    EXPECT_EQ(probes_at, (std::vector<int>{256, 256 + 512, 256 + 512 + 1024}));
+    EXPECT_EQ(probes_at, (std::vector<int>{16, 16 + 32, 16 + 32 + 64}));
     EXPECT_TRUE(zipc::detail::cpu_looks_shared());
   });
 }

@@ -31,9 +31,9 @@ void racy_copy(void* dst, const void* src, std::size_t n) noexcept {
 }
 #endif
 
-HeaderCheck check_header(const TopicState& s, const layout::RecordHeader& h, std::uint64_t position,
+RecordCheck check_record(const TopicState& s, const layout::RecordHeader& h, std::uint64_t position,
                          std::uint64_t limit) noexcept {
-  HeaderCheck r;
+  RecordCheck r;
   if (h.position != position || position >= limit || !aligned(position)) return r;
   const std::uint64_t room = s.capacity - s.index(position);
   std::uint64_t total = layout::record_bytes(h.size);
@@ -104,7 +104,7 @@ bool sequence_at(const TopicState& s, std::uint64_t position, std::uint64_t* seq
     if (p >= cursor) continue;
     layout::RecordHeader h;
     racy_copy(&h, s.at(p), sizeof h);
-    const HeaderCheck c = check_header(s, h, p, cursor);
+    const RecordCheck c = check_record(s, h, p, cursor);
     fence_acquire();  // the copy above before the re-check of oldest
     // acquire, after the fence: a record still above oldest was intact while copied.
     if (s.pub().oldest.load(std::memory_order_acquire) > p) return false;
@@ -141,7 +141,7 @@ bool find_sequence(const TopicState& s, std::uint64_t seq, std::uint64_t* positi
       if (p >= cursor) break;
       layout::RecordHeader h;
       racy_copy(&h, s.at(p), sizeof h);
-      const HeaderCheck c = check_header(s, h, p, cursor);
+      const RecordCheck c = check_record(s, h, p, cursor);
       fence_acquire();  // the copy before the re-check of oldest
       // acquire, after the fence above (as in sequence_at).
       if (s.pub().oldest.load(std::memory_order_acquire) > p) {
@@ -212,7 +212,7 @@ bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
         if (tag_of(s, p).load(std::memory_order_acquire) != p) break;  // acquire: pairs with the commit's tag store
         layout::RecordHeader h;  // a private copy: the fields checked are the fields used
         std::memcpy(&h, s.at(p), sizeof h);
-        const HeaderCheck hc = check_header(s, h, p, end);
+        const RecordCheck hc = check_record(s, h, p, end);
         if (!hc.ok || (hc.kind == layout::RecordKind::data && h.sequence != next)) break;
         if (hc.kind == layout::RecordKind::data) ++next;
         done = p + hc.total;

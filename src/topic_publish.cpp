@@ -236,7 +236,7 @@ Status Publisher::make_room(std::uint64_t needed_end, bool check_liveness) noexc
       }
       RecordHeader h;
       detail::racy_copy(&h, s.at(p), sizeof h);
-      const detail::HeaderCheck hc = detail::check_header(s, h, p, c);
+      const detail::RecordCheck hc = detail::check_record(s, h, p, c);
       detail::fence_acquire();                                // the copy before re-checking oldest
       if (pub.oldest.load(std::memory_order_acquire) != o) {  // acquire, after the fence: as in sequence_at
         lapped = true;

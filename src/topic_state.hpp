@@ -79,7 +79,7 @@ inline std::uint64_t skip_implicit_padding(const TopicState& s, std::uint64_t po
 // validates the result and re-checks `oldest` afterwards.
 void racy_copy(void* dst, const void* src, std::size_t n) noexcept;
 
-struct HeaderCheck {
+struct RecordCheck {
   bool ok = false;
   std::uint64_t total = 0;  // bytes the record occupies
   layout::RecordKind kind = layout::RecordKind::data;
@@ -89,7 +89,7 @@ struct HeaderCheck {
 // record must end at or before `limit`. Never trusts a field unchecked. `h`
 // must be a private copy of the header: a field re-read from the ring after
 // this check may have been scribbled since, so callers use the copy's fields.
-HeaderCheck check_header(const TopicState& s, const layout::RecordHeader& h, std::uint64_t position,
+RecordCheck check_record(const TopicState& s, const layout::RecordHeader& h, std::uint64_t position,
                          std::uint64_t limit) noexcept;
 
 // Reads a consistent (cursor, next_sequence) pair; false if none could be had.

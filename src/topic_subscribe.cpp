@@ -191,7 +191,7 @@ Subscriber::Probe Subscriber::probe_at(std::uint64_t position, Found* found) con
       h.kind > static_cast<std::uint16_t>(RecordKind::aborted)) {
     return Probe::pending;
   }
-  const detail::HeaderCheck hc = detail::check_header(s, h, position, position + s.capacity);
+  const detail::RecordCheck hc = detail::check_record(s, h, position, position + s.capacity);
   if (!hc.ok || hc.kind != RecordKind::data || h.sequence != expected_) return Probe::committed;
   *found = {position, hc.total, h.sequence, h.publish_ns, h.size};
   return Probe::message;
@@ -235,7 +235,7 @@ Subscriber::Step Subscriber::next_record(Found* found) noexcept {
     // may still be written, and a read there would pull them from the writer.)
     if (const std::uint64_t ahead = p + kReadAheadBytes; ahead < cursor_) __builtin_prefetch(s.at(ahead), 0, 3);
     const RecordHeader h = header_copy(s, p);
-    const detail::HeaderCheck hc = detail::check_header(s, h, p, cursor_);
+    const detail::RecordCheck hc = detail::check_record(s, h, p, cursor_);
     if (!hc.ok) return Step::corrupt;
     if (hc.kind == RecordKind::data) {
       if (h.sequence != expected_) return Step::corrupt;
@@ -333,7 +333,7 @@ ReadResult Subscriber::read_lossy(std::span<std::byte> buffer) noexcept {
     }
     RecordHeader h;
     detail::racy_copy(&h, s.at(p), sizeof h);
-    const detail::HeaderCheck hc = detail::check_header(s, h, p, cursor_);
+    const detail::RecordCheck hc = detail::check_record(s, h, p, cursor_);
     const bool fits = hc.ok && hc.kind == RecordKind::data && h.size <= buffer.size();
     if (fits) detail::racy_copy(buffer.data(), s.at(p) + layout::kRecordHeaderSize, h.size);
     detail::fence_acquire();  // the copies above before re-checking oldest

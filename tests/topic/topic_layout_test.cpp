@@ -1,11 +1,11 @@
 // The record header's encodings, checked on headers built by hand: the
-// validation every reader applies (check_header) needs no ring for this.
+// validation every reader applies (check_record) needs no ring for this.
 #include <gtest/gtest.h>
 
 #include "layout/topic_layout.hpp"
 #include "topic_state.hpp"
 
-using zipc::detail::check_header;
+using zipc::detail::check_record;
 using zipc::detail::TopicState;
 using zipc::layout::RecordHeader;
 using zipc::layout::RecordKind;
@@ -30,7 +30,7 @@ TEST(TopicLayout, AHoleOver4GiBKeepsItsWholeLength) {
   h.position = 1ull << 20;
   const std::uint64_t body = (5ull << 30) + 8;  // 5 GiB and a bit
   zipc::layout::set_hole_body_bytes(h, body);
-  const auto hc = check_header(s, h, h.position, h.position + s.capacity);
+  const auto hc = check_record(s, h, h.position, h.position + s.capacity);
   ASSERT_TRUE(hc.ok);
   EXPECT_EQ(hc.kind, RecordKind::abandoned);
   EXPECT_EQ(hc.total, zipc::layout::record_bytes(body));
@@ -42,7 +42,7 @@ TEST(TopicLayout, AHoleLongerThanTheRingIsRefused) {
   h.kind = static_cast<std::uint16_t>(RecordKind::abandoned);
   h.position = 0;
   zipc::layout::set_hole_body_bytes(h, s.capacity);  // plus its header: over the ring
-  EXPECT_FALSE(check_header(s, h, 0, 2 * s.capacity).ok);
+  EXPECT_FALSE(check_record(s, h, 0, 2 * s.capacity).ok);
 }
 
 TEST(TopicLayout, ADataRecordsSlackIsPaddingNotLength) {
@@ -52,7 +52,7 @@ TEST(TopicLayout, ADataRecordsSlackIsPaddingNotLength) {
   h.position = 0;
   h.size = 100;
   h.slack = 8;
-  const auto hc = check_header(s, h, 0, s.capacity);
+  const auto hc = check_record(s, h, 0, s.capacity);
   ASSERT_TRUE(hc.ok);
   EXPECT_EQ(hc.total, zipc::layout::record_bytes(100) + 8);
 }

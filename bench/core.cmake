@@ -65,6 +65,10 @@ add_library(zipc_bench_core STATIC ${zipc_bench_core_sources})
 target_include_directories(zipc_bench_core PUBLIC ${ZIPC_BENCH_DIR})
 target_link_libraries(zipc_bench_core PUBLIC zipc_bench_payload zipc::zipc nlohmann_json::nlohmann_json rt)
 zipc_bench_warnings(zipc_bench_core)
+# The results say how zipc and the harness were built (link-time optimization or not).
+if(CMAKE_INTERPROCEDURAL_OPTIMIZATION)
+  target_compile_definitions(zipc_bench_core PRIVATE ZIPC_BENCH_LTO=1)
+endif()
 
 file(GLOB zipc_bench_transport_sources CONFIGURE_DEPENDS ${ZIPC_BENCH_DIR}/transports/*.cpp)
 add_library(zipc_bench_transports OBJECT ${zipc_bench_transport_sources})

@@ -148,6 +148,11 @@ json machine_info() {
 #elif defined(__GNUC__)
   m["compiler"] = std::string("gcc ") + __VERSION__;
 #endif
+#if defined(ZIPC_BENCH_LTO)
+  m["lto"] = true;  // zipc and the harness built with link-time optimization
+#else
+  m["lto"] = false;
+#endif
   return m;
 }
 

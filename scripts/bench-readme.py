@@ -78,7 +78,8 @@ def section(doc, json_path, readme_dir):
            "",
            f"Measured by `make bench` on **{m.get('host', '?')}**: {m.get('cpu_model', '?')}, "
            f"{m.get('cores', '?')} CPUs, Linux {m.get('kernel', '?')}, on {m.get('date', '?')} "
-           f"(default suite, release build, {m.get('compiler', 'gcc')}). Your machine will differ: run it.",
+           f"(default suite, release build{' with link-time optimization' if m.get('lto') else ''}, "
+           f"{m.get('compiler', 'gcc')}). Your machine will differ: run it.",
            ""]
     if lim:
         memcpy = lim.get("memcpy_gbps", {})

@@ -253,7 +253,8 @@ int main(int argc, char** argv) {
                     "\"lost\": %d}",
                     workload, c.size, w, r.p50, r.p99, r.p999, r.max, r.per_s, r.per_s,
                     2.0 * static_cast<double>(c.size) * r.per_s / 1e9, c.calls * scale - r.ok);
-      json += (first ? "" : ",\n") + std::string(row);
+      if (!first) json += ",\n";
+      json += row;
       first = false;
     }
   }

@@ -24,7 +24,7 @@ platform::BurstStamp& publish_stamp() noexcept {
 
 constexpr std::uint64_t kLivenessPeriodNs = 10'000'000;  // how often a blocked publisher checks subscribers
 constexpr std::uint64_t kSliceNs = 50'000'000;           // longest sleep before re-checking peers
-constexpr std::uint32_t kCommitBatch = 64;               // streaming mode: commits made visible together
+constexpr std::uint32_t kCommitBatch = 256;              // streaming mode: commits made visible together
 constexpr std::uint64_t kCommitBatchNs = 100'000;        // ... or once the oldest of them is this old
 constexpr std::uint32_t kAgeCheckEvery = 4;              // ... as seen on the first 4 commits and every 4th
 

@@ -79,7 +79,7 @@ class TopicReceiver final : public Receiver {
 };
 
 // zipc-topic: the default options. zipc-topic-bulk: TopicOptions::streaming_stores
-// (one publisher's commits become visible in batches of up to 64, or after
+// (one publisher's commits become visible in batches of up to 256, or after
 // 100 us of publishing, or at flush / destruction): throughput for one-way
 // fan-out at the price of latency. Broadcast channels only: a round trip over
 // it would wait for a batch that never fills.

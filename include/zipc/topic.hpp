@@ -174,7 +174,7 @@ class Publisher {
 
   // Streaming mode (TopicOptions::streaming_stores, single publisher): makes
   // every commit visible now. Commits otherwise become visible in batches
-  // (64 messages, or a batch 100 us old as seen by one of its first 4 commits
+  // (256 messages, or a batch 100 us old as seen by one of its first 4 commits
   // or every 4th after); the destructor flushes too.
   void flush() noexcept;
 
@@ -203,7 +203,7 @@ class Publisher {
   std::uint64_t pending_next_ = 0;
   std::uint32_t pending_count_ = 0;
   std::uint64_t pending_since_ns_ = 0;
-  std::array<std::uint64_t, 64> pending_records_{};
+  std::array<std::uint64_t, 256> pending_records_{};
   std::array<std::uint64_t, 160> drop_marks_{};  // single mode: record starts we claimed (see make_room)
   std::uint64_t mark_head_ = 0;
   std::uint64_t next_mark_ = 0;

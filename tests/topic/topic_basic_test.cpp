@@ -384,7 +384,7 @@ TEST(Topic, StreamingPublisherMakesABatchVisibleOnceItIsOlderThan100us) {
   ASSERT_TRUE(pub.try_publish(message(0, 100)).ok());
   std::this_thread::sleep_for(1ms);
   std::array<std::byte, 300> buf;
-  // Far fewer than a batch (64), but the batch is old: the next commit's age
+  // Far fewer than a batch (256), but the batch is old: the next commit's age
   // check (made on each of a batch's first 4 commits) makes all of it visible
   // without flush().
   std::uint64_t sent = 1;

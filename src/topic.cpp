@@ -67,8 +67,12 @@ RecordCheck check_record(const TopicState& s, const layout::RecordHeader& h, std
 bool read_commit_pair(const TopicState& s, std::uint64_t* cursor, std::uint64_t* next_sequence) noexcept {
   auto& pub = s.pub();
   // A committer rewrites the pair in a few instructions; a version that stays
-  // odd means it was preempted there (or the word was scribbled): give up then.
-  for (int tries = 0; tries < 2000 + 8; ++tries) {
+  // odd means it was preempted there (it resumes within a time slice or two,
+  // longer on a loaded machine), died there, or the word was scribbled: after
+  // 2000 quick tries, yield until a quarter of the recovery time has passed,
+  // then give up.
+  std::uint64_t give_up_ns = 0;
+  for (int tries = 0;; ++tries) {
     // acquire: pairs with the committer's release stores of the version.
     const std::uint64_t v1 = pub.commit_version.load(std::memory_order_acquire);
     // acquire: pairs with the release store of cursor (records complete below it).
@@ -82,11 +86,13 @@ bool read_commit_pair(const TopicState& s, std::uint64_t* cursor, std::uint64_t*
     if (v1 == v2 && (v1 & 1) == 0) return true;
     if (tries < 2000) {
       platform::cpu_relax();
-    } else {
-      platform::yield_cpu();
+      continue;
     }
+    const std::uint64_t now = platform::monotonic_ns();
+    if (give_up_ns == 0) give_up_ns = now + s.recovery_ns / 4 + 1;
+    if (now >= give_up_ns) return false;
+    platform::yield_cpu();
   }
-  return false;
 }
 
 bool sequence_at(const TopicState& s, std::uint64_t position, std::uint64_t* sequence) noexcept {

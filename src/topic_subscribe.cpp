@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "platform/clock.hpp"
+#include "platform/cpu.hpp"
 #include "topic_state.hpp"
 #include "zipc/process.hpp"
 
@@ -293,9 +294,21 @@ MessageView Subscriber::try_read_view() noexcept {
   return v;
 }
 
+// Finding the oldest retained sequence fails while a publisher is caught
+// half-way through a commit (the version stays odd while it is preempted) or
+// keeps moving oldest during the walk: both pass. Only a state that stays
+// unreadable for the recovery time is reported corrupt. (Giving up after 16
+// quick tries reported a preempted publisher as corruption under load.)
 ReadResult Subscriber::overrun() noexcept {
   TopicState& s = *state_;
-  for (int i = 0; i < 16; ++i) {
+  std::uint64_t give_up_ns = 0;
+  for (std::uint32_t i = 0;; ++i) {
+    if (i >= 16) {
+      const std::uint64_t now = platform::monotonic_ns();
+      if (give_up_ns == 0) give_up_ns = now + s.recovery_ns;
+      if (now >= give_up_ns) return rr(Status::corrupt);
+      platform::yield_cpu();  // let a preempted publisher finish its commit
+    }
     // acquire: pairs with the release raise of oldest.
     const std::uint64_t o = s.pub().oldest.load(std::memory_order_acquire);
     std::uint64_t seq = 0;
@@ -310,7 +323,6 @@ ReadResult Subscriber::overrun() noexcept {
     r.size = static_cast<std::uint32_t>(std::min<std::uint64_t>(lost, ~0u));
     return r;
   }
-  return rr(Status::corrupt);
 }
 
 ReadResult Subscriber::read_lossy(std::span<std::byte> buffer) noexcept {

@@ -441,3 +441,32 @@ TEST(TopicRace, AReaderWhoseNextTagIsScribbledStillFindsTheCursorAndReportsCorru
   const auto r = sut.read(buf, 10s);
   EXPECT_EQ(r.status, Status::corrupt);
 }
+
+// A lossy reader that finds itself lapped looks up the oldest retained
+// sequence, which needs a consistent (cursor, next sequence) pair. A publisher
+// preempted half-way through a commit leaves the pair's version odd for as
+// long as it is descheduled: the reader gave up after 16 quick tries and
+// reported corrupt (seen once in CI, under TSan and load). It must wait for
+// the commit to finish and report the overrun.
+TEST(TopicRace, ALossyReaderLappedWhileAPublisherIsPreemptedMidCommitReportsTheOverrun) {
+  zipc::test::TempName name("topic");
+  TopicOptions o = small_ring();
+  o.recovery_time = 10s;  // the bound on waiting for a stuck commit; far above the 50 ms below
+  auto topic = Topic::create(name.str(), o);
+  auto sut = topic.subscribe({From::oldest(), Delivery::lossy});
+  auto pub = topic.publisher();
+  for (std::uint64_t i = 0; i < 400; ++i) ASSERT_TRUE(pub.try_publish(bytes(40, i)).ok());  // laps the reader
+  auto& version = control_of(topic)->pub.commit_version;
+  const std::uint64_t even = version.load();
+  ASSERT_EQ(even % 2, 0u);
+  version.store(even + 1);  // a commit caught half-way
+  std::thread publisher_resumes([&] {
+    std::this_thread::sleep_for(50ms);
+    version.store(even);
+  });
+  std::vector<std::byte> buf(256);
+  const auto r = sut.try_read(buf);
+  publisher_resumes.join();
+  EXPECT_EQ(r.status, Status::overrun);
+  EXPECT_GT(sut.lost(), 0u);
+}

@@ -84,15 +84,26 @@ bool read_commit_pair(const TopicState& s, std::uint64_t* cursor, std::uint64_t*
     *cursor = c;
     *next_sequence = n;
     if (v1 == v2 && (v1 & 1) == 0) return true;
+    // relaxed: a process-local note (see TopicState::stuck_version).
+    if ((v1 & 1) != 0 && v1 == s.stuck_version.load(std::memory_order_relaxed) && tries >= 16) return false;
     if (tries < 2000) {
       platform::cpu_relax();
       continue;
     }
     const std::uint64_t now = platform::monotonic_ns();
     if (give_up_ns == 0) give_up_ns = now + s.recovery_ns / 4 + 1;
-    if (now >= give_up_ns) return false;
+    if (now >= give_up_ns) {
+      if ((v1 & 1) != 0 && v1 == v2) s.stuck_version.store(v1, std::memory_order_relaxed);  // relaxed: as above
+      return false;
+    }
     platform::yield_cpu();
   }
+}
+
+bool commit_stuck(const TopicState& s) noexcept {
+  // acquire: as in read_commit_pair; relaxed: the process-local note.
+  const std::uint64_t v = s.pub().commit_version.load(std::memory_order_acquire);
+  return (v & 1) != 0 && v == s.stuck_version.load(std::memory_order_relaxed);
 }
 
 bool sequence_at(const TopicState& s, std::uint64_t position, std::uint64_t* sequence) noexcept {

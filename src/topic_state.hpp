@@ -30,6 +30,9 @@ struct TopicState {
   std::uint64_t recovery_ns = 1'000'000'000;
   bool streaming_stores = false;
   std::uint64_t me = 0;  // packed ProcessId of this process (refreshed per attach)
+  // An odd commit version that stayed odd for a whole wait (read_commit_pair):
+  // a dead or scribbled commit, not waited for again while it stays the same.
+  mutable std::atomic<std::uint64_t> stuck_version{0};
 
   layout::PublisherLine& pub() const noexcept { return control->pub; }
   layout::EventLine& events() const noexcept { return control->events; }
@@ -93,11 +96,17 @@ RecordCheck check_record(const TopicState& s, const layout::RecordHeader& h, std
                          std::uint64_t limit) noexcept;
 
 // Reads a consistent (cursor, next_sequence) pair; false if none could be had.
+// A version caught odd (a commit half-way) is waited for, up to a quarter of
+// the recovery time, unless that same odd value already outlasted such a wait.
 bool read_commit_pair(const TopicState& s, std::uint64_t* cursor, std::uint64_t* next_sequence) noexcept;
 
 // Sequence of the first data record at or after `position` (a record
 // boundary in [oldest, cursor]); false if the walk met garbage or was lapped.
 bool sequence_at(const TopicState& s, std::uint64_t position, std::uint64_t* sequence) noexcept;
+
+// True when the commit version is an odd value that already outlasted a wait:
+// a reader failing to find a sequence then has nothing to wait for.
+bool commit_stuck(const TopicState& s) noexcept;
 
 // Finds the position of the data record with sequence `seq`, walking from
 // oldest. Returns false when it is not in [oldest, cursor]; *oldest_seq is

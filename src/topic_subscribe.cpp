@@ -14,8 +14,9 @@ using layout::RecordKind;
 
 namespace {
 constexpr std::uint64_t kSliceNs = 50'000'000;
-constexpr std::uint32_t kCursorEveryPolls = 64;  // see Subscriber::cursor_due
-constexpr std::uint64_t kReadAheadBytes = 512;   // see Subscriber::next_record
+constexpr std::uint32_t kCursorEveryPolls = 64;           // see Subscriber::cursor_due
+constexpr std::uint64_t kReadAheadBytes = 512;            // see Subscriber::next_record
+constexpr std::uint64_t kOverrunPatienceNs = 50'000'000;  // see Subscriber::overrun
 
 ReadResult rr(Status st) noexcept {
   ReadResult r;
@@ -297,15 +298,17 @@ MessageView Subscriber::try_read_view() noexcept {
 // Finding the oldest retained sequence fails while a publisher is caught
 // half-way through a commit (the version stays odd while it is preempted) or
 // keeps moving oldest during the walk: both pass. Only a state that stays
-// unreadable for the recovery time is reported corrupt. (Giving up after 16
-// quick tries reported a preempted publisher as corruption under load.)
+// unreadable (for the recovery time, at most kOverrunPatienceNs), or a commit
+// version already known to be stuck, is reported corrupt. (Giving up after
+// 16 quick tries reported a preempted publisher as corruption under load.)
 ReadResult Subscriber::overrun() noexcept {
   TopicState& s = *state_;
   std::uint64_t give_up_ns = 0;
   for (std::uint32_t i = 0;; ++i) {
     if (i >= 16) {
+      if (detail::commit_stuck(s)) return rr(Status::corrupt);
       const std::uint64_t now = platform::monotonic_ns();
-      if (give_up_ns == 0) give_up_ns = now + s.recovery_ns;
+      if (give_up_ns == 0) give_up_ns = now + std::min<std::uint64_t>(s.recovery_ns, kOverrunPatienceNs);
       if (now >= give_up_ns) return rr(Status::corrupt);
       platform::yield_cpu();  // let a preempted publisher finish its commit
     }

@@ -537,15 +537,15 @@ void Publisher::publish_commit(std::uint64_t end, std::uint64_t next) noexcept {
 void Publisher::flush() noexcept {
   if (!state_ || pending_count_ == 0) return;
   // Streaming mode stamps a record when its batch becomes visible (now). Its
-  // headers were written at commit and are still in this core's cache.
+  // header was written at commit and is still in this core's cache; the stamp
+  // goes into the same line just before the tag, which publishes both.
   const std::uint64_t stamp = publish_stamp().now();
-  for (std::uint32_t i = 0; i < pending_count_; ++i) {
-    reinterpret_cast<RecordHeader*>(state_->at(pending_records_[i]))->publish_ns = stamp;
-  }
   detail::stream_fence();  // the streaming stores before the tags that publish them
   for (std::uint32_t i = 0; i < pending_count_; ++i) {
-    // release: as in finish.
-    detail::tag_of(*state_, pending_records_[i]).store(pending_records_[i], std::memory_order_release);
+    const std::uint64_t record = pending_records_[i];
+    reinterpret_cast<RecordHeader*>(state_->at(record))->publish_ns = stamp;
+    // release: as in finish (the stamp above included).
+    detail::tag_of(*state_, record).store(record, std::memory_order_release);
   }
   pending_count_ = 0;
   publish_commit(pending_end_, pending_next_);

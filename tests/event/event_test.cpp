@@ -160,6 +160,13 @@ void wait_that_looks_shared(const WaitOptions& opt) {
   ASSERT_EQ(st.yields, 1u);
   zipc::detail::spin_succeeded(st);
 }
+// Starts a wait (its first spin step): true when it spins, i.e. it is a
+// probe while the CPU looks shared. The caller ends it in *st.
+bool starts_spinning(const WaitOptions& opt, zipc::detail::SpinState* st) {
+  EXPECT_TRUE(zipc::detail::spin_once(*st, opt, Deadline::after(10s)));
+  return st->budget_ns > 0 && !st->spin_done;
+}
+
 // A wait that spun, yielded and went on to sleep.
 void wait_that_sleeps(const WaitOptions& opt) {
   zipc::detail::SpinState st;
@@ -174,7 +181,6 @@ TEST(Event, AdaptiveWaitLearnsWhetherItSharesTheCpuWithItsPeer) {
   // The strategy learns from where waits end (docs/design.md, "Waiting").
   in_fresh_thread([] {
     const WaitOptions opt = learning_options();
-    const Deadline d = Deadline::after(10s);
     // Learned from eight waits in a row whose spin failed, not from one (a
     // coincidence on two CPUs).
     for (int i = 0; i < 7; ++i) wait_that_looks_shared(opt);
@@ -186,8 +192,7 @@ TEST(Event, AdaptiveWaitLearnsWhetherItSharesTheCpuWithItsPeer) {
     bool probed = false;
     for (int i = 0; i < 100 && !probed; ++i) {
       zipc::detail::SpinState st;
-      ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));
-      if (st.budget_ns > 0 && !st.spin_done) {
+      if (starts_spinning(opt, &st)) {
         EXPECT_EQ(st.budget_ns, opt.spin_ns);  // the whole budget, not a token spin
         probed = true;
         zipc::detail::spin_succeeded(st);
@@ -201,11 +206,10 @@ TEST(Event, AdaptiveWaitLearnsWhetherItSharesTheCpuWithItsPeer) {
 TEST(Event, AWaitThatComesTrueWhileSpinningBreaksARunOfFailedSpins) {
   in_fresh_thread([] {
     const WaitOptions opt = learning_options();
-    const Deadline d = Deadline::after(10s);
     for (int i = 0; i < 7; ++i) wait_that_looks_shared(opt);
     {
       zipc::detail::SpinState st;
-      ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));  // still spinning when it comes true
+      ASSERT_TRUE(starts_spinning(opt, &st));  // still spinning when it comes true
       zipc::detail::spin_succeeded(st);
     }
     wait_that_looks_shared(opt);
@@ -232,8 +236,7 @@ TEST(Event, FailedProbesComeTwiceAsFarApartEachTime) {
     std::vector<int> probes_at;
     for (int wait = 1; wait <= 16 + 32 + 64 && probes_at.size() < 3; ++wait) {
       zipc::detail::SpinState st;
-      ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));
-      if (st.budget_ns > 0) {
+      if (starts_spinning(opt, &st)) {
         probes_at.push_back(wait);
         // The probe fails: its spin runs out and the first yield is enough.
         while (!st.spin_done) ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));

@@ -40,6 +40,16 @@ void echo(RpcRequest& req) {
   (void)req.reply(req.data());
 }
 
+// Posts the request forged in slot s, wakes the server and waits (up to 5 s)
+// for it to answer.
+void post_and_await_answer(Hostile& h, layout::RpcSlot* s) {
+  s->state.store(layout::kSlotRequest, std::memory_order_release);
+  h.view.control()->server_event.notify_all();
+  for (int i = 0; i < 5000 && s->state.load(std::memory_order_acquire) != layout::kSlotResponse; ++i) {
+    std::this_thread::sleep_for(1ms);
+  }
+}
+
 }  // namespace
 
 TEST(RpcScribble, ForgedRequestWithAHugeLengthIsAnsweredCorruptAndServingGoesOn) {
@@ -55,33 +65,21 @@ TEST(RpcScribble, ForgedRequestWithAHugeLengthIsAnsweredCorruptAndServingGoesOn)
   s->call_id.store(77);
   s->req_len.store(std::uint64_t{1} << 40);
   s->req_block.store(0xfffffff0u);
-  s->state.store(layout::kSlotRequest, std::memory_order_release);
-  h.view.control()->server_event.notify_all();
-  for (int i = 0; i < 5000 && s->state.load(std::memory_order_acquire) != layout::kSlotResponse; ++i) {
-    std::this_thread::sleep_for(1ms);
-  }
+  post_and_await_answer(h, s);
   ASSERT_EQ(s->state.load(), layout::kSlotResponse);
   EXPECT_EQ(s->result.load(), layout::kResultCorrupt);
   EXPECT_EQ(s->reply_call_id.load(), 77u);
   // A block index in range but a length over the block is refused too.
   s->req_len.store(h.geometry.max_request + 1);
   s->req_block.store(0);
-  s->state.store(layout::kSlotRequest, std::memory_order_release);
-  h.view.control()->server_event.notify_all();
-  for (int i = 0; i < 5000 && s->state.load(std::memory_order_acquire) != layout::kSlotResponse; ++i) {
-    std::this_thread::sleep_for(1ms);
-  }
+  post_and_await_answer(h, s);
   EXPECT_EQ(s->result.load(), layout::kResultCorrupt);
   // A length that fits and a block in range, but not one this client holds
   // (another client's data, or a free block): refused, never served.
   h.view.block_owner(0)->store(0 + 1);  // held by client 0, not by us (client 1)
   s->req_len.store(h.geometry.req_inline + 1);
   s->req_block.store(0);
-  s->state.store(layout::kSlotRequest, std::memory_order_release);
-  h.view.control()->server_event.notify_all();
-  for (int i = 0; i < 5000 && s->state.load(std::memory_order_acquire) != layout::kSlotResponse; ++i) {
-    std::this_thread::sleep_for(1ms);
-  }
+  post_and_await_answer(h, s);
   EXPECT_EQ(s->result.load(), layout::kResultCorrupt);
   h.view.block_owner(0)->store(0);
   h.view.record(1)->owner.store(0);

@@ -344,6 +344,13 @@ TEST(Topic, MultiPublisherHandlesInOneProcessInterleaveWithDenseSequences) {
   }
 }
 
+// A streaming-mode (bulk) topic of the given ring size, 300 B messages.
+TopicOptions streaming(std::uint64_t capacity = 1 << 16) {
+  TopicOptions o = small(capacity, 300);
+  o.streaming_stores = true;
+  return o;
+}
+
 std::uint64_t realtime_now_ns() {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -352,9 +359,7 @@ std::uint64_t realtime_now_ns() {
 
 TEST(Topic, StreamingPublisherStampsABatchWhenItBecomesVisible) {
   zipc::test::TempName name("topic");
-  TopicOptions o = small(1 << 16, 300);
-  o.streaming_stores = true;
-  auto topic = Topic::create(name.str(), o);
+  auto topic = Topic::create(name.str(), streaming());
   auto sut = topic.subscribe({From::latest(), Delivery::reliable});
   auto pub = topic.publisher();
   for (std::uint64_t n = 0; n < 3; ++n) ASSERT_TRUE(pub.try_publish(message(n, 200)).ok());
@@ -376,9 +381,7 @@ TEST(Topic, StreamingPublisherStampsABatchWhenItBecomesVisible) {
 
 TEST(Topic, StreamingPublisherMakesABatchVisibleOnceItIsOlderThan100us) {
   zipc::test::TempName name("topic");
-  TopicOptions o = small(1 << 16, 300);
-  o.streaming_stores = true;
-  auto topic = Topic::create(name.str(), o);
+  auto topic = Topic::create(name.str(), streaming());
   auto sut = topic.subscribe({From::latest(), Delivery::reliable});
   auto pub = topic.publisher();
   ASSERT_TRUE(pub.try_publish(message(0, 100)).ok());
@@ -399,9 +402,7 @@ TEST(Topic, StreamingPublisherMakesABatchVisibleOnceItIsOlderThan100us) {
 
 TEST(Topic, StreamingPublisherMakesCommitsVisibleInBatchesAndOnFlush) {
   zipc::test::TempName name("topic");
-  TopicOptions o = small(16384, 300);
-  o.streaming_stores = true;
-  auto topic = Topic::create(name.str(), o);
+  auto topic = Topic::create(name.str(), streaming(16384));
   auto sut = topic.subscribe({From::latest(), Delivery::reliable});
   auto pub = topic.publisher();
   std::array<std::byte, 300> buf;

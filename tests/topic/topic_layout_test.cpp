@@ -17,6 +17,12 @@ void big_ring(TopicState& s) {
   s.mask = s.capacity - 1;
   s.max_message = 1u << 30;
 }
+RecordHeader header(RecordKind kind, std::uint64_t position) {
+  RecordHeader h{};
+  h.kind = static_cast<std::uint16_t>(kind);
+  h.position = position;
+  return h;
+}
 }  // namespace
 
 // Review finding: recovery wrote a hole's length into the 32-bit size field,
@@ -25,9 +31,7 @@ void big_ring(TopicState& s) {
 TEST(TopicLayout, AHoleOver4GiBKeepsItsWholeLength) {
   TopicState s;
   big_ring(s);
-  RecordHeader h{};
-  h.kind = static_cast<std::uint16_t>(RecordKind::abandoned);
-  h.position = 1ull << 20;
+  RecordHeader h = header(RecordKind::abandoned, 1ull << 20);
   const std::uint64_t body = (5ull << 30) + 8;  // 5 GiB and a bit
   zipc::layout::set_hole_body_bytes(h, body);
   const auto hc = check_record(s, h, h.position, h.position + s.capacity);
@@ -39,9 +43,7 @@ TEST(TopicLayout, AHoleOver4GiBKeepsItsWholeLength) {
 TEST(TopicLayout, AHoleLongerThanTheRingIsRefused) {
   TopicState s;
   big_ring(s);
-  RecordHeader h{};
-  h.kind = static_cast<std::uint16_t>(RecordKind::abandoned);
-  h.position = 0;
+  RecordHeader h = header(RecordKind::abandoned, 0);
   zipc::layout::set_hole_body_bytes(h, s.capacity);  // plus its header: over the ring
   EXPECT_FALSE(check_record(s, h, 0, 2 * s.capacity).ok);
 }
@@ -49,9 +51,7 @@ TEST(TopicLayout, AHoleLongerThanTheRingIsRefused) {
 TEST(TopicLayout, ADataRecordsSlackIsPaddingNotLength) {
   TopicState s;
   big_ring(s);
-  RecordHeader h{};
-  h.kind = static_cast<std::uint16_t>(RecordKind::data);
-  h.position = 0;
+  RecordHeader h = header(RecordKind::data, 0);
   h.size = 100;
   h.slack = 8;
   const auto hc = check_record(s, h, 0, s.capacity);

@@ -9,12 +9,16 @@ want_apt=(
   libgtest-dev libgmock-dev
   clang-14 clang-format-14 libclang-rt-14-dev llvm-14
   libbenchmark-dev nlohmann-json3-dev libcli11-dev
+  clang-tidy-14 tmux util-linux iproute2
+  nats-server libnats-dev liburing-dev libflatbuffers-dev flatbuffers-compiler
 )
 if [ "${ZIPC_DEPS:-full}" != "minimal" ]; then
   # Peers measured by the benchmark suite (bench/peers): Debian packages only.
   want_apt+=(libboost-dev libzmq3-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
 fi
-want_pip=(matplotlib)
+want_pip=(matplotlib nanobind scikit_build_core numpy pytest zmq mypy)
+# pip names where the import name differs
+declare -A pip_name=([scikit_build_core]=scikit-build-core [zmq]=pyzmq)
 
 missing_apt=()
 for p in "${want_apt[@]}"; do
@@ -35,11 +39,17 @@ fi
 PY=${PYTHON:-python3}
 missing_pip=()
 for m in "${want_pip[@]}"; do
-  if ! "$PY" -c "import $m" >/dev/null 2>&1; then missing_pip+=("$m"); fi
+  if ! "$PY" -c "import $m" >/dev/null 2>&1; then missing_pip+=("${pip_name[$m]:-$m}"); fi
 done
+if [ "${ZIPC_DEPS:-full}" != "minimal" ] && ! "$PY" -c "import iceoryx2" >/dev/null 2>&1; then
+  # a benchmark peer only: its absence is reported by the bench, not fatal here
+  missing_pip+=(iceoryx2)
+fi
 if [ ${#missing_pip[@]} -gt 0 ]; then
   echo "install-deps: pip install ${missing_pip[*]}"
-  "$PY" -m pip install -q "${missing_pip[@]}" || echo "install-deps: pip install failed; charts will be skipped"
+  for m in "${missing_pip[@]}"; do
+    "$PY" -m pip install -q --root-user-action=ignore "$m" || echo "install-deps: pip install $m failed"
+  done
 fi
 
 if [ ${#missing_apt[@]} -eq 0 ] && [ ${#missing_pip[@]} -eq 0 ]; then

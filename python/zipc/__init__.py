@@ -1,0 +1,208 @@
+"""zipc: zero-copy shared-memory IPC for Linux (Python bindings).
+
+Channels: :class:`Queue` (many-producer many-consumer FIFO of blocks),
+:class:`Topic` (publish/subscribe log: :class:`Publisher`, :class:`Subscriber`),
+:class:`RpcServer` / :class:`RpcClient` (request/response), :class:`Heap`
+(shared allocator) and :func:`segments` (what lives in /dev/shm).
+
+Timeouts are seconds (``float``) or :class:`datetime.timedelta`; ``None``
+waits forever. Every blocking wait releases the GIL and wakes at least every
+20 ms to run signal handlers, so Ctrl-C raises :class:`KeyboardInterrupt`.
+
+Failures raise :class:`Error` or one of its subclasses (one per error kind of
+the C++ library: :class:`NotFound`, :class:`AlreadyExists`, :class:`Timeout`,
+:class:`Closed`, ...), carrying the C++ message.
+
+Zero copy: ``with q.reserve(size, timeout=1) as buf:`` gives a writable
+memoryview of a block, committed when the block ends (aborted on an
+exception); ``with q.acquire(timeout=1) as view:`` gives a read-only
+memoryview, released at the end. Views are released when their loan ends,
+so touching one afterwards raises ValueError; an export that outlives the
+loan (a numpy array still made from it) keeps a read loan held until it goes
+away, and makes a write loan's commit fail with BufferError (never a read of
+memory that was given back).
+"""
+
+from __future__ import annotations
+
+import atexit
+from typing import Dict, Type
+
+from . import _zipc
+from ._zipc import (
+    Delivery,
+    Heap,
+    LoanBuffer,
+    Multiplicity,
+    Publisher,
+    Queue,
+    QueueReadLoan,
+    QueueWriteLoan,
+    Role,
+    RpcClient,
+    RpcServer,
+    RpcTicket,
+    SegmentInfo,
+    Subscriber,
+    Topic,
+    TopicReadLoan,
+    TopicWriteLoan,
+    WaitStrategy,
+    remove_segment,
+    segments,
+)
+
+__version__ = "0.1.0"
+
+
+class Error(Exception):
+    """Base of every zipc failure; ``kind`` names the C++ error kind."""
+
+    kind: str = "error"
+
+
+class NotFound(Error):
+    kind = "not_found"
+
+
+class AlreadyExists(Error):
+    kind = "already_exists"
+
+
+class PermissionDenied(Error, PermissionError):
+    kind = "permission_denied"
+
+
+class WrongKind(Error):
+    kind = "wrong_kind"
+
+
+class VersionMismatch(Error):
+    kind = "version_mismatch"
+
+
+class Corrupt(Error):
+    """Shared state or a segment header failed validation."""
+
+    kind = "corrupt"
+
+
+class Truncated(Corrupt):
+    kind = "truncated"
+
+
+class BadMagic(Corrupt):
+    kind = "bad_magic"
+
+
+class CorruptHeader(Corrupt):
+    kind = "corrupt_header"
+
+
+class InitTimeout(Error):
+    kind = "init_timeout"
+
+
+class CreatorDied(Error):
+    kind = "creator_died"
+
+
+class InvalidArgument(Error, ValueError):
+    kind = "invalid_argument"
+
+
+class InvalidName(InvalidArgument):
+    kind = "invalid_name"
+
+
+class TooLarge(Error, ValueError):
+    kind = "too_large"
+
+
+class PeerDead(Error):
+    kind = "peer_dead"
+
+
+class NotRetained(Error):
+    kind = "not_retained"
+
+
+class AddressUnavailable(Error):
+    kind = "address_unavailable"
+
+
+class OutOfMemory(Error, MemoryError):
+    kind = "out_of_memory"
+
+
+class Busy(Error):
+    kind = "busy"
+
+
+class Closed(Error):
+    kind = "closed"
+
+
+class Timeout(Error, TimeoutError):
+    kind = "timeout"
+
+
+class SystemFailure(Error, OSError):
+    kind = "system"
+
+
+class OptionsMismatch(Error):
+    kind = "options_mismatch"
+
+
+class TypeMismatch(Error):
+    kind = "type_mismatch"
+
+
+class WrongRole(Error):
+    kind = "wrong_role"
+
+
+class Full(Error):
+    """A non-blocking write found no room (raised only where None/False cannot say it)."""
+
+    kind = "full"
+
+
+class Empty(Error):
+    kind = "empty"
+
+
+class Overrun(Error):
+    kind = "overrun"
+
+
+class NotSupported(Error):
+    kind = "not_supported"
+
+
+class LoanEnded(Error, ValueError):
+    """The loan behind a view was committed, aborted or released."""
+
+    kind = "loan_ended"
+
+
+_ERRORS: Dict[str, Type[Error]] = {
+    cls.kind: cls
+    for cls in (
+        Error, NotFound, AlreadyExists, PermissionDenied, WrongKind, VersionMismatch, Corrupt,
+        Truncated, BadMagic, CorruptHeader, InitTimeout, CreatorDied, InvalidArgument, InvalidName,
+        TooLarge, PeerDead, NotRetained, AddressUnavailable, OutOfMemory, Busy, Closed, Timeout,
+        SystemFailure, OptionsMismatch, TypeMismatch, WrongRole, Full, Empty, Overrun, NotSupported,
+        LoanEnded,
+    )
+}
+_zipc._register_errors(_ERRORS)
+atexit.register(_zipc._stop_all_servers)  # serving threads must not outlive the interpreter
+
+__all__ = [
+    "Queue", "QueueWriteLoan", "QueueReadLoan", "Topic", "Publisher", "Subscriber",
+    "TopicWriteLoan", "TopicReadLoan", "RpcServer", "RpcClient", "RpcTicket", "Heap",
+    "SegmentInfo", "segments", "remove_segment", "Multiplicity", "Role", "WaitStrategy",
+    "Delivery", "LoanBuffer",
+] + [cls.__name__ for cls in _ERRORS.values()]

@@ -29,28 +29,26 @@ import atexit
 from typing import Dict, Type
 
 from . import _zipc
-from ._zipc import (
-    Delivery,
-    Heap,
-    LoanBuffer,
-    Multiplicity,
-    Publisher,
-    Queue,
-    QueueReadLoan,
-    QueueWriteLoan,
-    Role,
-    RpcClient,
-    RpcServer,
-    RpcTicket,
-    SegmentInfo,
-    Subscriber,
-    Topic,
-    TopicReadLoan,
-    TopicWriteLoan,
-    WaitStrategy,
-    remove_segment,
-    segments,
-)
+from ._zipc import Delivery as Delivery
+from ._zipc import Heap as Heap
+from ._zipc import LoanBuffer as LoanBuffer
+from ._zipc import Multiplicity as Multiplicity
+from ._zipc import Publisher as Publisher
+from ._zipc import Queue as Queue
+from ._zipc import QueueReadLoan as QueueReadLoan
+from ._zipc import QueueWriteLoan as QueueWriteLoan
+from ._zipc import Role as Role
+from ._zipc import RpcClient as RpcClient
+from ._zipc import RpcServer as RpcServer
+from ._zipc import RpcTicket as RpcTicket
+from ._zipc import SegmentInfo as SegmentInfo
+from ._zipc import Subscriber as Subscriber
+from ._zipc import Topic as Topic
+from ._zipc import TopicReadLoan as TopicReadLoan
+from ._zipc import TopicWriteLoan as TopicWriteLoan
+from ._zipc import WaitStrategy as WaitStrategy
+from ._zipc import remove_segment as remove_segment
+from ._zipc import segments as segments
 
 __version__ = "0.1.0"
 

@@ -15,9 +15,10 @@ build: deps
 	@cmake --preset release >/dev/null
 	@cmake --build build/release -j$(JOBS)
 
-# deps + release build + every test, then proof that no test left a segment behind.
+# deps + release build + the Python package (python/, its tests run under ctest) + every test, then proof that no test left a segment behind.
 test: build
 	@bash scripts/shm-snapshot.sh before
+	PIP_ROOT_USER_ACTION=ignore python3 -m pip install --no-build-isolation -q ./python
 	cd build/release && ctest $(CTEST_FLAGS)
 	@bash scripts/format-check.sh
 	@bash scripts/shm-snapshot.sh after

@@ -111,7 +111,7 @@ struct LoanBase {
   LoanBase() = default;
   LoanBase(const LoanBase&) = delete;
   LoanBase& operator=(const LoanBase&) = delete;
-  ~LoanBase();  // an unended loan ends (read: released; write: aborted)
+  ~LoanBase();        // an unended loan ends (read: released; write: aborted)
   nb::object view();  // new memoryview, remembered for release at the end
   bool active() const noexcept { return st && !st->ended; }
   void require_active(const char* what) const;

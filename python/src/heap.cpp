@@ -24,7 +24,8 @@ struct PyHeap : Guarded {
   }
   void detach() {
     for (auto& w : states)
-      if (auto s = w.lock(); s && s->exports > 0) raise_kind("invalid_argument", ctx("detach") + ": a view of the heap is still exported");
+      if (auto s = w.lock(); s && s->exports > 0)
+        raise_kind("invalid_argument", ctx("detach") + ": a view of the heap is still exported");
     for (auto& w : states)
       if (auto s = w.lock()) s->end();
     states.clear();
@@ -51,85 +52,116 @@ PyHeap* make(zipc::Heap&& h, const std::string& name) {
 
 void init_heap(nb::module_& m) {
   nb::class_<PyHeap>(m, "Heap")
-      .def_static("create", [](const std::string& name, std::uint64_t size, unsigned mode, const std::string& path) {
-        return make(zipc::Heap::create(name, size, heap_options(mode, path)), name);
-      }, nb::arg("name"), nb::arg("size"), nb::kw_only(), nb::arg("mode") = 0600, nb::arg("path") = "", nb::rv_policy::take_ownership)
-      .def_static("open", [](const std::string& name, const std::string& path) {
-        return make(zipc::Heap::open(name, heap_options(0600, path)), name);
-      }, nb::arg("name"), nb::kw_only(), nb::arg("path") = "", nb::rv_policy::take_ownership)
-      .def_static("open_or_create", [](const std::string& name, std::uint64_t size, unsigned mode, const std::string& path) {
-        return make(zipc::Heap::open_or_create(name, size, heap_options(mode, path)), name);
-      }, nb::arg("name"), nb::arg("size"), nb::kw_only(), nb::arg("mode") = 0600, nb::arg("path") = "", nb::rv_policy::take_ownership)
-      .def_static("remove", [](const std::string& name, const std::string& path) {
-        zipc::SegmentOptions o;
-        o.path = path;
-        return zipc::Heap::remove(name, o);
-      }, nb::arg("name"), nb::kw_only(), nb::arg("path") = "")
-      .def("allocate", [](PyHeap& self, std::size_t size, std::size_t align) {
-        self.require_attached("allocate");
-        zipc::Allocation a;
-        {
-          nb::gil_scoped_release nogil;
-          std::lock_guard lock(self.mu);
-          a = self.h.try_allocate(size, align);
-        }
-        if (a.ptr == nullptr) {
-          const char* kind = a.status == HeapStatus::out_of_memory ? "out_of_memory"
-                             : a.status == HeapStatus::invalid_argument ? "invalid_argument"
-                                                                       : "corrupt";
-          raise_kind(kind, self.ctx("allocate") + " " + std::to_string(size) + " bytes: " + zipc::to_string(a.status));
-        }
-        return self.h.offset_of(a.ptr);
-      }, nb::arg("size"), nb::arg("align") = 16, "Allocates size bytes; returns the block's offset (the same in every process).")
-      .def("free", [](PyHeap& self, std::uint64_t offset) {
-        self.require_attached("free");
-        void* p = self.h.at<void>(offset);
-        HeapStatus s = HeapStatus::foreign_pointer;
-        if (p != nullptr) {
-          nb::gil_scoped_release nogil;
-          std::lock_guard lock(self.mu);
-          s = self.h.deallocate(p);
-        }
-        if (s != HeapStatus::ok)
-          raise_kind(s == HeapStatus::corrupt ? "corrupt" : "invalid_argument",
-                     self.ctx("free") + " offset " + std::to_string(offset) + ": " + zipc::to_string(s));
-      }, nb::arg("offset"))
-      .def("view", [](nb::handle self_obj, std::uint64_t offset, std::size_t size) {
-        PyHeap& self = nb::cast<PyHeap&>(self_obj);
-        self.require_attached("view");
-        if (offset > self.h.arena_size() || size > self.h.arena_size() - offset)
-          raise_kind("invalid_argument", self.ctx("view") + ": [" + std::to_string(offset) + ", +" + std::to_string(size) + ") is outside the arena");
-        auto st = std::make_shared<BlockState>();
-        st->ptr = self.h.arena() + offset;
-        st->len = size;
-        st->readonly = false;
-        st->owner = nb::borrow(self_obj);
-        self.states.push_back(st);
-        return make_view(st);
-      }, nb::arg("offset"), nb::arg("size"), "A writable memoryview of heap bytes (valid until detach).")
-      .def("stats", [](PyHeap& self) {
-        self.require_attached("stats");
-        zipc::HeapStats s = self.h.stats();
-        nb::dict d;
-        d["size"] = s.size;
-        d["free_bytes"] = s.free_bytes;
-        d["largest_free_block"] = s.largest_free_block;
-        d["allocated_blocks"] = s.allocated_blocks;
-        d["repairs"] = s.repairs;
-        d["corrupt"] = s.corrupt;
-        return d;
-      })
-      .def("check", [](PyHeap& self) {
-        self.require_attached("check");
-        zipc::HeapCheck c = self.h.check();
-        return nb::make_tuple(c.ok, c.problem);
-      })
+      .def_static(
+          "create",
+          [](const std::string& name, std::uint64_t size, unsigned mode, const std::string& path) {
+            return make(zipc::Heap::create(name, size, heap_options(mode, path)), name);
+          },
+          nb::arg("name"), nb::arg("size"), nb::kw_only(), nb::arg("mode") = 0600, nb::arg("path") = "",
+          nb::rv_policy::take_ownership)
+      .def_static(
+          "open",
+          [](const std::string& name, const std::string& path) {
+            return make(zipc::Heap::open(name, heap_options(0600, path)), name);
+          },
+          nb::arg("name"), nb::kw_only(), nb::arg("path") = "", nb::rv_policy::take_ownership)
+      .def_static(
+          "open_or_create",
+          [](const std::string& name, std::uint64_t size, unsigned mode, const std::string& path) {
+            return make(zipc::Heap::open_or_create(name, size, heap_options(mode, path)), name);
+          },
+          nb::arg("name"), nb::arg("size"), nb::kw_only(), nb::arg("mode") = 0600, nb::arg("path") = "",
+          nb::rv_policy::take_ownership)
+      .def_static(
+          "remove",
+          [](const std::string& name, const std::string& path) {
+            zipc::SegmentOptions o;
+            o.path = path;
+            return zipc::Heap::remove(name, o);
+          },
+          nb::arg("name"), nb::kw_only(), nb::arg("path") = "")
+      .def(
+          "allocate",
+          [](PyHeap& self, std::size_t size, std::size_t align) {
+            self.require_attached("allocate");
+            zipc::Allocation a;
+            {
+              nb::gil_scoped_release nogil;
+              std::lock_guard lock(self.mu);
+              a = self.h.try_allocate(size, align);
+            }
+            if (a.ptr == nullptr) {
+              const char* kind = a.status == HeapStatus::out_of_memory      ? "out_of_memory"
+                                 : a.status == HeapStatus::invalid_argument ? "invalid_argument"
+                                                                            : "corrupt";
+              raise_kind(kind,
+                         self.ctx("allocate") + " " + std::to_string(size) + " bytes: " + zipc::to_string(a.status));
+            }
+            return self.h.offset_of(a.ptr);
+          },
+          nb::arg("size"), nb::arg("align") = 16,
+          "Allocates size bytes; returns the block's offset (the same in every process).")
+      .def(
+          "free",
+          [](PyHeap& self, std::uint64_t offset) {
+            self.require_attached("free");
+            void* p = self.h.at<void>(offset);
+            HeapStatus s = HeapStatus::foreign_pointer;
+            if (p != nullptr) {
+              nb::gil_scoped_release nogil;
+              std::lock_guard lock(self.mu);
+              s = self.h.deallocate(p);
+            }
+            if (s != HeapStatus::ok)
+              raise_kind(s == HeapStatus::corrupt ? "corrupt" : "invalid_argument",
+                         self.ctx("free") + " offset " + std::to_string(offset) + ": " + zipc::to_string(s));
+          },
+          nb::arg("offset"))
+      .def(
+          "view",
+          [](nb::handle self_obj, std::uint64_t offset, std::size_t size) {
+            PyHeap& self = nb::cast<PyHeap&>(self_obj);
+            self.require_attached("view");
+            if (offset > self.h.arena_size() || size > self.h.arena_size() - offset)
+              raise_kind("invalid_argument", self.ctx("view") + ": [" + std::to_string(offset) + ", +" +
+                                                 std::to_string(size) + ") is outside the arena");
+            auto st = std::make_shared<BlockState>();
+            st->ptr = self.h.arena() + offset;
+            st->len = size;
+            st->readonly = false;
+            st->owner = nb::borrow(self_obj);
+            self.states.push_back(st);
+            return make_view(st);
+          },
+          nb::arg("offset"), nb::arg("size"), "A writable memoryview of heap bytes (valid until detach).")
+      .def("stats",
+           [](PyHeap& self) {
+             self.require_attached("stats");
+             zipc::HeapStats s = self.h.stats();
+             nb::dict d;
+             d["size"] = s.size;
+             d["free_bytes"] = s.free_bytes;
+             d["largest_free_block"] = s.largest_free_block;
+             d["allocated_blocks"] = s.allocated_blocks;
+             d["repairs"] = s.repairs;
+             d["corrupt"] = s.corrupt;
+             return d;
+           })
+      .def("check",
+           [](PyHeap& self) {
+             self.require_attached("check");
+             zipc::HeapCheck c = self.h.check();
+             return nb::make_tuple(c.ok, c.problem);
+           })
       .def("detach", [](PyHeap& self) { self.detach(); })
       .def("__enter__", [](nb::handle self) { return self; })
-      .def("__exit__", [](PyHeap& self, nb::handle, nb::handle, nb::handle) {
-        self.detach();
-        return false;
-      }, nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
+      .def(
+          "__exit__",
+          [](PyHeap& self, nb::handle, nb::handle, nb::handle) {
+            self.detach();
+            return false;
+          },
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
       .def_prop_ro("is_attached", [](PyHeap& self) { return self.h.is_open(); })
       .def_prop_ro("name", [](PyHeap& self) { return self.name; })
       .def_prop_ro("arena_size", [](PyHeap& self) { return self.h.arena_size(); });

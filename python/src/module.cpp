@@ -11,13 +11,32 @@ namespace {
 PyObject* g_error_types = nullptr;  // dict kind name -> exception class (leaked on purpose)
 
 const char* errc_kind(int e) noexcept {
-  static const char* const names[] = {
-      "error",          "not_found",       "already_exists",   "permission_denied", "wrong_kind",
-      "version_mismatch", "truncated",     "bad_magic",        "corrupt_header",    "init_timeout",
-      "creator_died",   "invalid_name",    "invalid_argument", "too_large",         "corrupt",
-      "peer_dead",      "not_retained",    "address_unavailable", "out_of_memory",  "busy",
-      "closed",         "timeout",         "system",           "options_mismatch",  "type_mismatch",
-      "wrong_role"};
+  static const char* const names[] = {"error",
+                                      "not_found",
+                                      "already_exists",
+                                      "permission_denied",
+                                      "wrong_kind",
+                                      "version_mismatch",
+                                      "truncated",
+                                      "bad_magic",
+                                      "corrupt_header",
+                                      "init_timeout",
+                                      "creator_died",
+                                      "invalid_name",
+                                      "invalid_argument",
+                                      "too_large",
+                                      "corrupt",
+                                      "peer_dead",
+                                      "not_retained",
+                                      "address_unavailable",
+                                      "out_of_memory",
+                                      "busy",
+                                      "closed",
+                                      "timeout",
+                                      "system",
+                                      "options_mismatch",
+                                      "type_mismatch",
+                                      "wrong_role"};
   if (e < 0 || e >= static_cast<int>(sizeof names / sizeof names[0])) return "error";
   return names[e];
 }

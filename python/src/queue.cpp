@@ -41,7 +41,8 @@ struct QueueWriteLoan : LoanBase {
   void commit(std::optional<std::size_t> n) {
     require_active("commit");
     const std::size_t len = n.value_or(size);
-    if (len > capacity) raise_kind("too_large", "commit: " + std::to_string(len) + " bytes > the block's " + std::to_string(capacity));
+    if (len > capacity)
+      raise_kind("too_large", "commit: " + std::to_string(len) + " bytes > the block's " + std::to_string(capacity));
     if (!release_views(views) || st->exports > 0) {
       st->end();  // aborted once the export goes
       PyErr_SetString(PyExc_BufferError,
@@ -64,7 +65,8 @@ struct QueueReadLoan : LoanBase {
   void release() { end(); }
 };
 
-nb::object make_write_loan(PyQueue& self, nb::handle self_obj, zipc::WriteLoan&& loan, std::optional<std::size_t> size) {
+nb::object make_write_loan(PyQueue& self, nb::handle self_obj, zipc::WriteLoan&& loan,
+                           std::optional<std::size_t> size) {
   auto st = std::make_shared<WriteState>();
   st->ptr = loan.data();
   st->len = size.value_or(loan.capacity());
@@ -144,17 +146,22 @@ void init_queue(nb::module_& m) {
 
   nb::class_<QueueWriteLoan>(m, "QueueWriteLoan")
       .def("__enter__", [](QueueWriteLoan& l) { return l.view(); })
-      .def("__exit__", [](QueueWriteLoan& l, nb::handle type, nb::handle, nb::handle) {
-        if (!l.active()) return false;
-        if (type.is_none()) {
-          l.commit(std::nullopt);
-        } else {
-          l.abort();
-        }
-        return false;
-      }, nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
-      .def("view", [](QueueWriteLoan& l) { return l.view(); }, "A writable memoryview of the reserved bytes.")
-      .def("commit", &QueueWriteLoan::commit, nb::arg("size") = nb::none(), "Publishes the first size bytes (default: the size reserved).")
+      .def(
+          "__exit__",
+          [](QueueWriteLoan& l, nb::handle type, nb::handle, nb::handle) {
+            if (!l.active()) return false;
+            if (type.is_none()) {
+              l.commit(std::nullopt);
+            } else {
+              l.abort();
+            }
+            return false;
+          },
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
+      .def(
+          "view", [](QueueWriteLoan& l) { return l.view(); }, "A writable memoryview of the reserved bytes.")
+      .def("commit", &QueueWriteLoan::commit, nb::arg("size") = nb::none(),
+           "Publishes the first size bytes (default: the size reserved).")
       .def("abort", &QueueWriteLoan::abort)
       .def_prop_ro("size", [](const QueueWriteLoan& l) { return l.size; })
       .def_prop_ro("capacity", [](const QueueWriteLoan& l) { return l.capacity; })
@@ -162,175 +169,253 @@ void init_queue(nb::module_& m) {
 
   nb::class_<QueueReadLoan>(m, "QueueReadLoan")
       .def("__enter__", [](QueueReadLoan& l) { return l.view(); })
-      .def("__exit__", [](QueueReadLoan& l, nb::handle, nb::handle, nb::handle) {
-        l.release();
-        return false;
-      }, nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
+      .def(
+          "__exit__",
+          [](QueueReadLoan& l, nb::handle, nb::handle, nb::handle) {
+            l.release();
+            return false;
+          },
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
       .def("view", [](QueueReadLoan& l) { return l.view(); })
-      .def("tobytes", [](QueueReadLoan& l) {
-        l.require_active("tobytes");
-        return to_bytes({l.st->ptr, l.st->len});
-      })
+      .def("tobytes",
+           [](QueueReadLoan& l) {
+             l.require_active("tobytes");
+             return to_bytes({l.st->ptr, l.st->len});
+           })
       .def("release", &QueueReadLoan::release)
       .def_prop_ro("size", [](const QueueReadLoan& l) { return l.st ? l.st->len : 0; })
       .def("__len__", [](const QueueReadLoan& l) { return l.st ? l.st->len : 0; })
       .def_prop_ro("active", &QueueReadLoan::active);
 
   nb::class_<PyQueue>(m, "Queue")
-      .def_static("create", [](const std::string& name, std::size_t block_size, std::size_t block_count, Multiplicity producers,
-                               Multiplicity consumers, std::uint32_t max_participants, nb::handle recovery_time,
-                               WaitStrategy wait, unsigned mode, const std::string& path, bool prefault, Role role) {
-        auto o = queue_options(block_size, block_count, producers, consumers, max_participants, recovery_time, wait, mode, path, prefault);
-        return make(zipc::Queue::create(name, o, role), name);
-      }, nb::arg("name"), nb::kw_only(), nb::arg("block_size") = 1024, nb::arg("block_count") = 1024,
-         nb::arg("producers") = Multiplicity::multi, nb::arg("consumers") = Multiplicity::multi,
-         nb::arg("max_participants") = 64, nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive,
-         nb::arg("mode") = 0600, nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("role") = Role::both,
-         nb::rv_policy::take_ownership)
-      .def_static("open_or_create", [](const std::string& name, std::size_t block_size, std::size_t block_count, Multiplicity producers,
-                                       Multiplicity consumers, std::uint32_t max_participants, nb::handle recovery_time,
-                                       WaitStrategy wait, unsigned mode, const std::string& path, bool prefault, Role role) {
-        auto o = queue_options(block_size, block_count, producers, consumers, max_participants, recovery_time, wait, mode, path, prefault);
-        return make(zipc::Queue::open_or_create(name, o, role), name);
-      }, nb::arg("name"), nb::kw_only(), nb::arg("block_size") = 1024, nb::arg("block_count") = 1024,
-         nb::arg("producers") = Multiplicity::multi, nb::arg("consumers") = Multiplicity::multi,
-         nb::arg("max_participants") = 64, nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive,
-         nb::arg("mode") = 0600, nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("role") = Role::both,
-         nb::rv_policy::take_ownership)
-      .def_static("open", [](const std::string& name, Role role, WaitStrategy wait, const std::string& path) {
-        zipc::SegmentOptions seg;
-        seg.path = path;
-        return make(zipc::Queue::open(name, role, wait_options(wait), seg), name);
-      }, nb::arg("name"), nb::kw_only(), nb::arg("role") = Role::both, nb::arg("wait") = WaitStrategy::adaptive,
-         nb::arg("path") = "", nb::rv_policy::take_ownership)
-      .def_static("remove", [](const std::string& name, const std::string& path) {
-        zipc::SegmentOptions seg;
-        seg.path = path;
-        return zipc::Queue::remove(name, seg);
-      }, nb::arg("name"), nb::kw_only(), nb::arg("path") = "")
-      .def("send", [](PyQueue& self, nb::handle data, nb::handle timeout) {
-        self.require_attached("send");
-        InBuf b(data);
-        auto t = to_timeout(timeout);
-        Status s = sliced(self, t, [&](ns sl) { return self.q.send(b.span(), sl); }, [](Status x) { return x; });
-        if (s != Status::ok) raise_status(s, self.ctx("send"));
-      }, nb::arg("data"), nb::arg("timeout").none() = nb::none())
-      .def("try_send", [](PyQueue& self, nb::handle data) {
-        self.require_attached("try_send");
-        InBuf b(data);
-        Status s;
-        {
-          nb::gil_scoped_release nogil;
-          std::lock_guard lock(self.mu);
-          s = self.q.try_send(b.span());
-        }
-        if (s == Status::full) return false;
-        if (s != Status::ok) raise_status(s, self.ctx("try_send"));
-        return true;
-      }, nb::arg("data"))
-      .def("recv", [](PyQueue& self, nb::handle timeout) { return recv_impl(self, to_timeout(timeout), false); },
-           nb::arg("timeout").none() = nb::none())
+      .def_static(
+          "create",
+          [](const std::string& name, std::size_t block_size, std::size_t block_count, Multiplicity producers,
+             Multiplicity consumers, std::uint32_t max_participants, nb::handle recovery_time, WaitStrategy wait,
+             unsigned mode, const std::string& path, bool prefault, Role role) {
+            auto o = queue_options(block_size, block_count, producers, consumers, max_participants, recovery_time, wait,
+                                   mode, path, prefault);
+            return make(zipc::Queue::create(name, o, role), name);
+          },
+          nb::arg("name"), nb::kw_only(), nb::arg("block_size") = 1024, nb::arg("block_count") = 1024,
+          nb::arg("producers") = Multiplicity::multi, nb::arg("consumers") = Multiplicity::multi,
+          nb::arg("max_participants") = 64, nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive,
+          nb::arg("mode") = 0600, nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("role") = Role::both,
+          nb::rv_policy::take_ownership)
+      .def_static(
+          "open_or_create",
+          [](const std::string& name, std::size_t block_size, std::size_t block_count, Multiplicity producers,
+             Multiplicity consumers, std::uint32_t max_participants, nb::handle recovery_time, WaitStrategy wait,
+             unsigned mode, const std::string& path, bool prefault, Role role) {
+            auto o = queue_options(block_size, block_count, producers, consumers, max_participants, recovery_time, wait,
+                                   mode, path, prefault);
+            return make(zipc::Queue::open_or_create(name, o, role), name);
+          },
+          nb::arg("name"), nb::kw_only(), nb::arg("block_size") = 1024, nb::arg("block_count") = 1024,
+          nb::arg("producers") = Multiplicity::multi, nb::arg("consumers") = Multiplicity::multi,
+          nb::arg("max_participants") = 64, nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive,
+          nb::arg("mode") = 0600, nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("role") = Role::both,
+          nb::rv_policy::take_ownership)
+      .def_static(
+          "open",
+          [](const std::string& name, Role role, WaitStrategy wait, const std::string& path) {
+            zipc::SegmentOptions seg;
+            seg.path = path;
+            return make(zipc::Queue::open(name, role, wait_options(wait), seg), name);
+          },
+          nb::arg("name"), nb::kw_only(), nb::arg("role") = Role::both, nb::arg("wait") = WaitStrategy::adaptive,
+          nb::arg("path") = "", nb::rv_policy::take_ownership)
+      .def_static(
+          "remove",
+          [](const std::string& name, const std::string& path) {
+            zipc::SegmentOptions seg;
+            seg.path = path;
+            return zipc::Queue::remove(name, seg);
+          },
+          nb::arg("name"), nb::kw_only(), nb::arg("path") = "")
+      .def(
+          "send",
+          [](PyQueue& self, nb::handle data, nb::handle timeout) {
+            self.require_attached("send");
+            InBuf b(data);
+            auto t = to_timeout(timeout);
+            Status s = sliced(
+                self, t, [&](ns sl) { return self.q.send(b.span(), sl); }, [](Status x) { return x; });
+            if (s != Status::ok) raise_status(s, self.ctx("send"));
+          },
+          nb::arg("data"), nb::arg("timeout").none() = nb::none())
+      .def(
+          "try_send",
+          [](PyQueue& self, nb::handle data) {
+            self.require_attached("try_send");
+            InBuf b(data);
+            Status s;
+            {
+              nb::gil_scoped_release nogil;
+              std::lock_guard lock(self.mu);
+              s = self.q.try_send(b.span());
+            }
+            if (s == Status::full) return false;
+            if (s != Status::ok) raise_status(s, self.ctx("try_send"));
+            return true;
+          },
+          nb::arg("data"))
+      .def(
+          "recv", [](PyQueue& self, nb::handle timeout) { return recv_impl(self, to_timeout(timeout), false); },
+          nb::arg("timeout").none() = nb::none())
       .def("try_recv", [](PyQueue& self) { return recv_impl(self, ns::zero(), true); })
-      .def("reserve", [](nb::handle self_obj, std::optional<std::size_t> size, nb::handle timeout) {
-        PyQueue& self = nb::cast<PyQueue&>(self_obj);
-        self.require_attached("reserve");
-        if (size && *size > self.q.block_size())
-          raise_kind("too_large", self.ctx("reserve") + ": " + std::to_string(*size) + " bytes > block_size " + std::to_string(self.q.block_size()));
-        auto t = to_timeout(timeout);
-        zipc::WriteLoan loan = sliced(self, t, [&](ns s) { return self.q.reserve(s); }, [](const zipc::WriteLoan& l) { return l.status(); });
-        if (!loan) raise_status(loan.status(), self.ctx("reserve"));
-        return make_write_loan(self, self_obj, std::move(loan), size);
-      }, nb::arg("size").none() = nb::none(), nb::kw_only(), nb::arg("timeout").none() = nb::none())
-      .def("try_reserve", [](nb::handle self_obj, std::optional<std::size_t> size) -> nb::object {
-        PyQueue& self = nb::cast<PyQueue&>(self_obj);
-        self.require_attached("try_reserve");
-        if (size && *size > self.q.block_size())
-          raise_kind("too_large", self.ctx("try_reserve") + ": " + std::to_string(*size) + " bytes > block_size " + std::to_string(self.q.block_size()));
-        zipc::WriteLoan loan = sliced(self, ns::zero(), [&](ns s) { return self.q.reserve(s); }, [](const zipc::WriteLoan& l) { return l.status(); });
-        if (!loan) {
-          if (loan.status() == Status::full || loan.status() == Status::timeout) return nb::none();
-          raise_status(loan.status(), self.ctx("try_reserve"));
-        }
-        return make_write_loan(self, self_obj, std::move(loan), size);
-      }, nb::arg("size").none() = nb::none())
-      .def("acquire", [](nb::handle self_obj, nb::handle timeout) {
-        PyQueue& self = nb::cast<PyQueue&>(self_obj);
-        self.require_attached("acquire");
-        auto t = to_timeout(timeout);
-        zipc::ReadLoan loan = sliced(self, t, [&](ns s) { return self.q.acquire(s); }, [](const zipc::ReadLoan& l) { return l.status(); });
-        if (!loan) raise_status(loan.status(), self.ctx("acquire"));
-        return make_read_loan(self, self_obj, std::move(loan));
-      }, nb::arg("timeout").none() = nb::none())
-      .def("try_acquire", [](nb::handle self_obj) -> nb::object {
-        PyQueue& self = nb::cast<PyQueue&>(self_obj);
-        self.require_attached("try_acquire");
-        zipc::ReadLoan loan = sliced(self, ns::zero(), [&](ns s) { return self.q.acquire(s); }, [](const zipc::ReadLoan& l) { return l.status(); });
-        if (!loan) {
-          if (loan.status() == Status::empty || loan.status() == Status::timeout) return nb::none();
-          raise_status(loan.status(), self.ctx("try_acquire"));
-        }
-        return make_read_loan(self, self_obj, std::move(loan));
-      })
+      .def(
+          "reserve",
+          [](nb::handle self_obj, std::optional<std::size_t> size, nb::handle timeout) {
+            PyQueue& self = nb::cast<PyQueue&>(self_obj);
+            self.require_attached("reserve");
+            if (size && *size > self.q.block_size())
+              raise_kind("too_large", self.ctx("reserve") + ": " + std::to_string(*size) + " bytes > block_size " +
+                                          std::to_string(self.q.block_size()));
+            auto t = to_timeout(timeout);
+            zipc::WriteLoan loan = sliced(
+                self, t, [&](ns s) { return self.q.reserve(s); }, [](const zipc::WriteLoan& l) { return l.status(); });
+            if (!loan) raise_status(loan.status(), self.ctx("reserve"));
+            return make_write_loan(self, self_obj, std::move(loan), size);
+          },
+          nb::arg("size").none() = nb::none(), nb::kw_only(), nb::arg("timeout").none() = nb::none())
+      .def(
+          "try_reserve",
+          [](nb::handle self_obj, std::optional<std::size_t> size) -> nb::object {
+            PyQueue& self = nb::cast<PyQueue&>(self_obj);
+            self.require_attached("try_reserve");
+            if (size && *size > self.q.block_size())
+              raise_kind("too_large", self.ctx("try_reserve") + ": " + std::to_string(*size) + " bytes > block_size " +
+                                          std::to_string(self.q.block_size()));
+            zipc::WriteLoan loan = sliced(
+                self, ns::zero(), [&](ns s) { return self.q.reserve(s); },
+                [](const zipc::WriteLoan& l) { return l.status(); });
+            if (!loan) {
+              if (loan.status() == Status::full || loan.status() == Status::timeout) return nb::none();
+              raise_status(loan.status(), self.ctx("try_reserve"));
+            }
+            return make_write_loan(self, self_obj, std::move(loan), size);
+          },
+          nb::arg("size").none() = nb::none())
+      .def(
+          "acquire",
+          [](nb::handle self_obj, nb::handle timeout) {
+            PyQueue& self = nb::cast<PyQueue&>(self_obj);
+            self.require_attached("acquire");
+            auto t = to_timeout(timeout);
+            zipc::ReadLoan loan = sliced(
+                self, t, [&](ns s) { return self.q.acquire(s); }, [](const zipc::ReadLoan& l) { return l.status(); });
+            if (!loan) raise_status(loan.status(), self.ctx("acquire"));
+            return make_read_loan(self, self_obj, std::move(loan));
+          },
+          nb::arg("timeout").none() = nb::none())
+      .def("try_acquire",
+           [](nb::handle self_obj) -> nb::object {
+             PyQueue& self = nb::cast<PyQueue&>(self_obj);
+             self.require_attached("try_acquire");
+             zipc::ReadLoan loan = sliced(
+                 self, ns::zero(), [&](ns s) { return self.q.acquire(s); },
+                 [](const zipc::ReadLoan& l) { return l.status(); });
+             if (!loan) {
+               if (loan.status() == Status::empty || loan.status() == Status::timeout) return nb::none();
+               raise_status(loan.status(), self.ctx("try_acquire"));
+             }
+             return make_read_loan(self, self_obj, std::move(loan));
+           })
       .def("__iter__", [](nb::handle self) { return self; })
-      .def("__next__", [](PyQueue& self) -> nb::object {
-        self.require_attached("recv");
-        zipc::ReadLoan loan = sliced(self, std::nullopt, [&](ns s) { return self.q.acquire(s); }, [](const zipc::ReadLoan& l) { return l.status(); });
-        if (!loan) {
-          if (loan.status() == Status::closed) throw nb::stop_iteration();
-          raise_status(loan.status(), self.ctx("recv"));
-        }
-        nb::bytes out = to_bytes(loan.bytes());
-        std::lock_guard lock(self.mu);
-        loan.release();
-        return out;
-      })
-      .def("close", [](PyQueue& self) {
-        self.require_attached("close");
-        nb::gil_scoped_release nogil;
-        std::lock_guard lock(self.mu);
-        self.q.close();
-      }, "Closes the queue for everyone: sends fail, receivers drain then get Closed.")
+      .def("__next__",
+           [](PyQueue& self) -> nb::object {
+             self.require_attached("recv");
+             zipc::ReadLoan loan = sliced(
+                 self, std::nullopt, [&](ns s) { return self.q.acquire(s); },
+                 [](const zipc::ReadLoan& l) { return l.status(); });
+             if (!loan) {
+               if (loan.status() == Status::closed) throw nb::stop_iteration();
+               raise_status(loan.status(), self.ctx("recv"));
+             }
+             nb::bytes out = to_bytes(loan.bytes());
+             std::lock_guard lock(self.mu);
+             loan.release();
+             return out;
+           })
+      .def(
+          "close",
+          [](PyQueue& self) {
+            self.require_attached("close");
+            nb::gil_scoped_release nogil;
+            std::lock_guard lock(self.mu);
+            self.q.close();
+          },
+          "Closes the queue for everyone: sends fail, receivers drain then get Closed.")
       .def_prop_ro("closed", [](PyQueue& self) { return self.q.is_open() && self.q.closed(); })
-      .def("detach", [](PyQueue& self) {
-        if (self.live_loans > 0) raise_kind("invalid_argument", self.ctx("detach") + ": loans of this handle are still out");
-        nb::gil_scoped_release nogil;
-        std::lock_guard lock(self.mu);
-        self.q = zipc::Queue();
-      }, "Lets go of this handle's mapping (the queue stays).")
+      .def(
+          "detach",
+          [](PyQueue& self) {
+            if (self.live_loans > 0)
+              raise_kind("invalid_argument", self.ctx("detach") + ": loans of this handle are still out");
+            nb::gil_scoped_release nogil;
+            std::lock_guard lock(self.mu);
+            self.q = zipc::Queue();
+          },
+          "Lets go of this handle's mapping (the queue stays).")
       .def_prop_ro("is_attached", [](PyQueue& self) { return self.q.is_open(); })
       .def("__enter__", [](nb::handle self) { return self; })
-      .def("__exit__", [](PyQueue& self, nb::handle, nb::handle, nb::handle) {
-        if (self.live_loans == 0) {
-          nb::gil_scoped_release nogil;
-          std::lock_guard lock(self.mu);
-          self.q = zipc::Queue();
-        }
-        return false;
-      }, nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
-      .def("stats", [](PyQueue& self) {
-        self.require_attached("stats");
-        zipc::QueueStats s = self.q.stats();
-        nb::dict d;
-        d["sent"] = s.sent;
-        d["received"] = s.received;
-        d["full_waits"] = s.full_waits;
-        d["empty_waits"] = s.empty_waits;
-        d["redelivered"] = s.redelivered;
-        d["abandoned"] = s.abandoned;
-        return d;
-      })
-      .def("recover", [](PyQueue& self) {
-        self.require_attached("recover");
-        nb::gil_scoped_release nogil;
-        std::lock_guard lock(self.mu);
-        return self.q.recover();
-      })
+      .def(
+          "__exit__",
+          [](PyQueue& self, nb::handle, nb::handle, nb::handle) {
+            if (self.live_loans == 0) {
+              nb::gil_scoped_release nogil;
+              std::lock_guard lock(self.mu);
+              self.q = zipc::Queue();
+            }
+            return false;
+          },
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
+      .def("stats",
+           [](PyQueue& self) {
+             self.require_attached("stats");
+             zipc::QueueStats s = self.q.stats();
+             nb::dict d;
+             d["sent"] = s.sent;
+             d["received"] = s.received;
+             d["full_waits"] = s.full_waits;
+             d["empty_waits"] = s.empty_waits;
+             d["redelivered"] = s.redelivered;
+             d["abandoned"] = s.abandoned;
+             return d;
+           })
+      .def("recover",
+           [](PyQueue& self) {
+             self.require_attached("recover");
+             nb::gil_scoped_release nogil;
+             std::lock_guard lock(self.mu);
+             return self.q.recover();
+           })
       .def_prop_ro("name", [](PyQueue& self) { return self.name; })
-      .def_prop_ro("block_size", [](PyQueue& self) { self.require_attached("block_size"); return self.q.block_size(); })
-      .def_prop_ro("block_count", [](PyQueue& self) { self.require_attached("block_count"); return self.q.capacity(); })
-      .def("__len__", [](PyQueue& self) { self.require_attached("len"); return self.q.size_approx(); })
-      .def_prop_ro("producers", [](PyQueue& self) { self.require_attached("producers"); return self.q.producers(); })
-      .def_prop_ro("consumers", [](PyQueue& self) { self.require_attached("consumers"); return self.q.consumers(); });
+      .def_prop_ro("block_size",
+                   [](PyQueue& self) {
+                     self.require_attached("block_size");
+                     return self.q.block_size();
+                   })
+      .def_prop_ro("block_count",
+                   [](PyQueue& self) {
+                     self.require_attached("block_count");
+                     return self.q.capacity();
+                   })
+      .def("__len__",
+           [](PyQueue& self) {
+             self.require_attached("len");
+             return self.q.size_approx();
+           })
+      .def_prop_ro("producers",
+                   [](PyQueue& self) {
+                     self.require_attached("producers");
+                     return self.q.producers();
+                   })
+      .def_prop_ro("consumers", [](PyQueue& self) {
+        self.require_attached("consumers");
+        return self.q.consumers();
+      });
 }
 
 }  // namespace zipc::py

@@ -106,7 +106,8 @@ nb::bytes response_bytes(PyRpcClient& c, zipc::RpcResponse& r) {
 
 nb::bytes wait_ticket(PyRpcTicket& t, std::optional<ns> timeout) {
   if (t.done) raise_kind("invalid_argument", t.client->ctx("wait") + ": this ticket was already waited for");
-  zipc::RpcResponse r = sliced(*t.client, timeout, [&](ns sl) { return t.t.wait(sl); }, [](const zipc::RpcResponse& x) { return x.status(); });
+  zipc::RpcResponse r = sliced(
+      *t.client, timeout, [&](ns sl) { return t.t.wait(sl); }, [](const zipc::RpcResponse& x) { return x.status(); });
   if (r.status() != Status::timeout) t.done = true;
   return response_bytes(*t.client, r);
 }
@@ -119,129 +120,162 @@ void init_rpc(nb::module_& m) {
   });
 
   nb::class_<PyRpcServer>(m, "RpcServer")
-      .def_static("create", [](const std::string& name, std::uint32_t max_clients, std::uint32_t inflight_per_client,
-                               std::uint64_t max_request_size, std::uint64_t max_response_size, std::uint64_t inline_size,
-                               std::uint32_t large_blocks, WaitStrategy wait, unsigned mode, bool replace_stale,
-                               nb::handle recovery_time) {
-        zipc::RpcOptions o;
-        o.max_clients = max_clients;
-        o.inflight_per_client = inflight_per_client;
-        o.max_request_size = max_request_size;
-        o.max_response_size = max_response_size;
-        o.inline_size = inline_size;
-        o.large_blocks = large_blocks;
-        o.wait = wait_options(wait);
-        o.mode = mode;
-        o.replace_stale = replace_stale;
-        o.reap_interval = to_millis(recovery_time);
-        auto* s = new PyRpcServer();
-        try {
-          s->server = zipc::RpcServer::create(name, o);
-        } catch (...) {
-          delete s;
-          throw;
-        }
-        s->name = name;
-        return s;
-      }, nb::arg("name"), nb::kw_only(), nb::arg("max_clients") = 16, nb::arg("inflight_per_client") = 8,
-         nb::arg("max_request_size") = 64 << 10, nb::arg("max_response_size") = 64 << 10, nb::arg("inline_size") = 4096,
-         nb::arg("large_blocks") = 0, nb::arg("wait") = WaitStrategy::adaptive, nb::arg("mode") = 0600,
-         nb::arg("replace_stale") = true, nb::arg("recovery_time") = 0.1, nb::rv_policy::take_ownership)
-      .def("start", [](PyRpcServer& self, nb::object handler, unsigned threads) { self.start(std::move(handler), threads); },
-           nb::arg("handler"), nb::arg("threads") = 1, "Serves handler(request: bytes) -> bytes-like | None on threads in the background.")
-      .def("serve", [](PyRpcServer& self, nb::object handler, unsigned threads, nb::handle timeout) {
-        self.start(std::move(handler), threads);
-        auto t = to_timeout(timeout);
-        const auto deadline = t ? std::chrono::steady_clock::now() + *t : std::chrono::steady_clock::time_point::max();
-        try {
-          for (;;) {
-            {
-              nb::gil_scoped_release nogil;
-              std::this_thread::sleep_for(kSlice);
+      .def_static(
+          "create",
+          [](const std::string& name, std::uint32_t max_clients, std::uint32_t inflight_per_client,
+             std::uint64_t max_request_size, std::uint64_t max_response_size, std::uint64_t inline_size,
+             std::uint32_t large_blocks, WaitStrategy wait, unsigned mode, bool replace_stale,
+             nb::handle recovery_time) {
+            zipc::RpcOptions o;
+            o.max_clients = max_clients;
+            o.inflight_per_client = inflight_per_client;
+            o.max_request_size = max_request_size;
+            o.max_response_size = max_response_size;
+            o.inline_size = inline_size;
+            o.large_blocks = large_blocks;
+            o.wait = wait_options(wait);
+            o.mode = mode;
+            o.replace_stale = replace_stale;
+            o.reap_interval = to_millis(recovery_time);
+            auto* s = new PyRpcServer();
+            try {
+              s->server = zipc::RpcServer::create(name, o);
+            } catch (...) {
+              delete s;
+              throw;
             }
-            check_signals();
-            if (self.running.load(std::memory_order_acquire) == 0 || std::chrono::steady_clock::now() >= deadline) break;
-          }
-        } catch (...) {
-          self.stop_workers();
-          throw;
-        }
-        self.stop_workers();
-      }, nb::arg("handler"), nb::arg("threads") = 1, nb::arg("timeout").none() = nb::none(),
-         "Serves handler on threads until stop(), the timeout, or Ctrl-C (KeyboardInterrupt).")
-      .def("stop", [](PyRpcServer& self) { self.stop_workers(); }, "Stops the serving threads (the service stays).")
-      .def("close", [](PyRpcServer& self) {
-        self.stop_workers();
-        self.server.close();
-      }, "Closes the service for everyone and removes its name.")
+            s->name = name;
+            return s;
+          },
+          nb::arg("name"), nb::kw_only(), nb::arg("max_clients") = 16, nb::arg("inflight_per_client") = 8,
+          nb::arg("max_request_size") = 64 << 10, nb::arg("max_response_size") = 64 << 10,
+          nb::arg("inline_size") = 4096, nb::arg("large_blocks") = 0, nb::arg("wait") = WaitStrategy::adaptive,
+          nb::arg("mode") = 0600, nb::arg("replace_stale") = true, nb::arg("recovery_time") = 0.1,
+          nb::rv_policy::take_ownership)
+      .def(
+          "start",
+          [](PyRpcServer& self, nb::object handler, unsigned threads) { self.start(std::move(handler), threads); },
+          nb::arg("handler"), nb::arg("threads") = 1,
+          "Serves handler(request: bytes) -> bytes-like | None on threads in the background.")
+      .def(
+          "serve",
+          [](PyRpcServer& self, nb::object handler, unsigned threads, nb::handle timeout) {
+            self.start(std::move(handler), threads);
+            auto t = to_timeout(timeout);
+            const auto deadline =
+                t ? std::chrono::steady_clock::now() + *t : std::chrono::steady_clock::time_point::max();
+            try {
+              for (;;) {
+                {
+                  nb::gil_scoped_release nogil;
+                  std::this_thread::sleep_for(kSlice);
+                }
+                check_signals();
+                if (self.running.load(std::memory_order_acquire) == 0 || std::chrono::steady_clock::now() >= deadline)
+                  break;
+              }
+            } catch (...) {
+              self.stop_workers();
+              throw;
+            }
+            self.stop_workers();
+          },
+          nb::arg("handler"), nb::arg("threads") = 1, nb::arg("timeout").none() = nb::none(),
+          "Serves handler on threads until stop(), the timeout, or Ctrl-C (KeyboardInterrupt).")
+      .def(
+          "stop", [](PyRpcServer& self) { self.stop_workers(); }, "Stops the serving threads (the service stays).")
+      .def(
+          "close",
+          [](PyRpcServer& self) {
+            self.stop_workers();
+            self.server.close();
+          },
+          "Closes the service for everyone and removes its name.")
       .def("__enter__", [](nb::handle self) { return self; })
-      .def("__exit__", [](PyRpcServer& self, nb::handle, nb::handle, nb::handle) {
-        self.stop_workers();
-        self.server.close();
-        return false;
-      }, nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
+      .def(
+          "__exit__",
+          [](PyRpcServer& self, nb::handle, nb::handle, nb::handle) {
+            self.stop_workers();
+            self.server.close();
+            return false;
+          },
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
       .def_prop_ro("name", [](PyRpcServer& self) { return self.name; })
       .def_prop_ro("served", [](PyRpcServer& self) { return self.served.load(); })
       .def_prop_ro("connected_clients", [](PyRpcServer& self) { return self.server.connected_clients(); })
       .def_prop_ro("reaped_clients", [](PyRpcServer& self) { return self.server.reaped_clients(); });
 
   nb::class_<PyRpcTicket>(m, "RpcTicket")
-      .def("wait", [](PyRpcTicket& t, nb::handle timeout) { return wait_ticket(t, to_timeout(timeout)); },
-           nb::arg("timeout").none() = nb::none(), "The response (Timeout leaves the ticket valid: wait again).")
+      .def(
+          "wait", [](PyRpcTicket& t, nb::handle timeout) { return wait_ticket(t, to_timeout(timeout)); },
+          nb::arg("timeout").none() = nb::none(), "The response (Timeout leaves the ticket valid: wait again).")
       .def_prop_ro("ready", [](PyRpcTicket& t) { return t.t.ready(); });
 
   nb::class_<PyRpcClient>(m, "RpcClient")
-      .def_static("connect", [](const std::string& name, nb::handle timeout, WaitStrategy wait) {
-        auto t = to_timeout(timeout);
-        auto ms = t ? std::chrono::duration_cast<std::chrono::milliseconds>(*t) : std::chrono::milliseconds(std::chrono::hours(24));
-        auto* c = new PyRpcClient();
-        try {
-          nb::gil_scoped_release nogil;
-          c->c = zipc::RpcClient::connect(name, ms);
-          c->c.set_wait(wait_options(wait));
-        } catch (...) {
-          delete c;
-          throw;
-        }
-        c->name = name;
-        return c;
-      }, nb::arg("name"), nb::kw_only(), nb::arg("timeout").none() = 1.0, nb::arg("wait") = WaitStrategy::adaptive,
-         nb::rv_policy::take_ownership)
-      .def("call", [](PyRpcClient& self, nb::handle data, nb::handle timeout) {
-        InBuf b(data);
-        zipc::RpcTicket ticket;
-        {
-          nb::gil_scoped_release nogil;
-          std::lock_guard lock(self.mu);
-          ticket = self.c.call_async(b.span());
-        }
-        if (!ticket.ok()) raise_status(ticket.status(), self.ctx("call"));
-        zipc::RpcResponse r = sliced(self, to_timeout(timeout), [&](ns sl) { return ticket.wait(sl); }, [](const zipc::RpcResponse& x) { return x.status(); });
-        nb::bytes out = response_bytes(self, r);
-        std::lock_guard lock(self.mu);
-        ticket = zipc::RpcTicket();
-        return out;
-      }, nb::arg("data"), nb::arg("timeout").none() = nb::none())
-      .def("call_async", [](nb::handle self_obj, nb::handle data) {
-        PyRpcClient& self = nb::cast<PyRpcClient&>(self_obj);
-        InBuf b(data);
-        auto* t = new PyRpcTicket();
-        {
-          nb::gil_scoped_release nogil;
-          std::lock_guard lock(self.mu);
-          t->t = self.c.call_async(b.span());
-        }
-        if (!t->t.ok()) {
-          Status s = t->t.status();
-          delete t;
-          raise_status(s, self.ctx("call_async"));
-        }
-        t->client_obj = nb::borrow(self_obj);
-        t->client = &self;
-        return t;
-      }, nb::arg("data"), nb::rv_policy::take_ownership)
-      .def("wait", [](PyRpcClient&, PyRpcTicket& t, nb::handle timeout) { return wait_ticket(t, to_timeout(timeout)); },
-           nb::arg("ticket"), nb::arg("timeout").none() = nb::none())
+      .def_static(
+          "connect",
+          [](const std::string& name, nb::handle timeout, WaitStrategy wait) {
+            auto t = to_timeout(timeout);
+            auto ms = t ? std::chrono::duration_cast<std::chrono::milliseconds>(*t)
+                        : std::chrono::milliseconds(std::chrono::hours(24));
+            auto* c = new PyRpcClient();
+            try {
+              nb::gil_scoped_release nogil;
+              c->c = zipc::RpcClient::connect(name, ms);
+              c->c.set_wait(wait_options(wait));
+            } catch (...) {
+              delete c;
+              throw;
+            }
+            c->name = name;
+            return c;
+          },
+          nb::arg("name"), nb::kw_only(), nb::arg("timeout").none() = 1.0, nb::arg("wait") = WaitStrategy::adaptive,
+          nb::rv_policy::take_ownership)
+      .def(
+          "call",
+          [](PyRpcClient& self, nb::handle data, nb::handle timeout) {
+            InBuf b(data);
+            zipc::RpcTicket ticket;
+            {
+              nb::gil_scoped_release nogil;
+              std::lock_guard lock(self.mu);
+              ticket = self.c.call_async(b.span());
+            }
+            if (!ticket.ok()) raise_status(ticket.status(), self.ctx("call"));
+            zipc::RpcResponse r = sliced(
+                self, to_timeout(timeout), [&](ns sl) { return ticket.wait(sl); },
+                [](const zipc::RpcResponse& x) { return x.status(); });
+            nb::bytes out = response_bytes(self, r);
+            std::lock_guard lock(self.mu);
+            ticket = zipc::RpcTicket();
+            return out;
+          },
+          nb::arg("data"), nb::arg("timeout").none() = nb::none())
+      .def(
+          "call_async",
+          [](nb::handle self_obj, nb::handle data) {
+            PyRpcClient& self = nb::cast<PyRpcClient&>(self_obj);
+            InBuf b(data);
+            auto* t = new PyRpcTicket();
+            {
+              nb::gil_scoped_release nogil;
+              std::lock_guard lock(self.mu);
+              t->t = self.c.call_async(b.span());
+            }
+            if (!t->t.ok()) {
+              Status s = t->t.status();
+              delete t;
+              raise_status(s, self.ctx("call_async"));
+            }
+            t->client_obj = nb::borrow(self_obj);
+            t->client = &self;
+            return t;
+          },
+          nb::arg("data"), nb::rv_policy::take_ownership)
+      .def(
+          "wait", [](PyRpcClient&, PyRpcTicket& t, nb::handle timeout) { return wait_ticket(t, to_timeout(timeout)); },
+          nb::arg("ticket"), nb::arg("timeout").none() = nb::none())
       .def_prop_ro("max_request_size", [](PyRpcClient& self) { return self.c.max_request_size(); })
       .def_prop_ro("max_response_size", [](PyRpcClient& self) { return self.c.max_response_size(); })
       .def_prop_ro("inflight_limit", [](PyRpcClient& self) { return self.c.inflight_limit(); })

@@ -19,18 +19,25 @@ void init_segment(nb::module_& m) {
       .def_ro("valid", &SegmentInfo::valid)
       .def_ro("problem", &SegmentInfo::problem)
       .def("__repr__", [](const SegmentInfo& i) {
-        return "SegmentInfo(name='" + i.name + "', kind='" + zipc::to_string(i.kind) + "', size=" + std::to_string(i.size) +
-               ", valid=" + (i.valid ? "True" : "False") + ")";
+        return "SegmentInfo(name='" + i.name + "', kind='" + zipc::to_string(i.kind) +
+               "', size=" + std::to_string(i.size) + ", valid=" + (i.valid ? "True" : "False") + ")";
       });
-  m.def("segments", [] {
-    nb::gil_scoped_release nogil;
-    return zipc::Segment::list();
-  }, "Every zipc segment in /dev/shm.");
-  m.def("remove_segment", [](const std::string& name, const std::string& path) {
-    zipc::SegmentOptions o;
-    o.path = path;
-    return zipc::Segment::remove(name, o);
-  }, nb::arg("name"), nb::kw_only(), nb::arg("path") = "", "Removes a segment's name (mappings stay valid); False when absent.");
+  m.def(
+      "segments",
+      [] {
+        nb::gil_scoped_release nogil;
+        return zipc::Segment::list();
+      },
+      "Every zipc segment in /dev/shm.");
+  m.def(
+      "remove_segment",
+      [](const std::string& name, const std::string& path) {
+        zipc::SegmentOptions o;
+        o.path = path;
+        return zipc::Segment::remove(name, o);
+      },
+      nb::arg("name"), nb::kw_only(), nb::arg("path") = "",
+      "Removes a segment's name (mappings stay valid); False when absent.");
 }
 
 }  // namespace zipc::py

@@ -37,7 +37,8 @@ struct PySubscriber : Guarded {
   std::string ctx(const char* what) const { return "topic '" + name + "': subscriber: " + what; }
   void require_ready(const char* what) const {
     if (!s.is_attached()) raise_kind("closed", ctx(what) + ": detached");
-    if (view_out) raise_kind("invalid_argument", ctx(what) + ": a read loan of this subscriber is still held (release it first)");
+    if (view_out)
+      raise_kind("invalid_argument", ctx(what) + ": a read loan of this subscriber is still held (release it first)");
   }
 };
 
@@ -67,7 +68,8 @@ struct TopicWriteLoan : LoanBase {
   std::uint64_t commit(std::optional<std::size_t> n) {
     require_active("commit");
     const std::size_t len = n.value_or(size);
-    if (len > size) raise_kind("too_large", "commit: " + std::to_string(len) + " bytes > the " + std::to_string(size) + " reserved");
+    if (len > size)
+      raise_kind("too_large", "commit: " + std::to_string(len) + " bytes > the " + std::to_string(size) + " reserved");
     if (!release_views(views) || st->exports > 0) {
       st->end();
       PyErr_SetString(PyExc_BufferError,
@@ -100,9 +102,10 @@ zipc::From parse_start(nb::handle start) {
   raise_kind("invalid_argument", "subscribe: start must be 'latest', 'oldest' or a sequence number, not '" + s + "'");
 }
 
-zipc::TopicOptions topic_options(std::uint64_t capacity_bytes, std::uint32_t max_message_size, std::uint32_t max_subscribers,
-                                 Multiplicity publishers, nb::handle recovery_time, WaitStrategy wait, unsigned mode,
-                                 const std::string& path, bool prefault, bool streaming_stores) {
+zipc::TopicOptions topic_options(std::uint64_t capacity_bytes, std::uint32_t max_message_size,
+                                 std::uint32_t max_subscribers, Multiplicity publishers, nb::handle recovery_time,
+                                 WaitStrategy wait, unsigned mode, const std::string& path, bool prefault,
+                                 bool streaming_stores) {
   zipc::TopicOptions o;
   o.capacity = capacity_bytes;
   o.max_message = max_message_size;
@@ -136,7 +139,8 @@ Got next_message(PySubscriber& self, std::optional<ns> t) {
   self.require_ready("recv");
   Got g;
   if (self.s.delivery() == Delivery::reliable) {
-    zipc::MessageView v = sliced(self, t, [&](ns sl) { return self.s.read_view(sl); }, [](const zipc::MessageView& m) { return m.status; });
+    zipc::MessageView v = sliced(
+        self, t, [&](ns sl) { return self.s.read_view(sl); }, [](const zipc::MessageView& m) { return m.status; });
     g.status = v.status;
     if (v.ok()) {
       g.sequence = v.sequence;
@@ -147,11 +151,15 @@ Got next_message(PySubscriber& self, std::optional<ns> t) {
     }
     return g;
   }
-  zipc::ReadResult r = sliced(self, t, [&](ns sl) {
-    for (;;) {
-      zipc::ReadResult x = self.s.read(self.buf, sl);
-      if (x.status != Status::overrun) return x;  // lost() counted the gap; go on from the oldest
-    } }, [](const zipc::ReadResult& x) { return x.status; });
+  zipc::ReadResult r = sliced(
+      self, t,
+      [&](ns sl) {
+        for (;;) {
+          zipc::ReadResult x = self.s.read(self.buf, sl);
+          if (x.status != Status::overrun) return x;  // lost() counted the gap; go on from the oldest
+        }
+      },
+      [](const zipc::ReadResult& x) { return x.status; });
   g.status = r.status;
   if (r.ok()) {
     g.sequence = r.sequence;
@@ -164,8 +172,10 @@ Got next_message(PySubscriber& self, std::optional<ns> t) {
 nb::object acquire_impl(nb::handle self_obj, std::optional<ns> t, bool try_only) {
   PySubscriber& self = nb::cast<PySubscriber&>(self_obj);
   self.require_ready("acquire");
-  if (self.s.delivery() != Delivery::reliable) raise_kind("not_supported", self.ctx("acquire") + ": zero-copy reads need a reliable subscriber");
-  zipc::MessageView v = sliced(self, t, [&](ns sl) { return self.s.read_view(sl); }, [](const zipc::MessageView& m) { return m.status; });
+  if (self.s.delivery() != Delivery::reliable)
+    raise_kind("not_supported", self.ctx("acquire") + ": zero-copy reads need a reliable subscriber");
+  zipc::MessageView v = sliced(
+      self, t, [&](ns sl) { return self.s.read_view(sl); }, [](const zipc::MessageView& m) { return m.status; });
   if (!v.ok()) {
     if (try_only && (v.status == Status::empty || v.status == Status::timeout)) return nb::none();
     raise_status(v.status, self.ctx("acquire"));
@@ -186,8 +196,10 @@ nb::object acquire_impl(nb::handle self_obj, std::optional<ns> t, bool try_only)
 nb::object reserve_impl(nb::handle self_obj, std::size_t size, std::optional<ns> t, bool try_only) {
   PyPublisher& self = nb::cast<PyPublisher&>(self_obj);
   self.require_attached("reserve");
-  if (self.live_loans > 0) raise_kind("invalid_argument", self.ctx("reserve") + ": this publisher already has a loan out");
-  zipc::Loan loan = sliced(self, t, [&](ns sl) { return self.p.claim(size, sl); }, [](const zipc::Loan& l) { return l.status(); });
+  if (self.live_loans > 0)
+    raise_kind("invalid_argument", self.ctx("reserve") + ": this publisher already has a loan out");
+  zipc::Loan loan = sliced(
+      self, t, [&](ns sl) { return self.p.claim(size, sl); }, [](const zipc::Loan& l) { return l.status(); });
   if (!loan) {
     if (try_only && (loan.status() == Status::full || loan.status() == Status::timeout)) return nb::none();
     raise_status(loan.status(), self.ctx("reserve"));
@@ -211,15 +223,18 @@ void init_topic(nb::module_& m) {
 
   nb::class_<TopicWriteLoan>(m, "TopicWriteLoan")
       .def("__enter__", [](TopicWriteLoan& l) { return l.view(); })
-      .def("__exit__", [](TopicWriteLoan& l, nb::handle type, nb::handle, nb::handle) {
-        if (!l.active()) return false;
-        if (type.is_none()) {
-          (void)l.commit(std::nullopt);
-        } else {
-          l.end();
-        }
-        return false;
-      }, nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
+      .def(
+          "__exit__",
+          [](TopicWriteLoan& l, nb::handle type, nb::handle, nb::handle) {
+            if (!l.active()) return false;
+            if (type.is_none()) {
+              (void)l.commit(std::nullopt);
+            } else {
+              l.end();
+            }
+            return false;
+          },
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
       .def("view", [](TopicWriteLoan& l) { return l.view(); })
       .def("commit", &TopicWriteLoan::commit, nb::arg("size").none() = nb::none())
       .def("abort", [](TopicWriteLoan& l) { l.end(); })
@@ -229,15 +244,19 @@ void init_topic(nb::module_& m) {
 
   nb::class_<TopicReadLoan>(m, "TopicReadLoan")
       .def("__enter__", [](TopicReadLoan& l) { return l.view(); })
-      .def("__exit__", [](TopicReadLoan& l, nb::handle, nb::handle, nb::handle) {
-        l.end();
-        return false;
-      }, nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
+      .def(
+          "__exit__",
+          [](TopicReadLoan& l, nb::handle, nb::handle, nb::handle) {
+            l.end();
+            return false;
+          },
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
       .def("view", [](TopicReadLoan& l) { return l.view(); })
-      .def("tobytes", [](TopicReadLoan& l) {
-        l.require_active("tobytes");
-        return to_bytes({l.st->ptr, l.st->len});
-      })
+      .def("tobytes",
+           [](TopicReadLoan& l) {
+             l.require_active("tobytes");
+             return to_bytes({l.st->ptr, l.st->len});
+           })
       .def("release", [](TopicReadLoan& l) { l.end(); })
       .def_prop_ro("size", [](const TopicReadLoan& l) { return l.st ? l.st->len : 0; })
       .def("__len__", [](const TopicReadLoan& l) { return l.st ? l.st->len : 0; })
@@ -246,72 +265,98 @@ void init_topic(nb::module_& m) {
       .def_prop_ro("active", &TopicReadLoan::active);
 
   nb::class_<PyPublisher>(m, "Publisher")
-      .def("publish", [](PyPublisher& self, nb::handle data, nb::handle timeout) {
-        self.require_attached("publish");
-        InBuf b(data);
-        auto r = sliced(self, to_timeout(timeout), [&](ns sl) { return self.p.publish(b.span(), sl); }, [](const zipc::PublishResult& x) { return x.status; });
-        if (!r.ok()) raise_status(r.status, self.ctx("publish"));
-        return r.sequence;
-      }, nb::arg("data"), nb::arg("timeout").none() = nb::none(), "Publishes a copy; returns its sequence number.")
-      .def("try_publish", [](PyPublisher& self, nb::handle data) -> std::optional<std::uint64_t> {
-        self.require_attached("try_publish");
-        InBuf b(data);
-        zipc::PublishResult r;
-        {
-          nb::gil_scoped_release nogil;
-          std::lock_guard lock(self.mu);
-          r = self.p.try_publish(b.span());
-        }
-        if (r.status == Status::full) return std::nullopt;
-        if (!r.ok()) raise_status(r.status, self.ctx("try_publish"));
-        return r.sequence;
-      }, nb::arg("data"))
-      .def("reserve", [](nb::handle self, std::size_t size, nb::handle timeout) { return reserve_impl(self, size, to_timeout(timeout), false); },
-           nb::arg("size"), nb::kw_only(), nb::arg("timeout").none() = nb::none())
-      .def("try_reserve", [](nb::handle self, std::size_t size) { return reserve_impl(self, size, ns::zero(), true); }, nb::arg("size"))
-      .def("flush", [](PyPublisher& self) {
-        std::lock_guard lock(self.mu);
-        self.p.flush();
-      })
-      .def("detach", [](PyPublisher& self) {
-        if (self.live_loans > 0) raise_kind("invalid_argument", self.ctx("detach") + ": a loan is still out");
-        std::lock_guard lock(self.mu);
-        self.p = zipc::Publisher();
-      })
+      .def(
+          "publish",
+          [](PyPublisher& self, nb::handle data, nb::handle timeout) {
+            self.require_attached("publish");
+            InBuf b(data);
+            auto r = sliced(
+                self, to_timeout(timeout), [&](ns sl) { return self.p.publish(b.span(), sl); },
+                [](const zipc::PublishResult& x) { return x.status; });
+            if (!r.ok()) raise_status(r.status, self.ctx("publish"));
+            return r.sequence;
+          },
+          nb::arg("data"), nb::arg("timeout").none() = nb::none(), "Publishes a copy; returns its sequence number.")
+      .def(
+          "try_publish",
+          [](PyPublisher& self, nb::handle data) -> std::optional<std::uint64_t> {
+            self.require_attached("try_publish");
+            InBuf b(data);
+            zipc::PublishResult r;
+            {
+              nb::gil_scoped_release nogil;
+              std::lock_guard lock(self.mu);
+              r = self.p.try_publish(b.span());
+            }
+            if (r.status == Status::full) return std::nullopt;
+            if (!r.ok()) raise_status(r.status, self.ctx("try_publish"));
+            return r.sequence;
+          },
+          nb::arg("data"))
+      .def(
+          "reserve",
+          [](nb::handle self, std::size_t size, nb::handle timeout) {
+            return reserve_impl(self, size, to_timeout(timeout), false);
+          },
+          nb::arg("size"), nb::kw_only(), nb::arg("timeout").none() = nb::none())
+      .def(
+          "try_reserve", [](nb::handle self, std::size_t size) { return reserve_impl(self, size, ns::zero(), true); },
+          nb::arg("size"))
+      .def("flush",
+           [](PyPublisher& self) {
+             std::lock_guard lock(self.mu);
+             self.p.flush();
+           })
+      .def("detach",
+           [](PyPublisher& self) {
+             if (self.live_loans > 0) raise_kind("invalid_argument", self.ctx("detach") + ": a loan is still out");
+             std::lock_guard lock(self.mu);
+             self.p = zipc::Publisher();
+           })
       .def_prop_ro("is_attached", [](PyPublisher& self) { return self.p.is_attached(); });
 
   nb::class_<PySubscriber>(m, "Subscriber")
-      .def("recv", [](PySubscriber& self, nb::handle timeout) {
-        Got g = next_message(self, to_timeout(timeout));
-        if (g.status != Status::ok) raise_status(g.status, self.ctx("recv"));
-        return g.data;
-      }, nb::arg("timeout").none() = nb::none(), "The next message (a copy).")
-      .def("try_recv", [](PySubscriber& self) -> nb::object {
-        Got g = next_message(self, ns::zero());
-        if (g.status == Status::empty || g.status == Status::timeout) return nb::none();
-        if (g.status != Status::ok) raise_status(g.status, self.ctx("try_recv"));
-        return g.data;
-      })
-      .def("recv_info", [](PySubscriber& self, nb::handle timeout) {
-        Got g = next_message(self, to_timeout(timeout));
-        if (g.status != Status::ok) raise_status(g.status, self.ctx("recv"));
-        return nb::make_tuple(g.data, g.sequence, g.publish_ns);
-      }, nb::arg("timeout").none() = nb::none(), "(data, sequence, publish_ns) of the next message.")
-      .def("acquire", [](nb::handle self, nb::handle timeout) { return acquire_impl(self, to_timeout(timeout), false); },
-           nb::arg("timeout").none() = nb::none(), "Zero copy (reliable subscribers): a read loan of the next message.")
+      .def(
+          "recv",
+          [](PySubscriber& self, nb::handle timeout) {
+            Got g = next_message(self, to_timeout(timeout));
+            if (g.status != Status::ok) raise_status(g.status, self.ctx("recv"));
+            return g.data;
+          },
+          nb::arg("timeout").none() = nb::none(), "The next message (a copy).")
+      .def("try_recv",
+           [](PySubscriber& self) -> nb::object {
+             Got g = next_message(self, ns::zero());
+             if (g.status == Status::empty || g.status == Status::timeout) return nb::none();
+             if (g.status != Status::ok) raise_status(g.status, self.ctx("try_recv"));
+             return g.data;
+           })
+      .def(
+          "recv_info",
+          [](PySubscriber& self, nb::handle timeout) {
+            Got g = next_message(self, to_timeout(timeout));
+            if (g.status != Status::ok) raise_status(g.status, self.ctx("recv"));
+            return nb::make_tuple(g.data, g.sequence, g.publish_ns);
+          },
+          nb::arg("timeout").none() = nb::none(), "(data, sequence, publish_ns) of the next message.")
+      .def(
+          "acquire", [](nb::handle self, nb::handle timeout) { return acquire_impl(self, to_timeout(timeout), false); },
+          nb::arg("timeout").none() = nb::none(), "Zero copy (reliable subscribers): a read loan of the next message.")
       .def("try_acquire", [](nb::handle self) { return acquire_impl(self, ns::zero(), true); })
       .def("__iter__", [](nb::handle self) { return self; })
-      .def("__next__", [](PySubscriber& self) {
-        Got g = next_message(self, std::nullopt);
-        if (g.status == Status::closed) throw nb::stop_iteration();
-        if (g.status != Status::ok) raise_status(g.status, self.ctx("recv"));
-        return g.data;
-      })
-      .def("detach", [](PySubscriber& self) {
-        if (self.live_loans > 0) raise_kind("invalid_argument", self.ctx("detach") + ": a loan is still out");
-        std::lock_guard lock(self.mu);
-        self.s = zipc::Subscriber();
-      })
+      .def("__next__",
+           [](PySubscriber& self) {
+             Got g = next_message(self, std::nullopt);
+             if (g.status == Status::closed) throw nb::stop_iteration();
+             if (g.status != Status::ok) raise_status(g.status, self.ctx("recv"));
+             return g.data;
+           })
+      .def("detach",
+           [](PySubscriber& self) {
+             if (self.live_loans > 0) raise_kind("invalid_argument", self.ctx("detach") + ": a loan is still out");
+             std::lock_guard lock(self.mu);
+             self.s = zipc::Subscriber();
+           })
       .def_prop_ro("is_attached", [](PySubscriber& self) { return self.s.is_attached(); })
       .def_prop_ro("lost", [](PySubscriber& self) { return self.s.lost(); })
       .def_prop_ro("abandoned", [](PySubscriber& self) { return self.s.abandoned(); })
@@ -319,72 +364,120 @@ void init_topic(nb::module_& m) {
       .def_prop_ro("delivery", [](PySubscriber& self) { return self.s.delivery(); });
 
   nb::class_<PyTopic>(m, "Topic")
-      .def_static("create", [](const std::string& name, std::uint64_t capacity_bytes, std::uint32_t max_message_size,
-                               std::uint32_t max_subscribers, Multiplicity publishers, nb::handle recovery_time, WaitStrategy wait,
-                               unsigned mode, const std::string& path, bool prefault, bool streaming_stores) {
-        return make(zipc::Topic::create(name, topic_options(capacity_bytes, max_message_size, max_subscribers, publishers,
-                                                              recovery_time, wait, mode, path, prefault, streaming_stores)), name);
-      }, nb::arg("name"), nb::kw_only(), nb::arg("capacity_bytes") = 1 << 20, nb::arg("max_message_size") = 1 << 16,
-         nb::arg("max_subscribers") = 256, nb::arg("publishers") = Multiplicity::single, nb::arg("recovery_time") = 1.0,
-         nb::arg("wait") = WaitStrategy::adaptive, nb::arg("mode") = 0600, nb::arg("path") = "", nb::arg("prefault") = false,
-         nb::arg("streaming_stores") = false, nb::rv_policy::take_ownership)
-      .def_static("open_or_create", [](const std::string& name, std::uint64_t capacity_bytes, std::uint32_t max_message_size,
-                                       std::uint32_t max_subscribers, Multiplicity publishers, nb::handle recovery_time, WaitStrategy wait,
-                                       unsigned mode, const std::string& path, bool prefault, bool streaming_stores) {
-        return make(zipc::Topic::open_or_create(name, topic_options(capacity_bytes, max_message_size, max_subscribers, publishers,
-                                                                      recovery_time, wait, mode, path, prefault, streaming_stores)), name);
-      }, nb::arg("name"), nb::kw_only(), nb::arg("capacity_bytes") = 1 << 20, nb::arg("max_message_size") = 1 << 16,
-         nb::arg("max_subscribers") = 256, nb::arg("publishers") = Multiplicity::single, nb::arg("recovery_time") = 1.0,
-         nb::arg("wait") = WaitStrategy::adaptive, nb::arg("mode") = 0600, nb::arg("path") = "", nb::arg("prefault") = false,
-         nb::arg("streaming_stores") = false, nb::rv_policy::take_ownership)
-      .def_static("open", [](const std::string& name, nb::handle recovery_time, WaitStrategy wait, const std::string& path) {
-        zipc::TopicOptions o;
-        o.recovery_time = to_millis(recovery_time);
-        o.wait = wait_options(wait);
-        o.path = path;
-        return make(zipc::Topic::open(name, o), name);
-      }, nb::arg("name"), nb::kw_only(), nb::arg("recovery_time") = 1.0, nb::arg("wait") = WaitStrategy::adaptive,
-         nb::arg("path") = "", nb::rv_policy::take_ownership)
-      .def_static("remove", [](const std::string& name, const std::string& path) {
-        zipc::TopicOptions o;
-        o.path = path;
-        return zipc::Topic::remove(name, o);
-      }, nb::arg("name"), nb::kw_only(), nb::arg("path") = "")
-      .def("publisher", [](PyTopic& self) {
-        self.require_attached("publisher");
-        auto* p = new PyPublisher();
-        p->p = self.t.publisher();
-        p->name = self.name;
-        return p;
-      }, nb::rv_policy::take_ownership)
-      .def("subscribe", [](PyTopic& self, nb::handle start, Delivery delivery) {
-        self.require_attached("subscribe");
-        zipc::SubscribeOptions o;
-        o.from = parse_start(start);
-        o.delivery = delivery;
-        auto* s = new PySubscriber();
-        s->s = self.t.subscribe(o);
-        s->name = self.name;
-        if (delivery == Delivery::lossy) s->buf.resize(self.t.max_message());
-        return s;
-      }, nb::kw_only(), nb::arg("start") = "latest", nb::arg("delivery") = Delivery::reliable, nb::rv_policy::take_ownership)
-      .def("detach", [](PyTopic& self) {
-        self.t = zipc::Topic();
-        self.attached = false;
-      })
+      .def_static(
+          "create",
+          [](const std::string& name, std::uint64_t capacity_bytes, std::uint32_t max_message_size,
+             std::uint32_t max_subscribers, Multiplicity publishers, nb::handle recovery_time, WaitStrategy wait,
+             unsigned mode, const std::string& path, bool prefault, bool streaming_stores) {
+            return make(
+                zipc::Topic::create(name, topic_options(capacity_bytes, max_message_size, max_subscribers, publishers,
+                                                        recovery_time, wait, mode, path, prefault, streaming_stores)),
+                name);
+          },
+          nb::arg("name"), nb::kw_only(), nb::arg("capacity_bytes") = 1 << 20, nb::arg("max_message_size") = 1 << 16,
+          nb::arg("max_subscribers") = 256, nb::arg("publishers") = Multiplicity::single,
+          nb::arg("recovery_time") = 1.0, nb::arg("wait") = WaitStrategy::adaptive, nb::arg("mode") = 0600,
+          nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("streaming_stores") = false,
+          nb::rv_policy::take_ownership)
+      .def_static(
+          "open_or_create",
+          [](const std::string& name, std::uint64_t capacity_bytes, std::uint32_t max_message_size,
+             std::uint32_t max_subscribers, Multiplicity publishers, nb::handle recovery_time, WaitStrategy wait,
+             unsigned mode, const std::string& path, bool prefault, bool streaming_stores) {
+            return make(zipc::Topic::open_or_create(
+                            name, topic_options(capacity_bytes, max_message_size, max_subscribers, publishers,
+                                                recovery_time, wait, mode, path, prefault, streaming_stores)),
+                        name);
+          },
+          nb::arg("name"), nb::kw_only(), nb::arg("capacity_bytes") = 1 << 20, nb::arg("max_message_size") = 1 << 16,
+          nb::arg("max_subscribers") = 256, nb::arg("publishers") = Multiplicity::single,
+          nb::arg("recovery_time") = 1.0, nb::arg("wait") = WaitStrategy::adaptive, nb::arg("mode") = 0600,
+          nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("streaming_stores") = false,
+          nb::rv_policy::take_ownership)
+      .def_static(
+          "open",
+          [](const std::string& name, nb::handle recovery_time, WaitStrategy wait, const std::string& path) {
+            zipc::TopicOptions o;
+            o.recovery_time = to_millis(recovery_time);
+            o.wait = wait_options(wait);
+            o.path = path;
+            return make(zipc::Topic::open(name, o), name);
+          },
+          nb::arg("name"), nb::kw_only(), nb::arg("recovery_time") = 1.0, nb::arg("wait") = WaitStrategy::adaptive,
+          nb::arg("path") = "", nb::rv_policy::take_ownership)
+      .def_static(
+          "remove",
+          [](const std::string& name, const std::string& path) {
+            zipc::TopicOptions o;
+            o.path = path;
+            return zipc::Topic::remove(name, o);
+          },
+          nb::arg("name"), nb::kw_only(), nb::arg("path") = "")
+      .def(
+          "publisher",
+          [](PyTopic& self) {
+            self.require_attached("publisher");
+            auto* p = new PyPublisher();
+            p->p = self.t.publisher();
+            p->name = self.name;
+            return p;
+          },
+          nb::rv_policy::take_ownership)
+      .def(
+          "subscribe",
+          [](PyTopic& self, nb::handle start, Delivery delivery) {
+            self.require_attached("subscribe");
+            zipc::SubscribeOptions o;
+            o.from = parse_start(start);
+            o.delivery = delivery;
+            auto* s = new PySubscriber();
+            s->s = self.t.subscribe(o);
+            s->name = self.name;
+            if (delivery == Delivery::lossy) s->buf.resize(self.t.max_message());
+            return s;
+          },
+          nb::kw_only(), nb::arg("start") = "latest", nb::arg("delivery") = Delivery::reliable,
+          nb::rv_policy::take_ownership)
+      .def("detach",
+           [](PyTopic& self) {
+             self.t = zipc::Topic();
+             self.attached = false;
+           })
       .def("__enter__", [](nb::handle self) { return self; })
-      .def("__exit__", [](PyTopic& self, nb::handle, nb::handle, nb::handle) {
-        self.t = zipc::Topic();
-        self.attached = false;
-        return false;
-      }, nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
+      .def(
+          "__exit__",
+          [](PyTopic& self, nb::handle, nb::handle, nb::handle) {
+            self.t = zipc::Topic();
+            self.attached = false;
+            return false;
+          },
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
       .def_prop_ro("is_attached", [](PyTopic& self) { return self.attached; })
       .def_prop_ro("name", [](PyTopic& self) { return self.name; })
-      .def_prop_ro("capacity_bytes", [](PyTopic& self) { self.require_attached("capacity_bytes"); return self.t.capacity(); })
-      .def_prop_ro("max_message_size", [](PyTopic& self) { self.require_attached("max_message_size"); return self.t.max_message(); })
-      .def_prop_ro("max_subscribers", [](PyTopic& self) { self.require_attached("max_subscribers"); return self.t.max_subscribers(); })
-      .def_prop_ro("next_sequence", [](PyTopic& self) { self.require_attached("next_sequence"); return self.t.next_sequence(); })
-      .def_prop_ro("oldest_sequence", [](PyTopic& self) { self.require_attached("oldest_sequence"); return self.t.oldest_sequence(); });
+      .def_prop_ro("capacity_bytes",
+                   [](PyTopic& self) {
+                     self.require_attached("capacity_bytes");
+                     return self.t.capacity();
+                   })
+      .def_prop_ro("max_message_size",
+                   [](PyTopic& self) {
+                     self.require_attached("max_message_size");
+                     return self.t.max_message();
+                   })
+      .def_prop_ro("max_subscribers",
+                   [](PyTopic& self) {
+                     self.require_attached("max_subscribers");
+                     return self.t.max_subscribers();
+                   })
+      .def_prop_ro("next_sequence",
+                   [](PyTopic& self) {
+                     self.require_attached("next_sequence");
+                     return self.t.next_sequence();
+                   })
+      .def_prop_ro("oldest_sequence", [](PyTopic& self) {
+        self.require_attached("oldest_sequence");
+        return self.t.oldest_sequence();
+      });
 }
 
 }  // namespace zipc::py

@@ -130,7 +130,8 @@ int rpc_call(const std::string& name, std::uint64_t count) {
     const auto v = make_vector(i);
     zipc::RpcResponse r = client.call(v, 10s);
     if (!r.ok()) return fail("call " + std::to_string(i) + ": " + zipc::to_string(r.status()));
-    if (check_vector(r.data()) != static_cast<std::int64_t>(i + kReplyOffset)) return fail("bad response " + std::to_string(i));
+    if (check_vector(r.data()) != static_cast<std::int64_t>(i + kReplyOffset))
+      return fail("bad response " + std::to_string(i));
   }
   std::printf("ok calls=%llu\n", static_cast<unsigned long long>(count));
   return 0;

@@ -12,7 +12,9 @@
 
 namespace zipc::cross {
 
-inline std::size_t vector_size(std::uint64_t seq) { return 16 + (seq * 37) % 239; }
+inline std::size_t vector_size(std::uint64_t seq) {
+  return 16 + (seq * 37) % 239;
+}
 
 inline std::uint64_t fnv1a(std::span<const std::byte> s) {
   std::uint64_t h = 0xcbf29ce484222325ull;

@@ -1,0 +1,522 @@
+"""The transports compared by bench.py, each with Python processes at both ends.
+
+Every transport offers three cases, each as a pair (main side, peer side):
+  pingpong(n, size)   the main side sends `size` bytes, the peer echoes; one
+                      latency sample (ns) per round trip
+  stream(n, size)     the main side produces n messages, the peer consumes them;
+                      returns (start_ns, end_ns) on CLOCK_MONOTONIC
+  array(n, nbytes)    a numpy array of nbytes per message; the consumer copies
+                      it into its own array (the same work for every transport)
+A peer runs in a forked process; `ready`/`done` are multiprocessing Events.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing as mp
+import os
+import time
+from multiprocessing import shared_memory
+from typing import Any, Callable, Dict, List, Tuple
+
+import numpy as np
+
+now = time.perf_counter_ns  # CLOCK_MONOTONIC: comparable between processes
+STOP = b"S"
+
+
+class Transport:
+    name = "?"
+
+    def setup(self, case: str, size: int) -> None: ...
+    def teardown(self) -> None: ...
+    # peer sides (run in the child)
+    def echo(self, ready: Any) -> None: raise NotImplementedError
+    def consume(self, ready: Any, n: int, size: int, out: Any) -> None: raise NotImplementedError
+    # main sides
+    def pingpong(self, n: int, size: int) -> List[int]: raise NotImplementedError
+    def produce(self, n: int, size: int) -> None: raise NotImplementedError
+
+
+def _consume_array(arr: np.ndarray, dst: np.ndarray) -> None:
+    np.copyto(dst, arr)
+
+
+# ---------------------------------------------------------------- zipc
+class Zipc(Transport):
+    def __init__(self, wait: str = "adaptive") -> None:
+        import zipc
+        self.zipc = zipc
+        self.wait = zipc.WaitStrategy.busy if wait == "busy" else zipc.WaitStrategy.adaptive
+        self.name = f"zipc-{wait}"
+
+    def setup(self, case: str, size: int) -> None:
+        z = self.zipc
+        self.base = f"zb.{os.getpid()}.{case}"
+        bs = max(64, (size + 7) // 8 * 8)
+        count = 4096 if case == "stream" else (8 if case == "array" else 64)
+        S = z.Multiplicity.single
+        self.ab = z.Queue.create(self.base + ".ab", block_size=bs, block_count=count, producers=S, consumers=S,
+                                 wait=self.wait, role=z.Role.producer)
+        self.ba = z.Queue.create(self.base + ".ba", block_size=bs, block_count=count, producers=S, consumers=S,
+                                 wait=self.wait, role=z.Role.consumer)
+
+    def teardown(self) -> None:
+        for q in (self.ab, self.ba):
+            q.detach()
+        self.zipc.Queue.remove(self.base + ".ab")
+        self.zipc.Queue.remove(self.base + ".ba")
+
+    def _open(self) -> Tuple[Any, Any]:
+        z = self.zipc
+        return (z.Queue.open(self.base + ".ab", wait=self.wait, role=z.Role.consumer),
+                z.Queue.open(self.base + ".ba", wait=self.wait, role=z.Role.producer))
+
+    def echo(self, ready: Any) -> None:
+        ab, ba = self._open()
+        ready.set()
+        recv, send = ab.recv, ba.send
+        while True:
+            m = recv()
+            send(m)
+            if m == STOP:
+                return
+
+    def pingpong(self, n: int, size: int) -> List[int]:
+        msg = bytes(size)
+        send, recv = self.ab.send, self.ba.recv
+        out = []
+        for _ in range(n):
+            t0 = now()
+            send(msg)
+            recv()
+            out.append(now() - t0)
+        send(STOP)
+        recv()
+        return out
+
+    def consume(self, ready: Any, n: int, size: int, out: Any) -> None:
+        ab, _ = self._open()
+        ready.set()
+        if size > 4096:
+            dst = np.empty(size, dtype=np.uint8)
+            for _ in range(n):
+                with ab.acquire() as view:  # zero copy: the array is read in place
+                    _consume_array(np.frombuffer(view, dtype=np.uint8), dst)
+        else:
+            recv = ab.recv
+            for _ in range(n):
+                recv()
+        out.put(now())
+
+    def produce(self, n: int, size: int) -> None:
+        if size > 4096:
+            src = np.full(size, 7, dtype=np.uint8)
+            for _ in range(n):
+                with self.ab.reserve(size) as buf:  # zero copy: written into the block
+                    np.copyto(np.frombuffer(buf, dtype=np.uint8), src)
+        else:
+            msg = bytes(size)
+            send = self.ab.send
+            for _ in range(n):
+                send(msg)
+
+
+# ---------------------------------------------------------------- multiprocessing.Pipe
+class Pipe(Transport):
+    name = "mp.Pipe"
+
+    def setup(self, case: str, size: int) -> None:
+        self.a, self.b = mp.Pipe(duplex=True)
+
+    def echo(self, ready: Any) -> None:
+        ready.set()
+        while True:
+            m = self.b.recv_bytes()
+            self.b.send_bytes(m)
+            if m == STOP:
+                return
+
+    def pingpong(self, n: int, size: int) -> List[int]:
+        msg = bytes(size)
+        out = []
+        for _ in range(n):
+            t0 = now()
+            self.a.send_bytes(msg)
+            self.a.recv_bytes()
+            out.append(now() - t0)
+        self.a.send_bytes(STOP)
+        self.a.recv_bytes()
+        return out
+
+    def consume(self, ready: Any, n: int, size: int, out: Any) -> None:
+        ready.set()
+        if size > 4096:
+            dst = np.empty(size, dtype=np.uint8)
+            for _ in range(n):
+                _consume_array(np.frombuffer(self.b.recv_bytes(), dtype=np.uint8), dst)
+        else:
+            for _ in range(n):
+                self.b.recv_bytes()
+        out.put(now())
+
+    def produce(self, n: int, size: int) -> None:
+        if size > 4096:
+            src = np.full(size, 7, dtype=np.uint8)
+            for _ in range(n):
+                self.a.send_bytes(src)
+        else:
+            msg = bytes(size)
+            for _ in range(n):
+                self.a.send_bytes(msg)
+
+
+# ---------------------------------------------------------------- multiprocessing.Queue
+class MpQueue(Transport):
+    name = "mp.Queue"
+
+    def setup(self, case: str, size: int) -> None:
+        self.ab: Any = mp.Queue()
+        self.ba: Any = mp.Queue()
+
+    def echo(self, ready: Any) -> None:
+        ready.set()
+        while True:
+            m = self.ab.get()
+            self.ba.put(m)
+            if m == STOP:
+                return
+
+    def pingpong(self, n: int, size: int) -> List[int]:
+        msg = bytes(size)
+        out = []
+        for _ in range(n):
+            t0 = now()
+            self.ab.put(msg)
+            self.ba.get()
+            out.append(now() - t0)
+        self.ab.put(STOP)
+        self.ba.get()
+        return out
+
+    def consume(self, ready: Any, n: int, size: int, out: Any) -> None:
+        ready.set()
+        if size > 4096:
+            dst = np.empty(size, dtype=np.uint8)
+            for _ in range(n):
+                _consume_array(self.ab.get(), dst)
+        else:
+            for _ in range(n):
+                self.ab.get()
+        out.put(now())
+
+    def produce(self, n: int, size: int) -> None:
+        if size > 4096:
+            src = np.full(size, 7, dtype=np.uint8)
+            for _ in range(n):
+                self.ab.put(src)
+        else:
+            msg = bytes(size)
+            for _ in range(n):
+                self.ab.put(msg)
+
+
+# ---------------------------------------------------------------- shared_memory + semaphores
+class ShmSem(Transport):
+    """A ring of slots in multiprocessing.shared_memory, counted by two semaphores."""
+
+    name = "mp.shared_memory+sem"
+
+    def setup(self, case: str, size: int) -> None:
+        self.slots = 1024 if case == "stream" else (2 if case == "array" else 1)
+        self.size = size + 8
+        self.shm = shared_memory.SharedMemory(create=True, size=self.slots * self.size * 2)
+        self.full_ab, self.free_ab = mp.Semaphore(0), mp.Semaphore(self.slots)
+        self.full_ba = mp.Semaphore(0)
+
+    def teardown(self) -> None:
+        self.shm.close()
+        self.shm.unlink()
+
+    def echo(self, ready: Any) -> None:
+        buf = self.shm.buf
+        half = self.slots * self.size
+        ready.set()
+        while True:
+            self.full_ab.acquire()
+            n = int.from_bytes(buf[0:8], "little")
+            buf[half:half + 8 + n] = buf[0:8 + n]  # reply = copy of the request
+            stop = bytes(buf[8:8 + n]) == STOP
+            self.full_ba.release()
+            if stop:
+                return
+
+    def pingpong(self, n: int, size: int) -> List[int]:
+        buf = self.shm.buf
+        half = self.slots * self.size
+        msg = bytes(size)
+        out = []
+        for _ in range(n + 1):
+            m = STOP if len(out) == n else msg
+            t0 = now()
+            buf[0:8] = len(m).to_bytes(8, "little")
+            buf[8:8 + len(m)] = m
+            self.full_ab.release()
+            self.full_ba.acquire()
+            bytes(buf[half + 8:half + 8 + int.from_bytes(buf[half:half + 8], "little")])
+            if m is not STOP:
+                out.append(now() - t0)
+        return out
+
+    def consume(self, ready: Any, n: int, size: int, out: Any) -> None:
+        buf = self.shm.buf
+        ready.set()
+        dst = np.empty(size, dtype=np.uint8)
+        for i in range(n):
+            self.full_ab.acquire()
+            off = (i % self.slots) * self.size
+            if size > 4096:
+                _consume_array(np.frombuffer(buf, dtype=np.uint8, count=size, offset=off + 8), dst)
+            else:
+                bytes(buf[off + 8:off + 8 + size])
+            self.free_ab.release()
+        out.put(now())
+
+    def produce(self, n: int, size: int) -> None:
+        buf = self.shm.buf
+        src = np.full(size, 7, dtype=np.uint8)
+        msg = bytes(size)
+        for i in range(n):
+            self.free_ab.acquire()
+            off = (i % self.slots) * self.size
+            if size > 4096:
+                np.copyto(np.frombuffer(buf, dtype=np.uint8, count=size, offset=off + 8), src)
+            else:
+                buf[off + 8:off + 8 + size] = msg
+            self.full_ab.release()
+
+
+# ---------------------------------------------------------------- copy limit (spin flags, no IPC library)
+class CopyLimit(Transport):
+    """The cross-core copy limit: the producer copies into a 2-slot shared
+    buffer and the consumer copies out, handing slots over by spinning on a
+    flag word - the copies every array row does, with nothing else."""
+
+    name = "copy-limit"
+
+    def setup(self, case: str, size: int) -> None:
+        self.shm = shared_memory.SharedMemory(create=True, size=2 * size + 128)
+        self.size = size
+
+    def teardown(self) -> None:
+        self.shm.close()
+        self.shm.unlink()
+
+    def _arrays(self) -> Tuple[np.ndarray, List[np.ndarray]]:
+        flags = np.frombuffer(self.shm.buf, dtype=np.uint64, count=2)
+        slots = [np.frombuffer(self.shm.buf, dtype=np.uint8, count=self.size, offset=128 + i * self.size) for i in range(2)]
+        return flags, slots
+
+    def consume(self, ready: Any, n: int, size: int, out: Any) -> None:
+        flags, slots = self._arrays()
+        dst = np.empty(size, dtype=np.uint8)
+        ready.set()
+        for i in range(n):
+            s = i & 1
+            while flags[s] == 0:
+                os.sched_yield()
+            _consume_array(slots[s], dst)
+            flags[s] = 0
+        del flags, slots
+        out.put(now())
+
+    def produce(self, n: int, size: int) -> None:
+        flags, slots = self._arrays()
+        src = np.full(size, 7, dtype=np.uint8)
+        for i in range(n):
+            s = i & 1
+            while flags[s] != 0:
+                os.sched_yield()
+            np.copyto(slots[s], src)
+            flags[s] = 1
+        while flags[0] != 0 or flags[1] != 0:
+            os.sched_yield()
+        del flags, slots
+
+
+# ---------------------------------------------------------------- pyzmq
+class Zmq(Transport):
+    name = "pyzmq"
+
+    def setup(self, case: str, size: int) -> None:
+        self.addr = f"ipc:///tmp/zipc-bench-{os.getpid()}-{case}.sock"
+
+    def _sock(self, bind: bool) -> Any:
+        import zmq
+        ctx = zmq.Context.instance()
+        s = ctx.socket(zmq.PAIR)
+        s.setsockopt(zmq.SNDHWM, 10000)
+        s.setsockopt(zmq.RCVHWM, 10000)
+        (s.bind if bind else s.connect)(self.addr)
+        return s
+
+    def echo(self, ready: Any) -> None:
+        s = self._sock(False)
+        ready.set()
+        while True:
+            m = s.recv()
+            s.send(m)
+            if m == STOP:
+                return
+
+    def pingpong(self, n: int, size: int) -> List[int]:
+        s = self._sock(True)
+        msg = bytes(size)
+        out = []
+        for _ in range(n):
+            t0 = now()
+            s.send(msg)
+            s.recv()
+            out.append(now() - t0)
+        s.send(STOP)
+        s.recv()
+        s.close(linger=0)
+        return out
+
+    def consume(self, ready: Any, n: int, size: int, out: Any) -> None:
+        s = self._sock(False)
+        ready.set()
+        if size > 4096:
+            dst = np.empty(size, dtype=np.uint8)
+            for _ in range(n):
+                _consume_array(np.frombuffer(s.recv(copy=False).buffer, dtype=np.uint8), dst)
+        else:
+            for _ in range(n):
+                s.recv()
+        out.put(now())
+
+    def produce(self, n: int, size: int) -> None:
+        s = self._sock(True)
+        if size > 4096:
+            src = np.full(size, 7, dtype=np.uint8)
+            for _ in range(n):
+                s.send(src, copy=False)
+        else:
+            msg = bytes(size)
+            for _ in range(n):
+                s.send(msg)
+        s.close(linger=-1)
+
+
+# ---------------------------------------------------------------- iceoryx2 (polling: its Python pub/sub has no blocking receive)
+class Iox2(Transport):
+    name = "iceoryx2"
+
+    def setup(self, case: str, size: int) -> None:
+        self.svc = f"zipc-bench/{os.getpid()}/{case}"
+        self.size = size
+        self.depth = 1024 if case == "stream" else 4
+
+    def _ports(self, leg: str, pub: bool) -> Any:
+        import iceoryx2 as iox2
+        node = iox2.NodeBuilder.new().create(iox2.ServiceType.Ipc)
+        svc = (node.service_builder(iox2.ServiceName.new(self.svc + "/" + leg))
+               .publish_subscribe(iox2.Slice[ctypes.c_uint8])
+               .subscriber_max_buffer_size(self.depth).enable_safe_overflow(False)
+               .open_or_create())
+        if pub:
+            port = (svc.publisher_builder().initial_max_slice_len(max(self.size, 8))
+                    .backpressure_strategy(iox2.BackpressureStrategy.RetryUntilDelivered)
+                    .max_loaned_samples(4).create())
+        else:
+            port = svc.subscriber_builder().buffer_size(self.depth).create()
+        return node, svc, port
+
+    @staticmethod
+    def _send(pub: Any, data: bytes) -> None:
+        s = pub.loan_slice_uninit(len(data))
+        ctypes.memmove(s.payload().as_ptr(), data, len(data))
+        s.assume_init().send()
+
+    @staticmethod
+    def _recv(sub: Any) -> Any:
+        while True:
+            s = sub.receive()
+            if s is not None:
+                return s
+
+    def echo(self, ready: Any) -> None:
+        k1 = self._ports("ab", False)
+        k2 = self._ports("ba", True)
+        ready.set()
+        sub, pub = k1[2], k2[2]
+        while True:
+            s = self._recv(sub)
+            m = s.payload().as_memory_view().tobytes()
+            s.delete()
+            self._send(pub, m)
+            if m == STOP:
+                time.sleep(0.05)
+                return
+
+    def pingpong(self, n: int, size: int) -> List[int]:
+        k1 = self._ports("ab", True)
+        k2 = self._ports("ba", False)
+        pub, sub = k1[2], k2[2]
+        time.sleep(0.1)
+        pub.update_connections()
+        msg = bytes(size)
+        out = []
+        for _ in range(n):
+            t0 = now()
+            self._send(pub, msg)
+            s = self._recv(sub)
+            s.payload().as_memory_view().tobytes()
+            s.delete()
+            out.append(now() - t0)
+        self._send(pub, STOP)
+        self._recv(sub).delete()
+        return out
+
+    def consume(self, ready: Any, n: int, size: int, out: Any) -> None:
+        k = self._ports("ab", False)
+        sub = k[2]
+        ready.set()
+        dst = np.empty(size, dtype=np.uint8)
+        for _ in range(n):
+            s = self._recv(sub)
+            if size > 4096:
+                _consume_array(np.frombuffer(s.payload().as_memory_view(), dtype=np.uint8), dst)
+            else:
+                s.payload().as_memory_view().tobytes()
+            s.delete()
+        out.put(now())
+
+    def produce(self, n: int, size: int) -> None:
+        k = self._ports("ab", True)
+        pub = k[2]
+        time.sleep(0.1)
+        pub.update_connections()
+        src = np.full(size, 7, dtype=np.uint8)
+        msg = bytes(size)
+        for _ in range(n):
+            s = pub.loan_slice_uninit(size)
+            if size > 4096:
+                np.copyto(np.frombuffer(s.payload().as_memory_view(), dtype=np.uint8), src)
+            else:
+                ctypes.memmove(s.payload().as_ptr(), msg, size)
+            s.assume_init().send()
+        time.sleep(0.05)
+
+
+def all_transports() -> Dict[str, Callable[[], Transport]]:
+    return {
+        "zipc-busy": lambda: Zipc("busy"),
+        "zipc-adaptive": lambda: Zipc("adaptive"),
+        "mp.Pipe": Pipe,
+        "mp.Queue": MpQueue,
+        "mp.shared_memory+sem": ShmSem,
+        "pyzmq": Zmq,
+        "iceoryx2": Iox2,
+        "copy-limit": CopyLimit,
+    }

@@ -34,7 +34,7 @@ CTX = mp.get_context("fork")
 # stream 100 B, used for "how much of the C++ speed Python keeps".
 CPP_REFERENCE = {"pingpong64_p50_us": {"busy": 0.433, "adaptive": 0.435}, "stream100_msgs_s": 24.73e6}
 
-PINGPONG_N = {"zipc-busy": 20000, "zipc-adaptive": 20000, "iceoryx2": 20000, "pyzmq": 5000, "mp.Pipe": 5000,
+PINGPONG_N = {"zipc-busy": 10000, "zipc-adaptive": 20000, "iceoryx2": 10000, "pyzmq": 5000, "mp.Pipe": 5000,
               "mp.Queue": 3000, "mp.shared_memory+sem": 5000}
 STREAM_N = {"zipc-adaptive": 300000, "iceoryx2": 100000, "pyzmq": 200000, "mp.Pipe": 100000, "mp.Queue": 50000,
             "mp.shared_memory+sem": 50000}

@@ -357,6 +357,7 @@ class Zmq(Transport):
         s = ctx.socket(zmq.PAIR)
         s.setsockopt(zmq.SNDHWM, 10000)
         s.setsockopt(zmq.RCVHWM, 10000)
+        s.setsockopt(zmq.RCVTIMEO, 60000)  # a lost message fails the row instead of hanging
         (s.bind if bind else s.connect)(self.addr)
         return s
 
@@ -367,6 +368,7 @@ class Zmq(Transport):
             m = s.recv()
             s.send(m)
             if m == STOP:
+                s.close(linger=5000)  # the reply must leave before the process does
                 return
 
     def pingpong(self, n: int, size: int) -> List[int]:

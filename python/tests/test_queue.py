@@ -190,3 +190,17 @@ def test_options_are_keyword_arguments_with_unit_names(name: str) -> None:
         assert q.producers == zipc.Multiplicity.single
     with pytest.raises(TypeError):
         zipc.Queue.create(name, 128)  # type: ignore[misc]
+
+
+def test_an_array_outliving_its_queue_handle_still_reads_mapped_memory(name: str) -> None:
+    import gc
+
+    q = zipc.Queue.create(name, block_size=64, block_count=2)
+    q.send(b"x" * 8)
+    with q.acquire(timeout=1) as view:
+        arr = np.frombuffer(view, dtype=np.uint8)
+    del q, view
+    gc.collect()
+    assert bytes(arr) == b"x" * 8  # the export keeps the loan, its handle and the mapping
+    del arr
+    gc.collect()

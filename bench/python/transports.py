@@ -47,14 +47,14 @@ class Zipc(Transport):
     def __init__(self, wait: str = "adaptive") -> None:
         import zipc
         self.zipc = zipc
-        self.wait = zipc.WaitStrategy.busy if wait == "busy" else zipc.WaitStrategy.adaptive
+        self.wait = {"busy": zipc.WaitStrategy.busy, "block": zipc.WaitStrategy.block}.get(wait, zipc.WaitStrategy.adaptive)
         self.name = f"zipc-{wait}"
 
     def setup(self, case: str, size: int) -> None:
         z = self.zipc
         self.base = f"zb.{os.getpid()}.{case}"
         bs = max(64, (size + 7) // 8 * 8)
-        count = 4096 if case == "stream" else (8 if case == "array" else 64)
+        count = 4096 if case == "stream" else (2 if case == "array" else 64)  # array: 2 blocks, as the copy limit
         S = z.Multiplicity.single
         self.ab = z.Queue.create(self.base + ".ab", block_size=bs, block_count=count, producers=S, consumers=S,
                                  wait=self.wait, role=z.Role.producer)
@@ -515,6 +515,7 @@ def all_transports() -> Dict[str, Callable[[], Transport]]:
     return {
         "zipc-busy": lambda: Zipc("busy"),
         "zipc-adaptive": lambda: Zipc("adaptive"),
+        "zipc-block": lambda: Zipc("block"),
         "mp.Pipe": Pipe,
         "mp.Queue": MpQueue,
         "mp.shared_memory+sem": ShmSem,

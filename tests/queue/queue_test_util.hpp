@@ -20,6 +20,8 @@ struct QueueMode {
 inline const QueueMode kSpsc{Multiplicity::single, Multiplicity::single, "SingleSingle"};
 inline const QueueMode kMpmc{Multiplicity::multi, Multiplicity::multi, "MultiMulti"};
 inline const QueueMode kSpmc{Multiplicity::single, Multiplicity::multi, "SingleMulti"};
+inline const QueueMode kMpsc{Multiplicity::multi, Multiplicity::single, "MultiSingle"};
+inline const QueueMode kAllModes[] = {kSpsc, kMpsc, kSpmc, kMpmc};
 
 inline QueueOptions queue_options(const QueueMode& m, std::size_t capacity = 8, std::size_t block = 64) {
   QueueOptions o;

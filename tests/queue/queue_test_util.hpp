@@ -25,7 +25,7 @@ inline const QueueMode kAllModes[] = {kSpsc, kMpsc, kSpmc, kMpmc};
 
 inline QueueOptions queue_options(const QueueMode& m, std::size_t capacity = 8, std::size_t block = 64) {
   QueueOptions o;
-  o.capacity = capacity;
+  o.block_count = capacity;
   o.block_size = block;
   o.producers = m.producers;
   o.consumers = m.consumers;

@@ -281,7 +281,7 @@ TEST_P(QueueModes, OpenerSeesTheCreatorsGeometry) {
   zipc::test::TempName name("q");
   auto sut = Queue::create(name.str(), opts(32, 128), Role::producer);
   auto other = consumer_of(name);
-  EXPECT_EQ(other.capacity(), 32u);
+  EXPECT_EQ(other.block_count(), 32u);
   EXPECT_EQ(other.block_size(), 128u);
   EXPECT_EQ(other.producers(), std::get<0>(GetParam()).producers);
   EXPECT_EQ(other.consumers(), std::get<0>(GetParam()).consumers);
@@ -393,7 +393,7 @@ TEST(Queue, OptionsOutOfRangeAreRejected) {
   };
   for (std::size_t cap : {0ul, 1ul, 3ul, 1000ul, (1ul << 24) + 1, 1ul << 25}) {
     QueueOptions o;
-    o.capacity = cap;
+    o.block_count = cap;
     EXPECT_EQ(bad(o), Errc::invalid_argument) << cap;
   }
   for (std::size_t block : {0ul, 4ul, 12ul, (16ul << 20) + 8}) {

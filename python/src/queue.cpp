@@ -97,7 +97,7 @@ zipc::QueueOptions queue_options(std::size_t block_size, std::size_t block_count
                                  WaitStrategy wait, unsigned mode, const std::string& path, bool prefault) {
   zipc::QueueOptions o;
   o.block_size = block_size;
-  o.capacity = block_count;
+  o.block_count = block_count;
   o.producers = producers;
   o.consumers = consumers;
   o.max_participants = max_participants;
@@ -206,16 +206,17 @@ void init_queue(nb::module_& m) {
           "open_or_create",
           [](const std::string& name, std::size_t block_size, std::size_t block_count, Multiplicity producers,
              Multiplicity consumers, std::uint32_t max_participants, nb::handle recovery_time, WaitStrategy wait,
-             unsigned mode, const std::string& path, bool prefault, Role role) {
+             unsigned mode, const std::string& path, bool prefault, Role role, bool accept_existing) {
             auto o = queue_options(block_size, block_count, producers, consumers, max_participants, recovery_time, wait,
                                    mode, path, prefault);
+            o.accept_existing = accept_existing;
             return make(zipc::Queue::open_or_create(name, o, role), name);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("block_size") = 1024, nb::arg("block_count") = 1024,
           nb::arg("producers") = Multiplicity::multi, nb::arg("consumers") = Multiplicity::multi,
           nb::arg("max_participants") = 64, nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive,
           nb::arg("mode") = 0600, nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("role") = Role::both,
-          nb::rv_policy::take_ownership)
+          nb::arg("accept_existing") = false, nb::rv_policy::take_ownership)
       .def_static(
           "open",
           [](const std::string& name, Role role, WaitStrategy wait, const std::string& path) {
@@ -400,7 +401,7 @@ void init_queue(nb::module_& m) {
       .def_prop_ro("block_count",
                    [](PyQueue& self) {
                      self.require_attached("block_count");
-                     return self.q.capacity();
+                     return self.q.block_count();
                    })
       .def("__len__",
            [](PyQueue& self) {

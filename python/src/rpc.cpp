@@ -134,9 +134,9 @@ void init_rpc(nb::module_& m) {
             o.inline_size = inline_size;
             o.large_blocks = large_blocks;
             o.wait = wait_options(wait);
-            o.mode = mode;
+            o.segment.mode = mode;
             o.replace_stale = replace_stale;
-            o.reap_interval = to_millis(recovery_time);
+            o.recovery_time = to_millis(recovery_time);
             auto* s = new PyRpcServer();
             try {
               s->server = zipc::RpcServer::create(name, o);
@@ -150,7 +150,7 @@ void init_rpc(nb::module_& m) {
           nb::arg("name"), nb::kw_only(), nb::arg("max_clients") = 16, nb::arg("inflight_per_client") = 8,
           nb::arg("max_request_size") = 64 << 10, nb::arg("max_response_size") = 64 << 10,
           nb::arg("inline_size") = 4096, nb::arg("large_blocks") = 0, nb::arg("wait") = WaitStrategy::adaptive,
-          nb::arg("mode") = 0600, nb::arg("replace_stale") = true, nb::arg("recovery_time") = 0.1,
+          nb::arg("mode") = 0600, nb::arg("replace_stale") = true, nb::arg("recovery_time") = 0.2,
           nb::rv_policy::take_ownership)
       .def(
           "start",

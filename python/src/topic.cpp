@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "common.hpp"
-#include "zipc/queue.hpp"  // Multiplicity
+#include "zipc/options.hpp"
 #include "zipc/topic.hpp"
 
 namespace zipc::py {
@@ -107,15 +107,15 @@ zipc::TopicOptions topic_options(std::uint64_t capacity_bytes, std::uint32_t max
                                  WaitStrategy wait, unsigned mode, const std::string& path, bool prefault,
                                  bool streaming_stores) {
   zipc::TopicOptions o;
-  o.capacity = capacity_bytes;
-  o.max_message = max_message_size;
+  o.capacity_bytes = capacity_bytes;
+  o.max_message_size = max_message_size;
   o.max_subscribers = max_subscribers;
-  o.publishers = publishers == Multiplicity::single ? PublisherKind::single : PublisherKind::multi;
+  o.publishers = publishers;
   o.recovery_time = to_millis(recovery_time);
   o.wait = wait_options(wait);
-  o.mode = mode;
-  o.path = path;
-  o.prefault = prefault;
+  o.segment.mode = mode;
+  o.segment.path = path;
+  o.segment.prefault = prefault;
   o.streaming_stores = streaming_stores;
   return o;
 }
@@ -376,39 +376,39 @@ void init_topic(nb::module_& m) {
           },
           nb::arg("name"), nb::kw_only(), nb::arg("capacity_bytes") = 1 << 20, nb::arg("max_message_size") = 1 << 16,
           nb::arg("max_subscribers") = 256, nb::arg("publishers") = Multiplicity::single,
-          nb::arg("recovery_time") = 1.0, nb::arg("wait") = WaitStrategy::adaptive, nb::arg("mode") = 0600,
+          nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive, nb::arg("mode") = 0600,
           nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("streaming_stores") = false,
           nb::rv_policy::take_ownership)
       .def_static(
           "open_or_create",
           [](const std::string& name, std::uint64_t capacity_bytes, std::uint32_t max_message_size,
              std::uint32_t max_subscribers, Multiplicity publishers, nb::handle recovery_time, WaitStrategy wait,
-             unsigned mode, const std::string& path, bool prefault, bool streaming_stores) {
-            return make(zipc::Topic::open_or_create(
-                            name, topic_options(capacity_bytes, max_message_size, max_subscribers, publishers,
-                                                recovery_time, wait, mode, path, prefault, streaming_stores)),
-                        name);
+             unsigned mode, const std::string& path, bool prefault, bool streaming_stores, bool accept_existing) {
+            auto o = topic_options(capacity_bytes, max_message_size, max_subscribers, publishers, recovery_time, wait,
+                                   mode, path, prefault, streaming_stores);
+            o.accept_existing = accept_existing;
+            return make(zipc::Topic::open_or_create(name, o), name);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("capacity_bytes") = 1 << 20, nb::arg("max_message_size") = 1 << 16,
           nb::arg("max_subscribers") = 256, nb::arg("publishers") = Multiplicity::single,
-          nb::arg("recovery_time") = 1.0, nb::arg("wait") = WaitStrategy::adaptive, nb::arg("mode") = 0600,
+          nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive, nb::arg("mode") = 0600,
           nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("streaming_stores") = false,
-          nb::rv_policy::take_ownership)
+          nb::arg("accept_existing") = false, nb::rv_policy::take_ownership)
       .def_static(
           "open",
           [](const std::string& name, nb::handle recovery_time, WaitStrategy wait, const std::string& path) {
             zipc::TopicOptions o;
             o.recovery_time = to_millis(recovery_time);
             o.wait = wait_options(wait);
-            o.path = path;
+            o.segment.path = path;
             return make(zipc::Topic::open(name, o), name);
           },
-          nb::arg("name"), nb::kw_only(), nb::arg("recovery_time") = 1.0, nb::arg("wait") = WaitStrategy::adaptive,
+          nb::arg("name"), nb::kw_only(), nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive,
           nb::arg("path") = "", nb::rv_policy::take_ownership)
       .def_static(
           "remove",
           [](const std::string& name, const std::string& path) {
-            zipc::TopicOptions o;
+            zipc::SegmentOptions o;
             o.path = path;
             return zipc::Topic::remove(name, o);
           },
@@ -433,7 +433,7 @@ void init_topic(nb::module_& m) {
             auto* s = new PySubscriber();
             s->s = self.t.subscribe(o);
             s->name = self.name;
-            if (delivery == Delivery::lossy) s->buf.resize(self.t.max_message());
+            if (delivery == Delivery::lossy) s->buf.resize(self.t.max_message_size());
             return s;
           },
           nb::kw_only(), nb::arg("start") = "latest", nb::arg("delivery") = Delivery::reliable,
@@ -457,12 +457,12 @@ void init_topic(nb::module_& m) {
       .def_prop_ro("capacity_bytes",
                    [](PyTopic& self) {
                      self.require_attached("capacity_bytes");
-                     return self.t.capacity();
+                     return self.t.capacity_bytes();
                    })
       .def_prop_ro("max_message_size",
                    [](PyTopic& self) {
                      self.require_attached("max_message_size");
-                     return self.t.max_message();
+                     return self.t.max_message_size();
                    })
       .def_prop_ro("max_subscribers",
                    [](PyTopic& self) {

@@ -79,7 +79,7 @@ int topic_subscribe(const std::string& name, std::uint64_t count, std::string_vi
   auto sub = t.subscribe({zipc::From::oldest(), lossy ? zipc::Delivery::lossy : zipc::Delivery::reliable});
   std::printf("ready\n");
   std::fflush(stdout);
-  std::vector<std::byte> buf(t.max_message());
+  std::vector<std::byte> buf(t.max_message_size());
   std::uint64_t received = 0;
   std::uint64_t next = 0;  // the next sequence we may see (lossy: or later)
   while (next < count) {

@@ -36,7 +36,7 @@ CPP_REFERENCE = {"pingpong64_p50_us": {"busy": 0.433, "adaptive": 0.435}, "strea
 
 PINGPONG_N = {"zipc-busy": 10000, "zipc-adaptive": 20000, "iceoryx2": 10000, "pyzmq": 5000, "mp.Pipe": 5000,
               "mp.Queue": 3000, "mp.shared_memory+sem": 5000}
-STREAM_N = {"zipc-adaptive": 300000, "iceoryx2": 100000, "pyzmq": 200000, "mp.Pipe": 100000, "mp.Queue": 50000,
+STREAM_N = {"zipc-adaptive": 300000, "zipc-adaptive-batch64": 2000000, "iceoryx2": 100000, "pyzmq": 200000, "mp.Pipe": 100000, "mp.Queue": 50000,
             "mp.shared_memory+sem": 50000}
 ARRAY_N = 400
 ARRAY_BYTES = 1 << 20
@@ -118,7 +118,7 @@ def main() -> int:
                 record("pingpong_64B", name, lambda: pingpong(makers[name](), max(500, int(PINGPONG_N[name] * scale))))
             if name in STREAM_N:
                 record("stream_100B", name, lambda: stream(makers[name](), max(2000, int(STREAM_N[name] * scale)), 100))
-            if name not in ("zipc-busy",):
+            if name not in ("zipc-busy", "zipc-adaptive-batch64"):
                 n = max(40, int(ARRAY_N * scale))
                 record("array_1MiB", name, lambda: stream(makers[name](), n, ARRAY_BYTES) * ARRAY_BYTES / 1e9)
         print(f"rep {rep + 1}/{a.reps} done", file=sys.stderr)
@@ -142,6 +142,9 @@ def main() -> int:
     st = rows.get("stream_100B", {})
     if "zipc-adaptive" in st and "mp.Queue" in st:
         ratios["stream zipc / mp.Queue (goal >= 10)"] = st["zipc-adaptive"]["msgs_s"] / st["mp.Queue"]["msgs_s"]
+    if "zipc-adaptive-batch64" in st and "mp.Queue" in st:
+        ratios["stream zipc batches of 64 / mp.Queue"] = st["zipc-adaptive-batch64"]["msgs_s"] / st["mp.Queue"]["msgs_s"]
+        ratios["python keeps of C++ stream 100 B (batches of 64)"] = st["zipc-adaptive-batch64"]["msgs_s"] / CPP_REFERENCE["stream100_msgs_s"]
     ar = rows.get("array_1MiB", {})
     if "zipc-adaptive" in ar and "copy-limit" in ar:
         ratios["array zipc / copy limit (goal >= 0.5)"] = ar["zipc-adaptive"]["GB_s"] / ar["copy-limit"]["GB_s"]

@@ -44,11 +44,12 @@ def _consume_array(arr: np.ndarray, dst: np.ndarray) -> None:
 
 # ---------------------------------------------------------------- zipc
 class Zipc(Transport):
-    def __init__(self, wait: str = "adaptive") -> None:
+    def __init__(self, wait: str = "adaptive", batch: int = 0) -> None:
         import zipc
         self.zipc = zipc
+        self.batch = batch
         self.wait = {"busy": zipc.WaitStrategy.busy, "block": zipc.WaitStrategy.block}.get(wait, zipc.WaitStrategy.adaptive)
-        self.name = f"zipc-{wait}"
+        self.name = f"zipc-{wait}" + (f"-batch{batch}" if batch else "")
 
     def setup(self, case: str, size: int) -> None:
         z = self.zipc
@@ -103,6 +104,10 @@ class Zipc(Transport):
             for _ in range(n):
                 with ab.acquire() as view:  # zero copy: the array is read in place
                     _consume_array(np.frombuffer(view, dtype=np.uint8), dst)
+        elif self.batch:
+            got = 0
+            while got < n:
+                got += len(ab.recv_batch(4 * self.batch))
         else:
             recv = ab.recv
             for _ in range(n):
@@ -115,6 +120,11 @@ class Zipc(Transport):
             for _ in range(n):
                 with self.ab.reserve(size) as buf:  # zero copy: written into the block
                     np.copyto(np.frombuffer(buf, dtype=np.uint8), src)
+        elif self.batch:
+            chunk = [bytes(size)] * self.batch
+            left = n
+            while left > 0:
+                left -= self.ab.send_batch(chunk[:left])
         else:
             msg = bytes(size)
             send = self.ab.send
@@ -516,6 +526,7 @@ def all_transports() -> Dict[str, Callable[[], Transport]]:
         "zipc-busy": lambda: Zipc("busy"),
         "zipc-adaptive": lambda: Zipc("adaptive"),
         "zipc-block": lambda: Zipc("block"),
+        "zipc-adaptive-batch64": lambda: Zipc("adaptive", batch=64),
         "mp.Pipe": Pipe,
         "mp.Queue": MpQueue,
         "mp.shared_memory+sem": ShmSem,

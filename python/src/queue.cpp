@@ -1,6 +1,8 @@
 // zipc.Queue: copy API, loans as context managers, iteration.
 #include <nanobind/stl/string.h>
 
+#include <vector>
+
 #include "common.hpp"
 #include "zipc/queue.hpp"
 
@@ -323,6 +325,57 @@ void init_queue(nb::module_& m) {
              }
              return make_read_loan(self, self_obj, std::move(loan));
            })
+      .def(
+          "send_batch",
+          [](PyQueue& self, nb::sequence msgs, nb::handle timeout) {
+            self.require_attached("send_batch");
+            std::vector<std::unique_ptr<InBuf>> bufs;
+            std::vector<std::span<const std::byte>> spans;
+            for (nb::handle m : msgs) {
+              bufs.push_back(std::make_unique<InBuf>(m));
+              spans.push_back(bufs.back()->span());
+            }
+            std::size_t sent = 0;
+            const Status s = sliced(
+                self, to_timeout(timeout),
+                [&](ns sl) {
+                  Status st = Status::ok;
+                  sent += self.q.send_batch(std::span(spans).subspan(sent), sl, &st);
+                  if (sent == spans.size()) return Status::ok;
+                  return st == Status::ok ? Status::timeout : st;
+                },
+                [](Status x) { return x; });
+            if (sent == 0 && s != Status::ok && !spans.empty()) raise_status(s, self.ctx("send_batch"));
+            return sent;
+          },
+          nb::arg("messages"), nb::arg("timeout").none() = nb::none(),
+          "Sends a prefix of messages with one position update and one wake-up; returns how many were sent.")
+      .def(
+          "recv_batch",
+          [](PyQueue& self, std::size_t max, nb::handle timeout) {
+            self.require_attached("recv_batch");
+            std::vector<std::string> got;
+            const Status s = sliced(
+                self, to_timeout(timeout),
+                [&](ns sl) {
+                  Status st = Status::ok;
+                  const std::size_t k = self.q.recv_batch(
+                      max, sl,
+                      [&](std::span<const std::byte> m) {
+                        got.emplace_back(reinterpret_cast<const char*>(m.data()), m.size());
+                      },
+                      &st);
+                  if (k > 0) return Status::ok;
+                  return st == Status::ok ? Status::timeout : st;
+                },
+                [](Status x) { return x; });
+            if (got.empty() && s != Status::ok) raise_status(s, self.ctx("recv_batch"));
+            nb::list out;
+            for (const auto& m : got) out.append(nb::bytes(m.data(), m.size()));
+            return out;
+          },
+          nb::arg("max") = 64, nb::arg("timeout").none() = nb::none(),
+          "Up to max messages available at once (waiting for the first), as a list of bytes.")
       .def("__iter__", [](nb::handle self) { return self; })
       .def("__next__",
            [](PyQueue& self) -> nb::object {

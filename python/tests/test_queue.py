@@ -204,3 +204,15 @@ def test_an_array_outliving_its_queue_handle_still_reads_mapped_memory(name: str
     assert bytes(arr) == b"x" * 8  # the export keeps the loan, its handle and the mapping
     del arr
     gc.collect()
+
+
+def test_batches_send_a_prefix_and_receive_what_is_there(name: str) -> None:
+    with zipc.Queue.create(name, block_size=16, block_count=4) as q:
+        assert q.send_batch([b"a", bytearray(b"b"), memoryview(b"c")], timeout=1) == 3
+        assert q.send_batch([b"d", b"e"], timeout=0.01) == 1  # room for one more only
+        assert q.recv_batch(max=8, timeout=1) == [b"a", b"b", b"c", b"d"]
+        with pytest.raises(zipc.Timeout):
+            q.recv_batch(timeout=0.01)
+        q.close()
+        with pytest.raises(zipc.Closed):
+            q.send_batch([b"x"], timeout=1)

@@ -107,7 +107,8 @@ struct QueueImpl {
                      std::size_t* first_size) noexcept;
   // Size of an acquired position, or > block when the cell was scribbled.
   [[nodiscard]] std::size_t acquired_size(std::uint64_t pos) const noexcept;
-  void release(std::uint64_t pos) noexcept;
+  // counted: a delivered message (false: a scribbled one dropped).
+  void release(std::uint64_t pos, bool counted) noexcept;
   void released(std::size_t count) noexcept;  // SPSC head store (batched), stats, notify
   void flush_head() noexcept;                 // SPSC: publish every release now
   // SPSC producer: the consumer's released-up-to from its record (0 if unknown).

@@ -16,8 +16,8 @@
 // Word layout: bits 63..44 the low 20 bits of the key; bits 43..0 the
 // monotonic time of the stall's start in units of 1024 ns, modulo 2^44
 // (elapsed times are computed modulo 2^44 too: exact for stalls up to ~208
-// days). A zeroed word (an older segment) reads as a stall that is due: one
-// early scan.
+// days). A zeroed word (a new segment, or one made before the clock
+// existed) reads as "no stall seen yet".
 #pragma once
 
 #include <algorithm>
@@ -47,7 +47,7 @@ class SharedStall {
     // stall or last recovered it (only the time is read: no data published).
     std::uint64_t w = word_->load(std::memory_order_acquire);
     const std::uint64_t fresh = pack(key, now_ns);
-    if (key_of(w) != (key & kKeyMask)) {
+    if (w == 0 || key_of(w) != (key & kKeyMask)) {
       // Progress since the word was written, or a first stall: it starts now.
       // acq_rel: one caller's start wins; losers see it on their next look.
       word_->compare_exchange_strong(w, fresh, std::memory_order_acq_rel, std::memory_order_relaxed);
@@ -58,12 +58,13 @@ class SharedStall {
     return word_->compare_exchange_strong(w, fresh, std::memory_order_acq_rel, std::memory_order_relaxed);
   }
 
-  // When recovery of the stall at `key` is due (absolute monotonic ns); now
-  // when the word holds another key (the caller's due() starts it then).
+  // When recovery of the stall at `key` is due (absolute monotonic ns); a
+  // recovery time from now when the word holds another key (the caller's
+  // due() starts the stall now).
   [[nodiscard]] std::uint64_t due_at(std::uint64_t key, std::uint64_t now_ns) const noexcept {
     // relaxed: a sleep bound only; due() decides.
     const std::uint64_t w = word_->load(std::memory_order_relaxed);
-    if (key_of(w) != (key & kKeyMask)) return now_ns;
+    if (w == 0 || key_of(w) != (key & kKeyMask)) return now_ns + recovery_ns_;
     const std::uint64_t e = elapsed_ns(w, now_ns);
     return e >= recovery_ns_ ? now_ns : now_ns + (recovery_ns_ - e);
   }

@@ -108,8 +108,8 @@ struct QueueControl {
   std::atomic<std::uint64_t> single_producer;  // SPSC: packed ProcessId of the producer (0: none)
   std::atomic<std::uint64_t> single_consumer;  // SPSC: packed ProcessId of the consumer
   // Shared stall clocks (src/recovery_wait.hpp): consumers blocked at head,
-  // producers blocked at tail. Zero in segments made before they existed
-  // (read as one due stall: harmless).
+  // producers blocked at tail. Zero: no stall seen yet (also in segments
+  // made before they existed).
   std::atomic<std::uint64_t> stall_consumers;
   std::atomic<std::uint64_t> stall_producers;
   std::uint8_t pad5[kQueueLine - 88];

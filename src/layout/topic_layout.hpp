@@ -122,7 +122,7 @@ struct alignas(128) AdminLine {
   std::atomic<std::uint64_t> abandoned_total;        // holes made by recovery
   std::atomic<std::uint64_t> single_publisher;       // single mode: packed ProcessId of the publisher
   // Shared stall clock of the commit frontier (src/recovery_wait.hpp), keyed
-  // by the cursor. Zero in segments made before it existed (one early scan).
+  // by the cursor. Zero: no stall seen yet (also in older segments).
   std::atomic<std::uint64_t> stall_cursor;
   std::uint8_t reserved[88];
 };

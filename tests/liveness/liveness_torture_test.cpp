@@ -115,25 +115,26 @@ TEST_P(QueueTorture, RandomKillsLoseNothingAndCloseDrains) {
     // One victim per round, at a random time.
     std::this_thread::sleep_for(std::chrono::microseconds(500 + rng() % 15000));
     const bool kill_consumer = rng() % 2 == 0;
-    test::Child& victim = kill_consumer ? consumers[rng() % nc] : producers[rng() % np];
+    const std::size_t victim_index = kill_consumer ? rng() % nc : rng() % np;
+    test::Child& victim = kill_consumer ? consumers[victim_index] : producers[victim_index];
     victim.kill(SIGKILL);
     (void)victim.wait();
     ++kills;
     if (kill_consumer) ctl[kKilledConsumers].fetch_add(1);
     std::this_thread::sleep_for(std::chrono::microseconds(rng() % 5000));
     ctl[kStopProducers].store(1);
-    for (auto& p : producers) {
-      const test::ChildResult r = p.wait(30s);
-      if (r.signal == 0) {
-        EXPECT_TRUE(r.exited && r.exit_code == 0) << "producer: " << r.output;
-      }
+    for (std::size_t k = 0; k < np; ++k) {
+      if (!kill_consumer && k == victim_index) continue;
+      const test::ChildResult r = producers[k].wait(30s);
+      EXPECT_TRUE(r.exited && r.exit_code == 0) << "producer exit " << r.exit_code << " signal " << r.signal
+                                                 << (r.timed_out ? " (timed out)" : "") << ": " << r.output;
     }
     ctl[kStopConsumers].store(1);
-    for (auto& c : consumers) {
-      const test::ChildResult r = c.wait(30s);
-      if (r.signal == 0) {
-        EXPECT_TRUE(r.exited && r.exit_code == 0) << "consumer: " << r.output;
-      }
+    for (std::size_t k = 0; k < nc; ++k) {
+      if (kill_consumer && k == victim_index) continue;
+      const test::ChildResult r = consumers[k].wait(30s);
+      EXPECT_TRUE(r.exited && r.exit_code == 0) << "consumer exit " << r.exit_code << " signal " << r.signal
+                                                 << (r.timed_out ? " (timed out)" : "") << ": " << r.output;
     }
   }
   // The drain: close, then receive until closed (a survivor recovers what the
@@ -239,13 +240,13 @@ TEST_P(TopicTorture, RandomPublisherKillsLoseNoConfirmedMessage) {
       }));
     }
     std::this_thread::sleep_for(std::chrono::microseconds(200 + rng() % 3000));
-    test::Child& victim = pubs[rng() % np];
-    victim.kill(SIGKILL);
-    for (auto& p : pubs) {
-      const test::ChildResult r = p.wait(30s);
-      if (r.signal == 0) {
-        EXPECT_TRUE(r.exited && r.exit_code == 0) << r.output;
-      }
+    const std::size_t victim_index = rng() % np;
+    pubs[victim_index].kill(SIGKILL);
+    for (std::size_t k = 0; k < np; ++k) {
+      const test::ChildResult r = pubs[k].wait(30s);
+      if (k == victim_index && r.signal == SIGKILL) continue;
+      EXPECT_TRUE(r.exited && r.exit_code == 0) << "publisher exit " << r.exit_code << " signal " << r.signal
+                                                 << (r.timed_out ? " (timed out)" : "") << ": " << r.output;
     }
     // Read until every confirmed message of this round arrived (holes are skipped).
     std::uint64_t want = 0;

@@ -268,7 +268,7 @@ TEST_P(TopicTorture, RandomPublisherKillsLoseNoConfirmedMessage) {
     std::mt19937_64 r(reader_seed);
     std::array<std::byte, 64> buf{};
     auto last = std::chrono::steady_clock::now();
-    std::uint64_t next_seq = 0, n = 0;
+    std::uint64_t next_seq = 0, n = 0, holes_seen = 0;
     for (;;) {
       const bool done = ctl[1].load() != 0;
       const auto timeout = done ? 1s : mixed_timeout(r);
@@ -282,9 +282,12 @@ TEST_P(TopicTorture, RandomPublisherKillsLoseNoConfirmedMessage) {
         std::memcpy(&id, buf.data(), sizeof id);
         if (id < seen.size()) seen[id].fetch_add(1);
         if (ctl[0].load() != 0) {
-          test::raise_max(ctl[2], static_cast<std::uint64_t>(
-                                      std::chrono::duration_cast<std::chrono::microseconds>(now - last).count()));
+          const auto gap =
+              static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(now - last).count());
+          if (gap > ctl[2].load()) ctl[6].store(sub.abandoned() != holes_seen ? 1 : 0);  // behind a hole?
+          test::raise_max(ctl[2], gap);
         }
+        holes_seen = sub.abandoned();
         last = now;
       } else if (done) {
         ctl[3].store(n);
@@ -360,10 +363,11 @@ TEST_P(TopicTorture, RandomPublisherKillsLoseNoConfirmedMessage) {
   EXPECT_EQ(missing, 0u);
   EXPECT_EQ(duplicates, 0u);
   EXPECT_EQ(ctl[4].load(), 0u) << "sequence numbers skipped or repeated";
-  std::printf("[ info ] topic %s: %d rounds, %d kills, %llu confirmed, %llu read, holes %llu, longest stall %.1f ms\n",
+  std::printf("[ info ] topic %s: %d rounds, %d kills, %llu confirmed, %llu read, holes %llu, longest gap between deliveries %.1f ms "
+              "(%s)\n",
               multi ? "multi" : "single", rounds, rounds, static_cast<unsigned long long>(confirmed_total),
               static_cast<unsigned long long>(ctl[3].load()), static_cast<unsigned long long>(t.abandoned()),
-              static_cast<double>(ctl[2].load()) / 1000.0);
+              static_cast<double>(ctl[2].load()) / 1000.0, ctl[6].load() != 0 ? "behind a hole" : "no hole");
 }
 
 INSTANTIATE_TEST_SUITE_P(BothKinds, TopicTorture, ::testing::Values(PublisherKind::single, PublisherKind::multi),

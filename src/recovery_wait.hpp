@@ -126,19 +126,21 @@ bool recovery_sliced_wait(SharedStall stall, Deadline deadline, Attempt&& attemp
 }
 
 // The same wait for a channel whose recovery is one process's duty (rpc:
-// the server reaps its clients, a client watches its server): a local clock
-// runs check() every `period_ns` while the caller waits.
-template <class Attempt, class Sleep, class Check>
-bool periodic_recovery_wait(std::uint64_t* next_check_ns, std::uint64_t period_ns, Deadline deadline,
-                            Attempt&& attempt, Sleep&& sleep, Check&& check) noexcept {
+// the server reaps its clients, a client watches its server): a local
+// schedule. check(now) runs whenever due_at() has passed and returns true
+// when it settled the call (e.g. the peer is dead); sleeps end at due_at()
+// or the deadline. The caller has already made one attempt that failed.
+// attempt() may run again after the sleep's own predicate came true: an
+// attempt that takes something (a claim) must return true again without
+// taking a second one.
+template <class Attempt, class DueAt, class Sleep, class Check>
+bool periodic_recovery_wait(Deadline deadline, Attempt&& attempt, DueAt&& due_at, Sleep&& sleep,
+                            Check&& check) noexcept {
   for (;;) {
     const std::uint64_t now = platform::monotonic_ns();
-    if (now >= *next_check_ns) {
-      *next_check_ns = now + period_ns;
-      if (check()) return true;  // check() settled the call (e.g. the peer is dead)
-    }
+    if (now >= due_at() && check(now)) return true;
     if (!deadline.is_never() && now >= deadline.ns()) return false;
-    (void)sleep(Deadline::at_ns(std::min(deadline.ns(), *next_check_ns)));
+    (void)sleep(Deadline::at_ns(std::min(deadline.ns(), std::max<std::uint64_t>(due_at(), now + 1000))));
     if (attempt()) return true;
   }
 }

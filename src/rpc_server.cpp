@@ -1,6 +1,6 @@
 // RpcServer: create, scan for requests, serve, recover dead clients.
-#include <algorithm>
 #include <fcntl.h>
+#include <algorithm>
 
 #include <cerrno>
 #include <cstring>
@@ -11,6 +11,7 @@
 #include "platform/clock.hpp"
 #include "platform/file.hpp"
 #include "platform/file_identity.hpp"
+#include "recovery_wait.hpp"
 #include "rpc_server_impl.hpp"
 #include "rpc_shared.hpp"
 #include "zipc/process.hpp"
@@ -232,34 +233,31 @@ void RpcServerImpl::publish(RpcRequest& req, std::uint32_t result, std::uint64_t
 
 RpcRequest RpcServerImpl::next(Deadline deadline) noexcept {
   RpcRequest out;
-  for (;;) {
-    if (stopping.load(std::memory_order_relaxed)) {
-      out.status_ = Status::closed;
-      return out;
-    }
-    const std::uint64_t now = platform::monotonic_ns();  // one clock read for the reap check and the slice
-    maybe_reap(now);
-    const std::uint64_t reap_at = next_reap_ns.load(std::memory_order_relaxed);
-    const Deadline sub = Deadline::at_ns(std::min(deadline.ns(), std::max(reap_at, now + 1000)));
-    bool got = false;
-    const Status st = view.control()->server_event.wait_until(
-        [&]() noexcept {
-          if (stopping.load(std::memory_order_relaxed)) return true;
-          got = try_claim(out);
-          return got;
-        },
-        sub, options.wait);
-    if (got) return out;
-    (void)st;
-    if (stopping.load(std::memory_order_relaxed)) {
-      out.status_ = Status::closed;
-      return out;
-    }
-    if (deadline.expired()) {
-      out.status_ = Status::timeout;
-      return out;
-    }
+  bool got = false;
+  // Claims at most one request: the wait's predicate and the helper's own
+  // attempt after it both call this, and a second claim would overwrite (and
+  // lose) the first.
+  const auto attempt = [&]() noexcept {
+    if (got || stopping.load(std::memory_order_relaxed)) return true;
+    got = try_claim(out);
+    return got;
+  };
+  // Dead clients are reaped before we look for work (their requests are
+  // dropped unserved), then every reap_interval while we wait: the one
+  // recovery-sliced wait, on the server's reap schedule.
+  maybe_reap(platform::monotonic_ns());  // (returns at once unless due)
+  if (!attempt()) {
+    (void)periodic_recovery_wait(
+        deadline, attempt, [&]() noexcept { return next_reap_ns.load(std::memory_order_relaxed); },
+        [&](Deadline d) noexcept { return view.control()->server_event.wait_until(attempt, d, options.wait); },
+        [&](std::uint64_t now) noexcept {
+          maybe_reap(now);
+          return false;
+        });
   }
+  if (got) return out;
+  out.status_ = stopping.load(std::memory_order_relaxed) ? Status::closed : Status::timeout;
+  return out;
 }
 
 void RpcServerImpl::maybe_reap(std::uint64_t now) noexcept {

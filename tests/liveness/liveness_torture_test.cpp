@@ -60,7 +60,7 @@ TEST_P(QueueTorture, RandomKillsLoseNothingAndCloseDrains) {
   o.recovery_time = 50ms;
   o.max_participants = 16;
   { Queue q = Queue::create(name.str(), o, Role::none); }  // the segment outlives its creator handle
-  const std::size_t per_round = np + 1;  // producer children per round (a replacement included)
+  const std::size_t per_round = np + 1;                    // producer children per round (a replacement included)
   const std::size_t ids = static_cast<std::size_t>(rounds) * per_round * kPerChild;
   SharedArray<std::uint8_t> seen(ids);
   SharedFlags confirmed(static_cast<std::size_t>(rounds) * per_round);  // ids confirmed sent per producer child
@@ -101,14 +101,15 @@ TEST_P(QueueTorture, RandomKillsLoseNothingAndCloseDrains) {
         const auto now = std::chrono::steady_clock::now();
         if (st == Status::ok) {
           if (ctl[kStopProducers].load() == 0) {
-            test::raise_max(ctl[kLongestGapUs],
-                            static_cast<std::uint64_t>(
-                                std::chrono::duration_cast<std::chrono::microseconds>(now - last).count()));
+            test::raise_max(
+                ctl[kLongestGapUs],
+                static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(now - last).count()));
           }
           last = now;
         } else if (stopping) {
           return 0;
         } else if (st != Status::empty && st != Status::timeout) {
+          test::report(std::string("status ") + to_string(st));
           return 3;
         }
       }
@@ -136,6 +137,7 @@ TEST_P(QueueTorture, RandomKillsLoseNothingAndCloseDrains) {
         if (st == Status::ok) {
           confirmed[child].store(++i);
         } else if (st != Status::full && st != Status::timeout) {
+          test::report(std::string("status ") + to_string(st) + " at message " + std::to_string(i));
           return 3;
         }
       }
@@ -169,7 +171,7 @@ TEST_P(QueueTorture, RandomKillsLoseNothingAndCloseDrains) {
     for (auto& p : producers) {
       const test::ChildResult r = p.wait(30s);
       EXPECT_TRUE(r.exited && r.exit_code == 0) << "producer exit " << r.exit_code << " signal " << r.signal
-                                                 << (r.timed_out ? " (timed out)" : "") << ": " << r.output;
+                                                << (r.timed_out ? " (timed out)" : "") << ": " << r.output;
     }
     ctl[kStopConsumers].store(1);
     {
@@ -181,7 +183,7 @@ TEST_P(QueueTorture, RandomKillsLoseNothingAndCloseDrains) {
     for (auto& c : consumers) {
       const test::ChildResult r = c.wait(30s);
       EXPECT_TRUE(r.exited && r.exit_code == 0) << "consumer exit " << r.exit_code << " signal " << r.signal
-                                                 << (r.timed_out ? " (timed out)" : "") << ": " << r.output;
+                                                << (r.timed_out ? " (timed out)" : "") << ": " << r.output;
     }
   }
   // The drain: close, then receive until closed (a survivor recovers what the
@@ -217,15 +219,15 @@ TEST_P(QueueTorture, RandomKillsLoseNothingAndCloseDrains) {
   if (qc.producers == Multiplicity::multi || qc.consumers == Multiplicity::multi) {
     EXPECT_EQ(st.received, st.sent) << "counters after a full drain (redelivered " << st.redelivered << ")";
   }
-  std::printf("[ info ] queue %s: %d rounds, %llu kills, %llu confirmed, %llu missing from the ledger (killed "
-              "consumers %llu), %llu duplicates, sent %llu received %llu redelivered %llu abandoned %llu, longest "
-              "stall %.1f ms\n",
-              qc.label, rounds, static_cast<unsigned long long>(kills),
-              static_cast<unsigned long long>(confirmed_total), static_cast<unsigned long long>(missing),
-              static_cast<unsigned long long>(ctl[kKilledConsumers].load()),
-              static_cast<unsigned long long>(duplicates), static_cast<unsigned long long>(st.sent),
-              static_cast<unsigned long long>(st.received), static_cast<unsigned long long>(st.redelivered),
-              static_cast<unsigned long long>(st.abandoned), static_cast<double>(ctl[kLongestGapUs].load()) / 1000.0);
+  std::printf(
+      "[ info ] queue %s: %d rounds, %llu kills, %llu confirmed, %llu missing from the ledger (killed "
+      "consumers %llu), %llu duplicates, sent %llu received %llu redelivered %llu abandoned %llu, longest "
+      "stall %.1f ms\n",
+      qc.label, rounds, static_cast<unsigned long long>(kills), static_cast<unsigned long long>(confirmed_total),
+      static_cast<unsigned long long>(missing), static_cast<unsigned long long>(ctl[kKilledConsumers].load()),
+      static_cast<unsigned long long>(duplicates), static_cast<unsigned long long>(st.sent),
+      static_cast<unsigned long long>(st.received), static_cast<unsigned long long>(st.redelivered),
+      static_cast<unsigned long long>(st.abandoned), static_cast<double>(ctl[kLongestGapUs].load()) / 1000.0);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModes, QueueTorture,
@@ -293,6 +295,7 @@ TEST_P(TopicTorture, RandomPublisherKillsLoseNoConfirmedMessage) {
         ctl[3].store(n);
         return 0;
       } else if (rr.status != Status::empty && rr.status != Status::timeout) {
+        test::report(std::string("status ") + to_string(rr.status));
         return 3;
       }
       if (ctl[0].load() == 0) last = now;  // idle between rounds is not a stall
@@ -324,6 +327,7 @@ TEST_P(TopicTorture, RandomPublisherKillsLoseNoConfirmedMessage) {
         if (st == Status::ok) {
           confirmed[child].store(++i);
         } else if (st != Status::full && st != Status::timeout) {
+          test::report(std::string("status ") + to_string(st) + " at message " + std::to_string(i));
           return 3;
         }
       }
@@ -343,7 +347,7 @@ TEST_P(TopicTorture, RandomPublisherKillsLoseNoConfirmedMessage) {
     for (auto& p : pubs) {
       const test::ChildResult r = p.wait(60s);
       EXPECT_TRUE(r.exited && r.exit_code == 0) << "publisher exit " << r.exit_code << " signal " << r.signal
-                                                 << (r.timed_out ? " (timed out)" : "") << ": " << r.output;
+                                                << (r.timed_out ? " (timed out)" : "") << ": " << r.output;
     }
     ctl[0].store(0);
   }
@@ -363,11 +367,13 @@ TEST_P(TopicTorture, RandomPublisherKillsLoseNoConfirmedMessage) {
   EXPECT_EQ(missing, 0u);
   EXPECT_EQ(duplicates, 0u);
   EXPECT_EQ(ctl[4].load(), 0u) << "sequence numbers skipped or repeated";
-  std::printf("[ info ] topic %s: %d rounds, %d kills, %llu confirmed, %llu read, holes %llu, longest gap between deliveries %.1f ms "
-              "(%s)\n",
-              multi ? "multi" : "single", rounds, rounds, static_cast<unsigned long long>(confirmed_total),
-              static_cast<unsigned long long>(ctl[3].load()), static_cast<unsigned long long>(t.abandoned()),
-              static_cast<double>(ctl[2].load()) / 1000.0, ctl[6].load() != 0 ? "behind a hole" : "no hole");
+  std::printf(
+      "[ info ] topic %s: %d rounds, %d kills, %llu confirmed, %llu read, holes %llu, longest gap between deliveries "
+      "%.1f ms "
+      "(%s)\n",
+      multi ? "multi" : "single", rounds, rounds, static_cast<unsigned long long>(confirmed_total),
+      static_cast<unsigned long long>(ctl[3].load()), static_cast<unsigned long long>(t.abandoned()),
+      static_cast<double>(ctl[2].load()) / 1000.0, ctl[6].load() != 0 ? "behind a hole" : "no hole");
 }
 
 INSTANTIATE_TEST_SUITE_P(BothKinds, TopicTorture, ::testing::Values(PublisherKind::single, PublisherKind::multi),

@@ -253,9 +253,7 @@ Status QueueImpl::wait_while(Status idle, Event& ev, bool producer_side, std::ch
   if (st != idle) return st;
   SharedStall stall(producer_side ? ctl->stall_producers : ctl->stall_consumers, recovery_ns);
   // relaxed: the frontier the caller is blocked on, a key for the stall clock only.
-  const auto key = [&]() noexcept {
-    return (producer_side ? ctl->tail : ctl->head).load(std::memory_order_relaxed);
-  };
+  const auto key = [&]() noexcept { return (producer_side ? ctl->tail : ctl->head).load(std::memory_order_relaxed); };
   const auto again = [&]() noexcept {
     st = attempt();
     return st != idle;

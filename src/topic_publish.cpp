@@ -22,11 +22,11 @@ platform::BurstStamp& publish_stamp() noexcept {
   return stamp;
 }
 
-constexpr std::uint64_t kLivenessPeriodNs = 10'000'000;  // how often a blocked publisher checks subscribers
+constexpr std::uint64_t kLivenessPeriodNs = 10'000'000;    // how often a blocked publisher checks subscribers
 constexpr std::uint64_t kSliceNs = detail::kStallSliceNs;  // longest sleep before re-checking peers
-constexpr std::uint32_t kCommitBatch = 256;              // streaming mode: commits made visible together
-constexpr std::uint64_t kCommitBatchNs = 100'000;        // ... or once the oldest of them is this old
-constexpr std::uint32_t kAgeCheckEvery = 4;              // ... as seen on the first 4 commits and every 4th
+constexpr std::uint32_t kCommitBatch = 256;                // streaming mode: commits made visible together
+constexpr std::uint64_t kCommitBatchNs = 100'000;          // ... or once the oldest of them is this old
+constexpr std::uint32_t kAgeCheckEvery = 4;                // ... as seen on the first 4 commits and every 4th
 
 Deadline slice(Deadline d) noexcept {
   const Deadline s = Deadline::after(std::chrono::nanoseconds(kSliceNs));

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "asymmetric_wait.hpp"
-#include "recovery_wait.hpp"
 #include "layout/topic_layout.hpp"
+#include "recovery_wait.hpp"
 #include "zipc/segment.hpp"
 #include "zipc/topic.hpp"
 

@@ -207,9 +207,12 @@ int main(int argc, char** argv) {
   std::string out;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--reps") reps = std::atoi(argv[i + 1]);
-    else if (a == "--recovery-ms") recovery_ms = std::atoi(argv[i + 1]);
-    else if (a == "--out") out = argv[i + 1];
+    if (a == "--reps")
+      reps = std::atoi(argv[i + 1]);
+    else if (a == "--recovery-ms")
+      recovery_ms = std::atoi(argv[i + 1]);
+    else if (a == "--out")
+      out = argv[i + 1];
   }
   if (reps < 1 || recovery_ms < 1) {
     std::fprintf(stderr, "usage: %s [--reps N] [--recovery-ms M] [--out FILE]\n", argv[0]);
@@ -228,8 +231,10 @@ int main(int argc, char** argv) {
       int fails = 0;
       for (int r = 0; r < reps; ++r) {
         const std::uint64_t ns = topic ? run_topic(d, recovery, r) : run_queue(d, recovery, r);
-        if (ns == 0) ++fails;
-        else lat.push_back(ns);
+        if (ns == 0)
+          ++fails;
+        else
+          lat.push_back(ns);
       }
       const double p50 = pct(lat, 0.5), p99 = pct(lat, 0.99), mx = pct(lat, 1.0);
       std::printf("%-8s %6d %10.1f %10.1f %10.1f %6d\n", channel, d, p50, p99, mx, fails);

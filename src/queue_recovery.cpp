@@ -125,12 +125,19 @@ std::size_t QueueImpl::recover() noexcept {
   };
   if (!mpmc) {
     // The single/single ring keeps nothing outside [head, tail): a dead
-    // side's positions are taken over when a new one attaches (which needs
-    // its record). Records of other dead handles (Role::none) are freed.
-    // acquire: pairs with the CAS that took the single roles.
-    const std::uint64_t sp = ctl->single_producer.load(std::memory_order_acquire);
-    const std::uint64_t sc = ctl->single_consumer.load(std::memory_order_acquire);
-    free_dead(sp, sc);
+    // side's positions are taken over when a new one attaches, which reads
+    // and frees its record. So only records of dead handles without a side
+    // (Role::none) are freed here: a successor may already hold the side's
+    // word and be about to read its predecessor's record (freeing it first
+    // would lose the dead consumer's `done`, and the successor would start
+    // at a stale head).
+    for (const Dead& d : dead) {
+      // relaxed: role is written before the record is published (its pid CAS).
+      const std::uint32_t role = recs[d.index].role.load(std::memory_order_relaxed);
+      if ((role & (static_cast<std::uint32_t>(Role::producer) | static_cast<std::uint32_t>(Role::consumer))) != 0)
+        continue;
+      if (take_dead_record(recs[d.index], d.pid)) free_record(recs[d.index]);
+    }
     return 0;
   }
 

@@ -37,7 +37,16 @@ Status QueueImpl::try_reserve(std::uint64_t max, std::uint64_t* first, std::uint
       if (h > p_reserved) return Status::corrupt;  // head ahead of us: scribbled
       if (h > p_head_cache) p_head_cache = h;      // may lag what we learnt from consumer_done()
       used = p_reserved - p_head_cache;
-      if (used > cap) return Status::corrupt;  // too far behind: scribbled
+      if (used > cap) {
+        // A producer that attached behind a predecessor which filled the
+        // ring by the consumer's `done` (its head is published in batches)
+        // sees the batched head more than a ring behind: `done` says where
+        // the consumer really is. Only beyond that is the head scribbled.
+        const std::uint64_t done = consumer_done();
+        if (done > p_head_cache && done <= p_reserved) p_head_cache = done;
+        used = p_reserved - p_head_cache;
+        if (used > cap) return Status::corrupt;  // too far behind: scribbled
+      }
       if (used == cap) {
         // The consumer publishes head in batches; what it released since is
         // in its record (read only when the ring looks full).

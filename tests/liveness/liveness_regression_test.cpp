@@ -129,6 +129,31 @@ TEST(LivenessRegression, StallSeenByAKilledSurvivorIsRecoveredByAnotherPollingOn
   EXPECT_TRUE(got) << "recv(10 ms) never recovered the reservation";
 }
 
+// Found by the single/single torture: a producer that replaces one which
+// filled the ring by the consumer's `done` (the consumer publishes head in
+// batches) saw the head more than a ring behind and reported corrupt.
+TEST(LivenessRegression, SingleProducerReplacingOneThatFilledTheRingByTheConsumersDoneSeesFullNotCorrupt) {
+  test::TempName name("lv.spsc");
+  QueueOptions o = many_many(100ms);
+  o.capacity = 64;
+  o.producers = Multiplicity::single;
+  o.consumers = Multiplicity::single;
+  Queue consumer = Queue::create(name.str(), o, Role::consumer);
+  std::array<std::byte, 64> buf{};
+  {
+    Queue first = Queue::open(name.str(), Role::producer);
+    for (int i = 0; i < 64; ++i) ASSERT_EQ(first.try_send(bytes("m")), Status::ok);
+    for (int i = 0; i < 5; ++i) ASSERT_EQ(consumer.try_recv(buf).status, Status::ok);  // head not yet published
+    for (int i = 0; i < 5; ++i) ASSERT_EQ(first.try_send(bytes("n")), Status::ok);     // room seen through done
+  }
+  Queue second = Queue::open(name.str(), Role::producer);
+  EXPECT_EQ(second.try_send(bytes("o")), Status::full);
+  int got = 0;
+  while (consumer.try_recv(buf).status == Status::ok) ++got;
+  EXPECT_EQ(got, 64);
+  EXPECT_EQ(second.try_send(bytes("o")), Status::ok);
+}
+
 // Observation 2: ten publishers die one after another holding claims; one
 // recovery turns all ten into holes (not one per recovery time).
 TEST(LivenessRegression, TenDeadPublisherClaimsBecomeHolesInOnePass) {

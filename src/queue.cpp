@@ -251,7 +251,8 @@ Status QueueImpl::wait_while(Status idle, Event& ev, bool producer_side, std::ch
                              Attempt&& attempt) noexcept {
   Status st = attempt();
   if (st != idle) return st;
-  SharedStall stall(producer_side ? ctl->stall_producers : ctl->stall_consumers, recovery_ns);
+  SharedStall stall(producer_side ? ctl->stall_producers : ctl->stall_consumers, recovery_ns,
+                    &stall_local[producer_side ? 1 : 0]);
   // relaxed: the frontier the caller is blocked on, a key for the stall clock only.
   const auto key = [&]() noexcept { return (producer_side ? ctl->tail : ctl->head).load(std::memory_order_relaxed); };
   const auto again = [&]() noexcept {

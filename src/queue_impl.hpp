@@ -10,6 +10,7 @@
 
 #include "asymmetric_wait.hpp"
 #include "layout/queue_layout.hpp"
+#include "recovery_wait.hpp"
 #include "zipc/queue.hpp"
 #include "zipc/segment.hpp"
 
@@ -66,6 +67,9 @@ struct QueueImpl {
   // The barriers of the asymmetric Dekker pairs (see asymmetric_wait.hpp),
   // set at attach.
   AsymmetricWait barrier;
+
+  // Process-local filters in front of the shared stall clocks (consumer, producer side).
+  LocalStall stall_local[2];
 
   // Local mirrors of this handle's counters (stored to `me` with relaxed stores).
   std::uint64_t n_sent = 0, n_received = 0, n_full_waits = 0, n_empty_waits = 0;

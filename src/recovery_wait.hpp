@@ -31,18 +31,32 @@ namespace zipc::detail {
 
 // Longest sleep of a recovery-sliced wait: a sleeper notices a stall that
 // began while it slept at most this late, so the documented margin of
-// recovery is recovery_time + kStallSliceNs (+ one scan).
+// recovery is recovery_time + kLocalGraceNs + kStallSliceNs (+ one scan).
 inline constexpr std::uint64_t kStallSliceNs = 20'000'000;
+
+// A process-local filter in front of the shared word: the word (a line other
+// processes read) is touched only once this handle (or process) has seen the
+// frontier stuck at the same key for kLocalGraceNs. Without it every call
+// that found nothing right after progress -- a consumer polling an empty
+// queue after each message -- would write the shared line once per message.
+// Costs at most kLocalGraceNs of the margin. Relaxed atomics: a hint shared
+// by the threads of one process at most.
+inline constexpr std::uint64_t kLocalGraceNs = 1'000'000;
+struct LocalStall {
+  std::atomic<std::uint64_t> key{~0ull};
+  std::atomic<std::uint64_t> since{0};
+};
 
 class SharedStall {
  public:
-  SharedStall(std::atomic<std::uint64_t>& word, std::uint64_t recovery_ns) noexcept
-      : word_(&word), recovery_ns_(std::max<std::uint64_t>(recovery_ns, 1)) {}
+  SharedStall(std::atomic<std::uint64_t>& word, std::uint64_t recovery_ns, LocalStall* local = nullptr) noexcept
+      : word_(&word), recovery_ns_(std::max<std::uint64_t>(recovery_ns, 1)), local_(local) {}
 
   // True when the caller must run recovery now: the frontier has been stuck
   // at `key` for the recovery time as seen by any caller. At most one caller
   // per recovery time gets true for one stall.
   bool due(std::uint64_t key, std::uint64_t now_ns) noexcept {
+    if (local_ != nullptr && !locally_stuck(key, now_ns)) return false;
     // acquire: pairs with the acq_rel CAS of the caller that started the
     // stall or last recovered it (only the time is read: no data published).
     std::uint64_t w = word_->load(std::memory_order_acquire);
@@ -62,6 +76,12 @@ class SharedStall {
   // recovery time from now when the word holds another key (the caller's
   // due() starts the stall now).
   [[nodiscard]] std::uint64_t due_at(std::uint64_t key, std::uint64_t now_ns) const noexcept {
+    if (local_ != nullptr) {
+      // relaxed: the process-local filter (see LocalStall).
+      if (local_->key.load(std::memory_order_relaxed) != key) return now_ns + kLocalGraceNs;
+      const std::uint64_t armed = local_->since.load(std::memory_order_relaxed) + kLocalGraceNs;
+      if (now_ns < armed) return armed;
+    }
     // relaxed: a sleep bound only; due() decides.
     const std::uint64_t w = word_->load(std::memory_order_relaxed);
     if (w == 0 || key_of(w) != (key & kKeyMask)) return now_ns + recovery_ns_;
@@ -85,8 +105,20 @@ class SharedStall {
     return (((now_ns >> kUnitShift) - w) & kTimeMask) << kUnitShift;
   }
 
+  // True once this process has seen `key` stuck for kLocalGraceNs.
+  bool locally_stuck(std::uint64_t key, std::uint64_t now_ns) noexcept {
+    // relaxed (all): the process-local filter (see LocalStall).
+    if (local_->key.load(std::memory_order_relaxed) != key) {
+      local_->key.store(key, std::memory_order_relaxed);
+      local_->since.store(now_ns, std::memory_order_relaxed);
+      return false;
+    }
+    return now_ns - local_->since.load(std::memory_order_relaxed) >= kLocalGraceNs;
+  }
+
   std::atomic<std::uint64_t>* word_;
   std::uint64_t recovery_ns_;
+  LocalStall* local_;
 };
 
 // A non-blocking call that found nothing to do: recovers when the stall is

@@ -34,6 +34,8 @@ struct TopicState {
   // An odd commit version that stayed odd for a whole wait (read_commit_pair):
   // a dead or scribbled commit, not waited for again while it stays the same.
   mutable std::atomic<std::uint64_t> stuck_version{0};
+  // Process-local filter in front of the shared stall clock (recovery_wait.hpp).
+  LocalStall stall_local;
 
   layout::PublisherLine& pub() const noexcept { return control->pub; }
   layout::EventLine& events() const noexcept { return control->events; }
@@ -123,7 +125,7 @@ bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept;
 
 // The shared stall clock of the commit frontier (recovery_wait.hpp), keyed by the cursor.
 inline SharedStall cursor_stall(TopicState& s) noexcept {
-  return SharedStall(s.admin().stall_cursor, s.recovery_ns);
+  return SharedStall(s.admin().stall_cursor, s.recovery_ns, &s.stall_local);
 }
 
 // A claim stuck at the frontier: recovers it (and every dead claim after it)

@@ -82,6 +82,11 @@ pid_t fork_child(F&& body) {
   return pid;
 }
 
+std::uint64_t fail(const char* why) {
+  std::fprintf(stderr, "repetition failed: %s\n", why);
+  return 0;
+}
+
 bool wait_for(const std::atomic<std::uint64_t>& w, std::uint64_t v) {
   const std::uint64_t end = now_ns() + 30'000'000'000ull;
   while (w.load() < v) {
@@ -110,10 +115,11 @@ std::uint64_t run_queue(int dead, std::chrono::milliseconds recovery, int rep) {
       sh->held.fetch_add(1);
       for (;;) pause();
     }));
-    if (!wait_for(sh->held, static_cast<std::uint64_t>(i + 1))) return 0;
+    if (!wait_for(sh->held, static_cast<std::uint64_t>(i + 1))) return fail("a queue child could not reserve");
   }
   const char msg[] = "behind";
-  if (q.try_send(std::as_bytes(std::span(msg))) != zipc::Status::ok) return 0;
+  if (q.try_send(std::as_bytes(std::span(msg))) != zipc::Status::ok)
+    return fail("the message behind could not be sent");
   const pid_t survivor = fork_child([&]() {
     zipc::Queue c = zipc::Queue::open(name, zipc::Role::consumer);
     sh->ready.store(1);
@@ -128,13 +134,15 @@ std::uint64_t run_queue(int dead, std::chrono::milliseconds recovery, int rep) {
     }
     return 4;  // never delivered: counted as a failure
   });
-  if (!wait_for(sh->ready, 1)) return 0;
+  if (!wait_for(sh->ready, 1)) return fail("the queue survivor did not attach");
   for (pid_t k : kids) kill(k, SIGKILL);
   for (pid_t k : kids) waitpid(k, nullptr, 0);
   const std::uint64_t death = now_ns();
   sh->go.store(1);
   int status = 0;
   waitpid(survivor, &status, 0);
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+    std::fprintf(stderr, "repetition: the consumer exited %d (4: nothing in 10 s)\n", WEXITSTATUS(status));
   const std::uint64_t got = sh->delivered.load();
   munmap(sh, sizeof(Shared));
   zipc::Queue::remove(name);
@@ -166,7 +174,7 @@ std::uint64_t run_topic(int dead, std::chrono::milliseconds recovery, int rep) {
     }
     return 4;  // never delivered: counted as a failure
   });
-  if (!wait_for(sh->ready, 1)) return 0;
+  if (!wait_for(sh->ready, 1)) return fail("the topic survivor did not subscribe");
   std::vector<pid_t> kids;
   for (int i = 0; i < dead; ++i) {
     kids.push_back(fork_child([&]() {
@@ -177,7 +185,7 @@ std::uint64_t run_topic(int dead, std::chrono::milliseconds recovery, int rep) {
       sh->held.fetch_add(1);
       for (;;) pause();
     }));
-    if (!wait_for(sh->held, static_cast<std::uint64_t>(i + 1))) return 0;
+    if (!wait_for(sh->held, static_cast<std::uint64_t>(i + 1))) return fail("a topic child could not claim");
   }
   // The live publisher claims right behind them, then waits for the token.
   const pid_t live = fork_child([&]() {
@@ -187,14 +195,19 @@ std::uint64_t run_topic(int dead, std::chrono::milliseconds recovery, int rep) {
     sh->held.fetch_add(1);
     return p.publish(std::as_bytes(std::span(msg)), 12s).ok() ? 0 : 3;
   });
-  if (!wait_for(sh->held, static_cast<std::uint64_t>(dead + 1))) return 0;
+  if (!wait_for(sh->held, static_cast<std::uint64_t>(dead + 1))) return fail("the live publisher did not start");
   std::this_thread::sleep_for(2ms);  // (its claim is made right after it says so)
   for (pid_t k : kids) kill(k, SIGKILL);
   for (pid_t k : kids) waitpid(k, nullptr, 0);
   const std::uint64_t death = now_ns();
   sh->go.store(1);
-  waitpid(survivor, nullptr, 0);
-  waitpid(live, nullptr, 0);
+  int survivor_status = 0, live_status = 0;
+  waitpid(survivor, &survivor_status, 0);
+  waitpid(live, &live_status, 0);
+  if (WIFEXITED(live_status) && WEXITSTATUS(live_status) != 0)
+    std::fprintf(stderr, "repetition: the live publisher exited %d\n", WEXITSTATUS(live_status));
+  if (WIFEXITED(survivor_status) && WEXITSTATUS(survivor_status) != 0)
+    std::fprintf(stderr, "repetition: the subscriber exited %d (4: nothing in 10 s)\n", WEXITSTATUS(survivor_status));
   const std::uint64_t got = sh->delivered.load();
   munmap(sh, sizeof(Shared));
   zipc::Topic::remove(name);

@@ -82,6 +82,13 @@ pid_t fork_child(F&& body) {
   return pid;
 }
 
+// Removes a repetition's segment on every path out (a failed one too).
+template <class Channel>
+struct RemoveAtExit {
+  std::string name;
+  ~RemoveAtExit() { Channel::remove(name); }
+};
+
 std::uint64_t fail(const char* why) {
   std::fprintf(stderr, "repetition failed: %s\n", why);
   return 0;
@@ -104,6 +111,7 @@ std::uint64_t run_queue(int dead, std::chrono::milliseconds recovery, int rep) {
   o.capacity = 256;
   o.max_participants = static_cast<std::uint32_t>(dead + 8);
   o.recovery_time = recovery;
+  RemoveAtExit<zipc::Queue> cleanup{name};
   zipc::Queue q = zipc::Queue::create(name, o, zipc::Role::producer);
   Shared* sh = make_shared_block();
   std::vector<pid_t> kids;
@@ -145,7 +153,6 @@ std::uint64_t run_queue(int dead, std::chrono::milliseconds recovery, int rep) {
     std::fprintf(stderr, "repetition: the consumer exited %d (4: nothing in 10 s)\n", WEXITSTATUS(status));
   const std::uint64_t got = sh->delivered.load();
   munmap(sh, sizeof(Shared));
-  zipc::Queue::remove(name);
   return got > death ? got - death : 0;
 }
 
@@ -156,6 +163,7 @@ std::uint64_t run_topic(int dead, std::chrono::milliseconds recovery, int rep) {
   o.max_message = 256;
   o.publishers = zipc::PublisherKind::multi;
   o.recovery_time = recovery;
+  RemoveAtExit<zipc::Topic> cleanup{name};
   zipc::Topic t = zipc::Topic::create(name, o);
   Shared* sh = make_shared_block();
   // The survivor subscribes first (it must see the message behind).
@@ -210,7 +218,6 @@ std::uint64_t run_topic(int dead, std::chrono::milliseconds recovery, int rep) {
     std::fprintf(stderr, "repetition: the subscriber exited %d (4: nothing in 10 s)\n", WEXITSTATUS(survivor_status));
   const std::uint64_t got = sh->delivered.load();
   munmap(sh, sizeof(Shared));
-  zipc::Topic::remove(name);
   return got > death ? got - death : 0;
 }
 

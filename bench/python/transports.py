@@ -359,7 +359,12 @@ class Zmq(Transport):
     name = "pyzmq"
 
     def setup(self, case: str, size: int) -> None:
-        self.addr = f"ipc:///tmp/zipc-bench-{os.getpid()}-{case}.sock"
+        self.path = f"/tmp/zipc-bench-{os.getpid()}-{case}.sock"
+        self.addr = "ipc://" + self.path
+
+    def teardown(self) -> None:
+        if os.path.exists(self.path):
+            os.unlink(self.path)
 
     def _sock(self, bind: bool) -> Any:
         import zmq

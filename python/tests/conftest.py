@@ -25,15 +25,17 @@ def name() -> Iterator[str]:
     zipc.remove_segment(n)
 
 
-def _find_peer() -> str | None:
+def _find_peer(program: str = "zipc_cross_peer") -> str | None:
     env = os.environ.get("ZIPC_CROSS_PEER")
     if env:
-        return env
+        env = str(Path(env).with_name(program))
+        if Path(env).exists():
+            return env
     for sub in ("release", "dev", "asan", "debug"):
-        p = REPO / "build" / sub / "tests" / "cross" / "zipc_cross_peer"
+        p = REPO / "build" / sub / "tests" / "cross" / program
         if p.exists():
             return str(p)
-    return shutil.which("zipc_cross_peer")
+    return shutil.which(program)
 
 
 @pytest.fixture
@@ -41,6 +43,14 @@ def peer() -> List[str]:
     p = _find_peer()
     if p is None:
         pytest.skip("zipc_cross_peer not built (cmake --build <dir> --target zipc_cross_peer, or set ZIPC_CROSS_PEER)")
+    return [p]
+
+
+@pytest.fixture
+def c_peer() -> List[str]:
+    p = _find_peer("zipc_cross_c_peer")
+    if p is None:
+        pytest.skip("zipc_cross_c_peer not built (needs the C ABI, include/zipc/zipc.h)")
     return [p]
 
 

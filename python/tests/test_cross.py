@@ -115,3 +115,14 @@ def test_a_cpp_client_calls_a_python_server(name: str, peer: List[str]) -> None:
         server.start(handler, threads=2)
         assert parse_ok(run_peer(peer + ["rpc-call", name, str(COUNT)]))["calls"] == COUNT
         assert not bad
+
+
+def test_a_c_program_consumes_what_python_produces_and_the_reverse(name: str, c_peer: List[str]) -> None:
+    with zipc.Queue.create(name, block_size=256, block_count=64) as q:
+        p = subprocess.Popen(c_peer + ["queue-consume", name, str(COUNT)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for i in range(COUNT):
+            q.send(make_vector(i), timeout=10)
+        assert parse_ok(_finish(p))["received"] == COUNT
+        p = subprocess.Popen(c_peer + ["queue-produce", name, str(COUNT)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert [check_vector(q.recv(timeout=10)) for _ in range(COUNT)] == list(range(COUNT))
+        _finish(p)

@@ -19,10 +19,8 @@ COUNT = 10_000
 def consume(name: str, out: "mp.Queue[int]") -> None:
     with zipc.Queue.open(name, role=zipc.Role.consumer) as q:
         total = 0
-        for i, msg in enumerate(q):  # stops when the producer closes the queue
+        for msg in q:  # stops when the producer closes the queue (after draining it)
             total += int.from_bytes(msg[:4], "little")
-            if i % 2 == 0:
-                continue
         out.put(total)
 
 

@@ -43,8 +43,9 @@ def test_a_call_times_out_when_nobody_serves(name: str) -> None:
 
 
 def test_connecting_to_a_missing_server_fails_with_not_found(name: str) -> None:
-    with pytest.raises(zipc.Error):
+    with pytest.raises(zipc.NotFound) as e:
         zipc.RpcClient.connect(name, timeout=0.05)
+    assert name in str(e.value)
 
 
 def test_serve_returns_at_its_timeout(name: str) -> None:

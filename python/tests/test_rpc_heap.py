@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -20,6 +21,9 @@ def test_a_python_handler_answers_calls_on_several_threads(name: str) -> None:
         assert client.call(b"hello", timeout=2) == b"hello".upper()
         tickets = [client.call_async(b"c%d" % i) for i in range(6)]
         assert [t.wait(2) for t in tickets] == [b"C%d" % i for i in range(6)]
+        deadline = time.monotonic() + 5  # served counts after the reply left
+        while server.served < 7 and time.monotonic() < deadline:
+            time.sleep(0.001)
         assert server.served >= 7 and len(seen) >= 1
         server.stop()
 

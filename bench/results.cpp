@@ -283,8 +283,7 @@ std::string results_table(const json& doc) {
       << format_ns(num(r, "rt_p999_ns")) << " | " << format_ns(num(r, "rt_max_ns")) << " | "
       << format_rate(num(r, "msgs_per_s")) << " | "
       << (std::isnan(num(r, "gbytes_per_s")) ? "-" : fixed(num(r, "gbytes_per_s"), 3)) << " | " << spread_text(r)
-      << " | " << ratio_text(r)
-      << " | " << (refs.empty() ? "" : refs) << " |\n";
+      << " | " << ratio_text(r) << " | " << (refs.empty() ? "" : refs) << " |\n";
   }
   return o.str();
 }

@@ -5,8 +5,8 @@
 #include <set>
 
 #include "payload.hpp"
-#include "schedule.hpp"
 #include "results.hpp"
+#include "schedule.hpp"
 #include "sysinfo.hpp"
 
 namespace zipc::bench {
@@ -175,9 +175,8 @@ json make_row(const Case& c, std::vector<Measured>* runs_in) {
   std::vector<std::size_t> order(runs.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   // The headline figure: p50 for round trips (lower is better), the rate otherwise.
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return round_trip ? pct[a].p50 < pct[b].p50 : rate(a) < rate(b);
-  });
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return round_trip ? pct[a].p50 < pct[b].p50 : rate(a) < rate(b); });
   const std::size_t mid = order[order.size() / 2];
   RunResult& res = runs[mid].run;
   const Percentiles& p = pct[mid];
@@ -249,7 +248,8 @@ json make_row(const Case& c, std::vector<Measured>* runs_in) {
     row["ratio_basis"] = "rt_p50_ns / probe_ns (each repetition against its bracketing cache-line probes)";
     int unsettled = 0;
     for (const Measured& m : runs)
-      if (std::max(m.probe_before_ns, m.probe_after_ns) > kProbeAgreement * std::min(m.probe_before_ns, m.probe_after_ns))
+      if (std::max(m.probe_before_ns, m.probe_after_ns) >
+          kProbeAgreement * std::min(m.probe_before_ns, m.probe_after_ns))
         ++unsettled;
     if (unsettled) row["probe_unsettled_runs"] = unsettled;  // brackets still disagreed after the retries
   }

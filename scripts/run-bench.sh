@@ -47,6 +47,7 @@ fi
 
 PY=${PYTHON:-python3}
 "$PY" scripts/plot.py "$out" || echo "run-bench: charts skipped (matplotlib missing? make deps)"
+"$PY" scripts/plot-probes.py "$out" || echo "run-bench: probe chart skipped"
 echo "run-bench: results in $out (table: $md)"
 echo "run-bench: README.md unchanged; to show this run there: make readme README_RESULTS=$out"
 exit $rc

@@ -4,7 +4,7 @@
     python3 scripts/plot-probes.py bench/results/<date>-<host>.json [--table]
 
 Writes <json stem>-probes.png (matplotlib; skipped with a message without
-it) and, with --table, prints a markdown table: the probes in 10-second
+it) and, with --table, prints a markdown table: the probes in 60-second
 bins (count, min, median, max) and how many runs were measured again
 because their two brackets disagreed.
 """
@@ -13,7 +13,7 @@ import os
 import sys
 
 
-def bins(log, width=10.0):
+def bins(log, width=60.0):
     out = {}
     for p in log:
         if p.get("kind") != "2cpu":
@@ -27,7 +27,7 @@ def table(doc):
     log = probes.get("log", [])
     lines = ["| seconds into the suite | probes | min | median | max |", "|---|---:|---:|---:|---:|"]
     for t, v in bins(log):
-        lines.append(f"| {t:.0f}-{t + 10:.0f} | {len(v)} | {v[0]:.0f} ns | {v[len(v) // 2]:.0f} ns | {v[-1]:.0f} ns |")
+        lines.append(f"| {t:.0f}-{t + 60:.0f} | {len(v)} | {v[0]:.0f} ns | {v[len(v) // 2]:.0f} ns | {v[-1]:.0f} ns |")
     retried = sum(1 for r in doc.get("results", []) for run in r.get("runs", []) if run.get("attempts", 1) > 1)
     unsettled = sum(r.get("probe_unsettled_runs", 0) for r in doc.get("results", []))
     runs = sum(1 for r in doc.get("results", []) for run in r.get("runs", []) if "probe_before_ns" in run)

@@ -16,16 +16,19 @@
 namespace {
 
 std::atomic<bool> g_stop{false};
-void on_signal(int) { g_stop.store(true); }
+void on_signal(int) {
+  g_stop.store(true);
+}
 
 void print_stats(const zipc::Bridge& b) {
   for (std::size_t i = 0; i < b.mapping_count(); ++i) {
     const auto s = b.stats(i);
-    std::printf("stats %s forwarded=%llu received=%llu lost=%llu duplicates=%llu loops=%llu reconnects=%llu errors=%llu\n",
-                b.config().mappings[i].name.c_str(), static_cast<unsigned long long>(s.forwarded),
-                static_cast<unsigned long long>(s.received), static_cast<unsigned long long>(s.lost),
-                static_cast<unsigned long long>(s.duplicates), static_cast<unsigned long long>(s.loops),
-                static_cast<unsigned long long>(s.reconnects), static_cast<unsigned long long>(s.errors));
+    std::printf(
+        "stats %s forwarded=%llu received=%llu lost=%llu duplicates=%llu loops=%llu reconnects=%llu errors=%llu\n",
+        b.config().mappings[i].name.c_str(), static_cast<unsigned long long>(s.forwarded),
+        static_cast<unsigned long long>(s.received), static_cast<unsigned long long>(s.lost),
+        static_cast<unsigned long long>(s.duplicates), static_cast<unsigned long long>(s.loops),
+        static_cast<unsigned long long>(s.reconnects), static_cast<unsigned long long>(s.errors));
   }
   std::fflush(stdout);
 }
@@ -66,7 +69,8 @@ int main(int argc, char** argv) {
 
   try {
     if (!config_file.empty()) {
-      if (!m.channel.empty()) throw zipc::Error(zipc::Errc::invalid_argument, "--config and --channel exclude each other");
+      if (!m.channel.empty())
+        throw zipc::Error(zipc::Errc::invalid_argument, "--config and --channel exclude each other");
       zipc::BridgeConfig file = zipc::load_bridge_config(config_file);
       if (!cfg.host_id.empty()) file.host_id = cfg.host_id;
       if (!cfg.state_dir.empty()) file.state_dir = cfg.state_dir;
@@ -89,17 +93,17 @@ int main(int argc, char** argv) {
     std::signal(SIGTERM, on_signal);
     bridge.start();
     std::string shown;
-    bool was_connected = false;
+    bool was_ready = false;
     auto next_stats = std::chrono::steady_clock::now();
     while (!g_stop.load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       std::string err = bridge.last_error();
       if (err != shown && !err.empty()) std::cerr << "zipc-bridge: " << err << std::endl;
       shown = err;
-      if (bridge.connected() && !was_connected) {
-        std::cout << "zipc-bridge: connected, " << bridge.mapping_count() << " mapping(s) running" << std::endl;
+      if (bridge.ready() && !was_ready) {
+        std::cout << "zipc-bridge: ready, " << bridge.mapping_count() << " mapping(s) running" << std::endl;
       }
-      was_connected = bridge.connected();
+      was_ready = bridge.ready();
       if (bridge.failed()) {
         std::cerr << "zipc-bridge: could not connect to NATS; giving up" << std::endl;
         return 3;

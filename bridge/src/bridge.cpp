@@ -79,6 +79,7 @@ struct Bridge::Impl {
   std::vector<std::unique_ptr<MappingRuntime>> maps;
   std::atomic<bool> stop{false};
   std::atomic<bool> failed{false};
+  std::atomic<bool> ready{false};
   std::thread control;
   bool started = false;
 
@@ -113,19 +114,26 @@ Bridge::Bridge(BridgeConfig config) : impl_(std::make_unique<Impl>()) {
   impl_->config = std::move(config);
 }
 
-Bridge::~Bridge() { stop(); }
+Bridge::~Bridge() {
+  stop();
+}
 
 void Bridge::start() {
   if (impl_->started) return;
   const auto& c = impl_->config;
-  for (const auto& mc : c.mappings) {
-    auto m = std::make_unique<MappingRuntime>();
-    m->cfg = mc;
-    m->host_id = c.host_id;
-    m->state_dir = c.state_dir;
-    m->stop = &impl_->stop;
-    bridge_detail::open_local(*m);
-    impl_->maps.push_back(std::move(m));
+  try {
+    for (const auto& mc : c.mappings) {
+      auto m = std::make_unique<MappingRuntime>();
+      m->cfg = mc;
+      m->host_id = c.host_id;
+      m->state_dir = c.state_dir;
+      m->stop = &impl_->stop;
+      bridge_detail::open_local(*m);
+      impl_->maps.push_back(std::move(m));
+    }
+  } catch (...) {
+    impl_->maps.clear();
+    throw;
   }
   impl_->link = std::make_unique<bridge_detail::Link>(c.nats, "zipc-bridge " + c.host_id);
   impl_->started = true;
@@ -175,6 +183,7 @@ void Bridge::Impl::run() {
       }
     }
   }
+  ready.store(true, std::memory_order_relaxed);
 }
 
 void Bridge::stop() noexcept {
@@ -196,14 +205,28 @@ void Bridge::stop() noexcept {
   }
   impl_->maps.clear();
   impl_->started = false;
+  impl_->ready.store(false, std::memory_order_relaxed);
   impl_->stop.store(false, std::memory_order_relaxed);
 }
 
-bool Bridge::connected() const noexcept { return impl_->link && impl_->link->up(); }
-bool Bridge::failed() const noexcept { return impl_->failed.load(std::memory_order_relaxed); }
-std::string Bridge::last_error() const { return impl_->link ? impl_->link->last_error() : std::string(); }
-std::size_t Bridge::mapping_count() const noexcept { return impl_->config.mappings.size(); }
-const BridgeConfig& Bridge::config() const noexcept { return impl_->config; }
+bool Bridge::connected() const noexcept {
+  return impl_->link && impl_->link->up();
+}
+bool Bridge::ready() const noexcept {
+  return impl_->ready.load(std::memory_order_relaxed) && connected();
+}
+bool Bridge::failed() const noexcept {
+  return impl_->failed.load(std::memory_order_relaxed);
+}
+std::string Bridge::last_error() const {
+  return impl_->link ? impl_->link->last_error() : std::string();
+}
+std::size_t Bridge::mapping_count() const noexcept {
+  return impl_->config.mappings.size();
+}
+const BridgeConfig& Bridge::config() const noexcept {
+  return impl_->config;
+}
 
 BridgeStats Bridge::stats(std::size_t i) const {
   BridgeStats s;

@@ -107,12 +107,13 @@ BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin)
                "create", "topic_capacity", "max_message", "queue_block_size", "queue_capacity"});
     BridgeMapping m;
     get(origin, mj, "name", where, m.name);
-    m.kind = pick(origin, mj, "kind", where, BridgeKind::topic, {{"topic", BridgeKind::topic}, {"queue", BridgeKind::queue}});
+    m.kind = pick(origin, mj, "kind", where, BridgeKind::topic,
+                  {{"topic", BridgeKind::topic}, {"queue", BridgeKind::queue}});
     get(origin, mj, "channel", where, m.channel);
     get(origin, mj, "subject", where, m.subject);
-    m.direction = pick(origin, mj, "direction", where, BridgeDirection::outbound,
-                       {{"out", BridgeDirection::outbound}, {"in", BridgeDirection::inbound},
-                        {"both", BridgeDirection::both}});
+    m.direction =
+        pick(origin, mj, "direction", where, BridgeDirection::outbound,
+             {{"out", BridgeDirection::outbound}, {"in", BridgeDirection::inbound}, {"both", BridgeDirection::both}});
     m.mode = pick(origin, mj, "mode", where, BridgeMode::core,
                   {{"core", BridgeMode::core}, {"jetstream", BridgeMode::jetstream}});
     m.overflow = pick(origin, mj, "overflow", where, BridgeOverflow::block,

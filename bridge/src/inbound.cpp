@@ -114,6 +114,7 @@ std::string start_inbound_core(MappingRuntime& m, Link& link) {
   if (s != NATS_OK) return "nats: cannot subscribe to '" + m.cfg.subject + "': " + status_text(s);
   // Bounded memory: beyond these the client drops (the sequence gaps count it).
   natsSubscription_SetPendingLimits(m.core_sub, link.pending_msgs(), link.pending_bytes());
+  natsConnection_FlushTimeout(link.conn(), 2000);  // the server has the interest before we say ready
   return {};
 }
 

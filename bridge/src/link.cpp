@@ -1,5 +1,7 @@
 #include "link.hpp"
 
+#include <chrono>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -16,7 +18,9 @@ std::string status_text(natsStatus s) {
 
 Link::Link(const NatsOptions& options, std::string client_name) : options_(options), name_(std::move(client_name)) {}
 
-Link::~Link() { close(); }
+Link::~Link() {
+  close();
+}
 
 std::string Link::servers_text() const {
   std::string s;
@@ -44,6 +48,11 @@ void Link::on_reconnected(natsConnection*, void* closure) {
   auto* self = static_cast<Link*>(closure);
   self->reconnects_.fetch_add(1, std::memory_order_relaxed);
   self->up_.store(true, std::memory_order_relaxed);
+}
+
+void Link::on_closed(natsConnection*, void* closure) {
+  // release: pairs with the acquire in close(); after it the Link may be freed.
+  static_cast<Link*>(closure)->closed_.store(true, std::memory_order_release);
 }
 
 void Link::on_error(natsConnection*, natsSubscription*, natsStatus err, void* closure) {
@@ -90,6 +99,7 @@ std::string Link::build_options(natsOptions** out) const {
   natsOptions_SetDisconnectedCB(o, &Link::on_disconnected, const_cast<Link*>(this));
   natsOptions_SetReconnectedCB(o, &Link::on_reconnected, const_cast<Link*>(this));
   natsOptions_SetErrorHandler(o, &Link::on_error, const_cast<Link*>(this));
+  natsOptions_SetClosedCB(o, &Link::on_closed, const_cast<Link*>(this));
   *out = o;
   return {};
 }
@@ -146,6 +156,11 @@ void Link::close() noexcept {
     js_ = nullptr;
   }
   if (conn_ != nullptr) {
+    // The client calls back from its own thread, even after Destroy: wait for
+    // the closed callback (the last one) before this Link can go away.
+    natsConnection_Close(conn_);
+    for (int i = 0; i < 500 && !closed_.load(std::memory_order_acquire); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
     natsConnection_Destroy(conn_);
     conn_ = nullptr;
   }

@@ -39,6 +39,7 @@ class Link {
  private:
   static void on_disconnected(natsConnection* nc, void* closure);
   static void on_reconnected(natsConnection* nc, void* closure);
+  static void on_closed(natsConnection* nc, void* closure);
   static void on_error(natsConnection* nc, natsSubscription* sub, natsStatus err, void* closure);
   std::string build_options(natsOptions** out) const;
 
@@ -47,6 +48,7 @@ class Link {
   natsConnection* conn_ = nullptr;
   jsCtx* js_ = nullptr;
   std::atomic<bool> up_{false};
+  std::atomic<bool> closed_{false};  // the client's last callback for this connection ran
   std::atomic<std::uint64_t> reconnects_{0};
   mutable std::mutex error_mu_;
   std::string last_error_;

@@ -159,7 +159,8 @@ void topic_js(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) {
       MessageView v = batch.empty() ? m.subscriber.read_view(50ms) : m.subscriber.try_read_view();
       if (!v.ok()) break;
       if (m.echoes.take(v.sequence)) continue;
-      batch.push_back({v.sequence, v.publish_ns, std::string(reinterpret_cast<const char*>(v.data.data()), v.data.size())});
+      batch.push_back(
+          {v.sequence, v.publish_ns, std::string(reinterpret_cast<const char*>(v.data.data()), v.data.size())});
     }
     if (batch.empty()) continue;
     if (!publish_js_batch(m, link, js, acks, batch, stop)) break;  // stopping: position stays before the batch

@@ -53,9 +53,9 @@ enum class BridgeOverflow : std::uint8_t {
 struct NatsOptions {
   std::vector<std::string> servers{"nats://127.0.0.1:4222"};  // a cluster: several URLs
   std::string user, password, token;
-  std::string creds_file;                     // a .creds file (JWT + NKey seed)
-  std::string tls_ca, tls_cert, tls_key;      // PEM files; any of them turns TLS on
-  bool tls = false;                           // TLS with the system's trust store
+  std::string creds_file;                        // a .creds file (JWT + NKey seed)
+  std::string tls_ca, tls_cert, tls_key;         // PEM files; any of them turns TLS on
+  bool tls = false;                              // TLS with the system's trust store
   std::chrono::milliseconds connect_timeout{0};  // give up starting after this (0: never)
   std::chrono::milliseconds reconnect_wait{100};
   int reconnect_buffer_bytes = 8 << 20;  // what is kept while disconnected (bounded memory)
@@ -71,8 +71,8 @@ struct BridgeMapping {
   BridgeDirection direction = BridgeDirection::outbound;
   BridgeMode mode = BridgeMode::core;
   BridgeOverflow overflow = BridgeOverflow::block;
-  std::string stream;   // jetstream: stream name (created when absent, covering subject)
-  std::string durable;  // jetstream inbound: durable consumer name (default: <host_id>_<name>)
+  std::string stream;     // jetstream: stream name (created when absent, covering subject)
+  std::string durable;    // jetstream inbound: durable consumer name (default: <host_id>_<name>)
   bool envelope = false;  // inbound: prefix local messages with the origin headers
   bool create = true;     // create the local channel when absent (with the sizes below)
   std::uint64_t topic_capacity = 1 << 22;
@@ -134,6 +134,8 @@ class Bridge {
   void stop() noexcept;
 
   [[nodiscard]] bool connected() const noexcept;
+  // Connected once and every mapping running (subscriptions made).
+  [[nodiscard]] bool ready() const noexcept;
   [[nodiscard]] bool failed() const noexcept;  // gave up connecting
   [[nodiscard]] std::string last_error() const;
   [[nodiscard]] std::size_t mapping_count() const noexcept;

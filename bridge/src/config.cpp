@@ -74,9 +74,10 @@ BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin)
   get(origin, j, "host_id", "config", c.host_id);
   get(origin, j, "state_dir", "config", c.state_dir);
   if (auto n = j.find("nats"); n != j.end()) {
-    only_keys(origin, *n, "nats",
-              {"servers", "user", "password", "token", "creds_file", "tls", "tls_ca", "tls_cert", "tls_key",
-               "connect_timeout_ms", "reconnect_wait_ms", "reconnect_buffer_bytes", "pending_msgs", "pending_bytes"});
+    only_keys(
+        origin, *n, "nats",
+        {"servers", "user", "password", "token", "creds_file", "tls", "tls_ca", "tls_cert", "tls_key", "randomize",
+         "connect_timeout_ms", "reconnect_wait_ms", "reconnect_buffer_bytes", "pending_msgs", "pending_bytes"});
     auto& o = c.nats;
     get(origin, *n, "servers", "nats", o.servers);
     get(origin, *n, "user", "nats", o.user);
@@ -84,6 +85,7 @@ BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin)
     get(origin, *n, "token", "nats", o.token);
     get(origin, *n, "creds_file", "nats", o.creds_file);
     get(origin, *n, "tls", "nats", o.tls);
+    get(origin, *n, "randomize", "nats", o.randomize);
     get(origin, *n, "tls_ca", "nats", o.tls_ca);
     get(origin, *n, "tls_cert", "nats", o.tls_cert);
     get(origin, *n, "tls_key", "nats", o.tls_key);

@@ -107,6 +107,34 @@ std::uint64_t local_next(MappingRuntime& m) {
   return m.cfg.kind == BridgeKind::topic ? m.topic.next_sequence() : m.queue_in.stats().sent;
 }
 
+// (Re)creates the durable pull consumer so that it delivers from the stream
+// sequence after `delivered` (the state file, not the server's ack floor, says
+// what reached the local channel). Retries until it works or we stop.
+bool subscribe_from(MappingRuntime& m, Link& link, const std::atomic<bool>& stop, std::uint64_t delivered,
+                    natsSubscription** sub) {
+  const std::string& durable = m.cfg.durable;
+  for (int attempt = 0; !stop.load(std::memory_order_relaxed); ++attempt) {
+    jsErrCode code = static_cast<jsErrCode>(0);
+    js_DeleteConsumer(link.js(), m.cfg.stream.c_str(), durable.c_str(), nullptr, &code);  // absent is fine
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = m.cfg.stream.c_str();
+    so.Config.AckPolicy = js_AckExplicit;
+    so.Config.DeliverPolicy = delivered == 0 ? js_DeliverAll : js_DeliverByStartSequence;
+    so.Config.OptStartSeq = delivered == 0 ? 0 : delivered + 1;
+    so.Config.AckWait = 30LL * 1000 * 1000 * 1000;
+    so.Config.MaxAckPending = 65536;
+    natsStatus s = js_PullSubscribe(sub, link.js(), m.cfg.subject.c_str(), durable.c_str(), nullptr, &so, &code);
+    if (s == NATS_OK) return true;
+    *sub = nullptr;
+    m.counters.errors.fetch_add(1, std::memory_order_relaxed);
+    link.set_error("jetstream: cannot create durable consumer '" + durable + "' on stream '" + m.cfg.stream +
+                   "': " + status_text(s) + "; retrying");
+    std::this_thread::sleep_for(std::min(100ms * (attempt + 1), std::chrono::milliseconds(1000)));
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string start_inbound_core(MappingRuntime& m, Link& link) {
@@ -126,29 +154,20 @@ std::string start_inbound_core(MappingRuntime& m, Link& link) {
 void run_inbound_jetstream(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) {
   std::uint64_t delivered = 0;
   if (auto r = m.in_state.read()) delivered = local_next(m) > (*r)[2] ? (*r)[1] : (*r)[0];
-  const std::string durable = m.cfg.durable;
   natsSubscription* sub = nullptr;
-  for (int attempt = 0; !stop.load(std::memory_order_relaxed); ++attempt) {
-    jsSubOptions so;
-    jsSubOptions_Init(&so);
-    so.Stream = m.cfg.stream.c_str();
-    so.Config.AckPolicy = js_AckExplicit;
-    so.Config.DeliverPolicy = js_DeliverAll;
-    so.Config.AckWait = 30LL * 1000 * 1000 * 1000;
-    so.Config.MaxAckPending = 65536;
-    jsErrCode code = static_cast<jsErrCode>(0);
-    natsStatus s = js_PullSubscribe(&sub, link.js(), m.cfg.subject.c_str(), durable.c_str(), nullptr, &so, &code);
-    if (s == NATS_OK) break;
-    sub = nullptr;
-    m.counters.errors.fetch_add(1, std::memory_order_relaxed);
-    link.set_error("jetstream: cannot create durable consumer '" + durable + "' on stream '" + m.cfg.stream +
-                   "': " + status_text(s) + "; retrying");
-    std::this_thread::sleep_for(std::min(100ms * (attempt + 1), std::chrono::milliseconds(2000)));
-  }
-  if (sub == nullptr) return;
+  std::uint64_t seen_reconnects = link.reconnects();
+  if (!subscribe_from(m, link, stop, delivered, &sub)) return;
   while (!stop.load(std::memory_order_relaxed)) {
     natsMsgList list{};
     jsErrCode code = static_cast<jsErrCode>(0);
+    if (link.reconnects() != seen_reconnects) {
+      // A fetch answer may have been lost with the connection: start again
+      // right after what was delivered, so that the order stays whole.
+      seen_reconnects = link.reconnects();
+      natsSubscription_Destroy(sub);
+      sub = nullptr;
+      if (!subscribe_from(m, link, stop, delivered, &sub)) return;
+    }
     natsStatus s = natsSubscription_Fetch(&list, sub, 256, 200, &code);
     if (s != NATS_OK) {
       if (s != NATS_TIMEOUT) {

@@ -48,6 +48,7 @@ void Link::on_reconnected(natsConnection*, void* closure) {
   auto* self = static_cast<Link*>(closure);
   self->reconnects_.fetch_add(1, std::memory_order_relaxed);
   self->up_.store(true, std::memory_order_relaxed);
+  self->set_error("nats: reconnected (" + std::to_string(self->reconnects()) + " reconnects so far)");
 }
 
 void Link::on_closed(natsConnection*, void* closure) {
@@ -87,6 +88,7 @@ std::string Link::build_options(natsOptions** out) const {
   if (!options_.tls_cert.empty() &&
       (s = natsOptions_LoadCertificatesChain(o, options_.tls_cert.c_str(), options_.tls_key.c_str())) != NATS_OK)
     return fail("tls_cert/tls_key");
+  natsOptions_SetNoRandomize(o, !options_.randomize);
   natsOptions_SetNoEcho(o, true);  // our own publications never come back on this connection
   natsOptions_SetAllowReconnect(o, true);
   natsOptions_SetMaxReconnect(o, -1);  // forever; the bridge is long-running

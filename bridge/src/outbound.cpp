@@ -91,6 +91,7 @@ bool publish_js_batch(MappingRuntime& m, Link& link, jsCtx* js, BatchAcks& acks,
       jsPubOptions po;
       jsPubOptions_Init(&po);
       po.MsgId = id.c_str();
+      po.MaxWait = 2000;  // an ack lost with a connection fails the message (the batch is resent)
       s = js_PublishMsgAsync(js, &msg, &po);
       if (msg != nullptr) natsMsg_Destroy(msg);  // not taken by the library
       if (s != NATS_OK) break;
@@ -98,7 +99,7 @@ bool publish_js_batch(MappingRuntime& m, Link& link, jsCtx* js, BatchAcks& acks,
     if (s == NATS_OK) {
       jsPubOptions po;
       jsPubOptions_Init(&po);
-      po.MaxWait = 5000;
+      po.MaxWait = 2000;
       s = js_PublishAsyncComplete(js, &po);
     }
     if (s == NATS_OK && acks.failed.load(std::memory_order_relaxed) == 0) return true;

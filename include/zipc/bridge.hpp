@@ -56,6 +56,7 @@ struct NatsOptions {
   std::string creds_file;                        // a .creds file (JWT + NKey seed)
   std::string tls_ca, tls_cert, tls_key;         // PEM files; any of them turns TLS on
   bool tls = false;                              // TLS with the system's trust store
+  bool randomize = true;                         // pick servers in random order (false: in list order)
   std::chrono::milliseconds connect_timeout{0};  // give up starting after this (0: never)
   std::chrono::milliseconds reconnect_wait{100};
   int reconnect_buffer_bytes = 8 << 20;  // what is kept while disconnected (bounded memory)

@@ -12,10 +12,10 @@
 // alternate between the transports; the median run is reported.
 #include <fcntl.h>
 #include <nats/nats.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <netinet/in.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,7 +84,8 @@ struct RawNats : Transport {
   natsSubscription* sub = nullptr;
   std::string subject;
   RawNats(const std::string& url, const std::string& subj) : subject(subj) {
-    if (natsConnection_ConnectTo(&pub, url.c_str()) != NATS_OK || natsConnection_ConnectTo(&sub_conn, url.c_str()) != NATS_OK)
+    if (natsConnection_ConnectTo(&pub, url.c_str()) != NATS_OK ||
+        natsConnection_ConnectTo(&sub_conn, url.c_str()) != NATS_OK)
       throw std::runtime_error("raw nats: cannot connect to " + url);
     natsConnection_Subscribe(
         &sub, sub_conn, subject.c_str(),
@@ -103,7 +104,8 @@ struct RawNats : Transport {
     natsConnection_Destroy(sub_conn);
   }
   void send(const std::byte* d, std::size_t n) override {
-    while (natsConnection_Publish(pub, subject.c_str(), d, static_cast<int>(n)) != NATS_OK) std::this_thread::sleep_for(50us);
+    while (natsConnection_Publish(pub, subject.c_str(), d, static_cast<int>(n)) != NATS_OK)
+      std::this_thread::sleep_for(50us);
   }
   void flush() override { natsConnection_Flush(pub); }
 };
@@ -243,7 +245,8 @@ void latency(Transport& t, std::size_t size, std::uint64_t n, double rate, Run& 
     t.flush();
   }
   auto end = Clock::now() + 2s;
-  while (t.sink.count.load(std::memory_order_acquire) - base < n && Clock::now() < end) std::this_thread::sleep_for(1ms);
+  while (t.sink.count.load(std::memory_order_acquire) - base < n && Clock::now() < end)
+    std::this_thread::sleep_for(1ms);
   t.sink.record = false;
   std::this_thread::sleep_for(5ms);
   std::vector<std::uint64_t> lat = t.sink.lat;
@@ -284,7 +287,8 @@ int main(int argc, char** argv) {
   app.add_option("--rate", rate, "latency runs: messages per second");
   CLI11_PARSE(app, argc, argv);
 
-  std::string tmp = (std::filesystem::temp_directory_path() / ("zipc-bench-bridge-" + std::to_string(::getpid()))).string();
+  std::string tmp =
+      (std::filesystem::temp_directory_path() / ("zipc-bench-bridge-" + std::to_string(::getpid()))).string();
   std::filesystem::create_directories(tmp);
   pid_t server_pid = -1;
   if (server.empty()) {

@@ -106,7 +106,7 @@ BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin)
     const std::string where = "mappings[" + std::to_string(i) + "]";
     only_keys(origin, mj, where,
               {"name", "kind", "channel", "subject", "direction", "mode", "overflow", "stream", "durable", "envelope",
-               "create", "topic_capacity", "max_message", "queue_block_size", "queue_capacity"});
+               "batch", "create", "topic_capacity", "max_message", "queue_block_size", "queue_capacity"});
     BridgeMapping m;
     get(origin, mj, "name", where, m.name);
     m.kind = pick(origin, mj, "kind", where, BridgeKind::topic,
@@ -123,6 +123,7 @@ BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin)
     get(origin, mj, "stream", where, m.stream);
     get(origin, mj, "durable", where, m.durable);
     get(origin, mj, "envelope", where, m.envelope);
+    get(origin, mj, "batch", where, m.batch);
     get(origin, mj, "create", where, m.create);
     get(origin, mj, "topic_capacity", where, m.topic_capacity);
     get(origin, mj, "max_message", where, m.max_message);

@@ -16,7 +16,7 @@ using namespace std::chrono_literals;
 
 struct Headers {
   std::string_view origin, channel;
-  std::uint64_t seq = 0, ns = 0;
+  std::uint64_t seq = 0, ns = 0, skip = 0, count = 0;
   bool has_seq = false;
 };
 
@@ -30,30 +30,38 @@ std::uint64_t to_u64(const char* s, bool* ok) {
 Headers read_headers(natsMsg* msg) {
   Headers h;
   const char* v = nullptr;
+  bool ok = false;
   if (natsMsgHeader_Get(msg, kHdrOrigin, &v) == NATS_OK) h.origin = v;
   if (natsMsgHeader_Get(msg, kHdrChannel, &v) == NATS_OK) h.channel = v;
   if (natsMsgHeader_Get(msg, kHdrSeq, &v) == NATS_OK) h.seq = to_u64(v, &h.has_seq);
-  bool ok = false;
   if (natsMsgHeader_Get(msg, kHdrTime, &v) == NATS_OK) h.ns = to_u64(v, &ok);
+  if (natsMsgHeader_Get(msg, kHdrSkip, &v) == NATS_OK) h.skip = to_u64(v, &ok);
+  if (natsMsgHeader_Get(msg, kHdrCount, &v) == NATS_OK) h.count = to_u64(v, &ok);
   return h;
 }
 
 enum class Verdict { deliver, duplicate, loop };
 
-// Sequence accounting per (origin, channel): a gap is counted lost exactly, an
-// old sequence is a duplicate. Caller holds local_mu.
+// Sequence accounting per (origin, channel): a gap beyond what the sender
+// skipped on purpose is counted lost exactly, an old sequence is a duplicate.
+// Caller holds local_mu.
 Verdict judge(MappingRuntime& m, const Headers& h) {
   if (!h.origin.empty() && h.origin == m.host_id) return Verdict::loop;
   if (!h.has_seq) return Verdict::deliver;  // not from a bridge: no accounting possible
-  std::string key(h.origin);
-  key += '\n';
-  key += h.channel;
-  auto [it, fresh] = m.expected.try_emplace(std::move(key), h.seq);
-  if (!fresh) {
-    if (h.seq < it->second) return Verdict::duplicate;
-    if (h.seq > it->second) m.counters.lost.fetch_add(h.seq - it->second, std::memory_order_relaxed);
+  if (m.last == nullptr || h.origin != m.last_origin || h.channel != m.last_channel) {
+    std::string key(h.origin);
+    key += '\n';
+    key += h.channel;
+    auto [it, fresh] = m.expected.try_emplace(std::move(key), h.seq);
+    m.last_origin = h.origin;
+    m.last_channel = h.channel;
+    m.last = &it->second;
   }
-  it->second = h.seq + 1;
+  std::uint64_t& expected = *m.last;
+  if (h.seq < expected) return Verdict::duplicate;
+  const std::uint64_t gap = h.seq - expected;
+  if (gap > h.skip) m.counters.lost.fetch_add(gap - h.skip, std::memory_order_relaxed);
+  expected = h.seq + 1;
   return Verdict::deliver;
 }
 
@@ -61,12 +69,11 @@ Verdict judge(MappingRuntime& m, const Headers& h) {
 // or the bridge is stopping. Caller holds local_mu.
 bool deliver(MappingRuntime& m, const Headers& h, const char* data, std::size_t n) {
   const bool block = m.cfg.overflow == BridgeOverflow::block;
-  std::string env;
   if (m.cfg.envelope) {
-    build_envelope(env, h.origin, h.channel, h.seq, h.ns);
-    env.append(data, n);
-    data = env.data();
-    n = env.size();
+    build_envelope(m.scratch, h.origin, h.channel, h.seq, h.ns);
+    m.scratch.append(data, n);
+    data = m.scratch.data();
+    n = m.scratch.size();
   }
   const auto bytes = std::span(reinterpret_cast<const std::byte*>(data), n);
   for (;;) {
@@ -86,18 +93,34 @@ bool deliver(MappingRuntime& m, const Headers& h, const char* data, std::size_t 
   }
 }
 
+void judge_and_deliver(MappingRuntime& m, const Headers& h, const char* data, std::size_t n) {
+  switch (judge(m, h)) {
+    case Verdict::loop: m.counters.loops.fetch_add(1, std::memory_order_relaxed); break;
+    case Verdict::duplicate: m.counters.duplicates.fetch_add(1, std::memory_order_relaxed); break;
+    case Verdict::deliver:
+      if (deliver(m, h, data, n)) m.counters.received.fetch_add(1, std::memory_order_relaxed);
+      break;
+  }
+}
+
 void on_core_msg(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
   auto& m = *static_cast<MappingRuntime*>(closure);
-  const Headers h = read_headers(msg);
-  {
-    std::lock_guard lock(m.local_mu);
-    switch (judge(m, h)) {
-      case Verdict::loop: m.counters.loops.fetch_add(1, std::memory_order_relaxed); break;
-      case Verdict::duplicate: m.counters.duplicates.fetch_add(1, std::memory_order_relaxed); break;
-      case Verdict::deliver:
-        if (deliver(m, h, natsMsg_GetData(msg), static_cast<std::size_t>(natsMsg_GetDataLength(msg))))
-          m.counters.received.fetch_add(1, std::memory_order_relaxed);
-        break;
+  Headers h = read_headers(msg);
+  const char* data = natsMsg_GetData(msg);
+  const auto size = static_cast<std::size_t>(natsMsg_GetDataLength(msg));
+  std::lock_guard lock(m.local_mu);
+  if (h.count == 0) {
+    judge_and_deliver(m, h, data, size);
+  } else {  // a batch: frames one after another
+    std::size_t at = 0;
+    for (std::uint64_t i = 0; i < h.count; ++i) {
+      Frame f;
+      if (size - at < sizeof(Frame)) break;
+      std::memcpy(&f, data + at, sizeof(Frame));
+      if (size - at - sizeof(Frame) < f.size) break;
+      h.seq = f.seq, h.ns = f.origin_ns, h.skip = f.skip;
+      judge_and_deliver(m, h, data + at + sizeof(Frame), f.size);
+      at += sizeof(Frame) + (f.size + 7) / 8 * 8;
     }
   }
   natsMsg_Destroy(msg);

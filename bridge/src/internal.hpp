@@ -24,6 +24,21 @@ inline constexpr const char* kHdrOrigin = "Zipc-Origin";
 inline constexpr const char* kHdrChannel = "Zipc-Channel";
 inline constexpr const char* kHdrSeq = "Zipc-Seq";
 inline constexpr const char* kHdrTime = "Zipc-Time";
+// Sequences the sender skipped on purpose (echoes) just before this message.
+inline constexpr const char* kHdrSkip = "Zipc-Skip";
+// A batch (core mode): this many frames in the payload, Zipc-Seq is the first.
+inline constexpr const char* kHdrCount = "Zipc-Count";
+
+// One message inside a batch payload, followed by size bytes and zero padding
+// to a multiple of 8.
+struct Frame {
+  std::uint32_t size;
+  std::uint32_t skip;  // as Zipc-Skip
+  std::uint64_t seq;
+  std::uint64_t origin_ns;
+};
+static_assert(sizeof(Frame) == 24, "a batch frame header is 24 bytes on every platform");
+inline constexpr std::size_t kBatchBytes = 60 * 1024;  // payload bytes per batch (NATS default max: 1 MiB)
 
 // Counters of one mapping; written by its worker, read by stats() (relaxed:
 // each is an independent counter, no other data is published through them).
@@ -78,6 +93,9 @@ struct MappingRuntime {
   std::uint64_t out_next = 0;            // queue outbound: first sequence number to use
   // Inbound: next expected Zipc-Seq per origin and channel (under local_mu).
   std::unordered_map<std::string, std::uint64_t> expected;
+  std::string last_origin, last_channel;  // the key of `last` (most messages repeat it)
+  std::uint64_t* last = nullptr;
+  std::string scratch;                // envelope building
   std::atomic<bool>* stop = nullptr;  // the bridge's stop flag (callbacks read it)
 };
 

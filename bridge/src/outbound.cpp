@@ -1,6 +1,7 @@
 // Outbound: a local topic (reliable subscriber) or queue (consumer) -> NATS.
 #include <charconv>
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,7 +27,8 @@ struct Pending {
   std::string data;
 };
 
-natsMsg* make_msg(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, const void* data, std::size_t n) {
+natsMsg* make_msg(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, const void* data, std::size_t n,
+                  std::uint64_t skip = 0, std::uint64_t count = 0) {
   natsMsg* msg = nullptr;
   if (natsMsg_Create(&msg, m.cfg.subject.c_str(), nullptr, static_cast<const char*>(data), static_cast<int>(n)) !=
       NATS_OK)
@@ -35,7 +37,9 @@ natsMsg* make_msg(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, 
   if (natsMsgHeader_Set(msg, kHdrOrigin, m.host_id.c_str()) != NATS_OK ||
       natsMsgHeader_Set(msg, kHdrChannel, m.cfg.channel.c_str()) != NATS_OK ||
       natsMsgHeader_Set(msg, kHdrSeq, seq_s.c_str()) != NATS_OK ||
-      natsMsgHeader_Set(msg, kHdrTime, ns_s.c_str()) != NATS_OK) {
+      natsMsgHeader_Set(msg, kHdrTime, ns_s.c_str()) != NATS_OK ||
+      (skip != 0 && natsMsgHeader_Set(msg, kHdrSkip, u64s(skip).c_str()) != NATS_OK) ||
+      (count != 0 && natsMsgHeader_Set(msg, kHdrCount, u64s(count).c_str()) != NATS_OK)) {
     natsMsg_Destroy(msg);
     return nullptr;
   }
@@ -49,16 +53,16 @@ void save_position(MappingRuntime& m, std::uint64_t next) {
 // Core: one publish; under overflow=block retried until it is buffered.
 // Returns false when the message was dropped (counted) or we are stopping.
 bool publish_core(MappingRuntime& m, Link& link, const std::atomic<bool>& stop, std::uint64_t seq, std::uint64_t ns,
-                  const void* data, std::size_t n) {
+                  const void* data, std::size_t n, std::uint64_t skip = 0, std::uint64_t count = 0) {
   for (int attempt = 0;; ++attempt) {
-    natsMsg* msg = make_msg(m, seq, ns, data, n);
+    natsMsg* msg = make_msg(m, seq, ns, data, n, skip, count);
     natsStatus s = msg == nullptr ? NATS_NO_MEMORY : natsConnection_PublishMsg(link.conn(), msg);
     natsMsg_Destroy(msg);
     if (s == NATS_OK) return true;
     m.counters.errors.fetch_add(1, std::memory_order_relaxed);
     link.set_error("nats publish on '" + m.cfg.subject + "': " + status_text(s));
     if (m.cfg.overflow == BridgeOverflow::drop) {
-      m.counters.lost.fetch_add(1, std::memory_order_relaxed);
+      m.counters.lost.fetch_add(count == 0 ? 1 : count, std::memory_order_relaxed);
       return false;
     }
     if (stop.load(std::memory_order_relaxed)) return false;
@@ -113,23 +117,52 @@ bool publish_js_batch(MappingRuntime& m, Link& link, jsCtx* js, BatchAcks& acks,
 
 constexpr std::size_t kBatch = 256;
 
+// Core: what is waiting goes out in one batch (one NATS message of frames);
+// a message read alone goes out alone, as a plain NATS message.
 void topic_core(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) {
-  std::uint64_t since_save = 0;
+  std::uint64_t since_save = 0, skip = 0, first_seq = 0, first_ns = 0, first_skip = 0, count = 0, last_seq = 0;
+  std::string batch;
+  std::size_t lone_size = 0;  // payload bytes of the first frame
+  auto send = [&] {
+    if (count == 0) return;
+    const bool ok =
+        count == 1
+            ? publish_core(m, link, stop, first_seq, first_ns, batch.data() + sizeof(Frame), lone_size, first_skip)
+            : publish_core(m, link, stop, first_seq, first_ns, batch.data(), batch.size(), first_skip, count);
+    if (ok) m.counters.forwarded.fetch_add(count, std::memory_order_relaxed);
+    since_save += count;
+    if (since_save >= kBatch) save_position(m, last_seq + 1), since_save = 0;
+    count = 0;
+    batch.clear();
+  };
   while (!stop.load(std::memory_order_relaxed)) {
-    MessageView v = m.subscriber.read_view(50ms);
+    MessageView v = count == 0 ? m.subscriber.read_view(50ms) : m.subscriber.try_read_view();
     if (!v.ok()) {
       if (v.status != Status::timeout && v.status != Status::empty) {
         m.counters.errors.fetch_add(1, std::memory_order_relaxed);
         std::this_thread::sleep_for(10ms);
       }
+      send();
       if (since_save > 0) save_position(m, m.subscriber.next_sequence()), since_save = 0;
       continue;
     }
-    if (m.echoes.take(v.sequence)) continue;  // it came from NATS: never sent back out
-    if (publish_core(m, link, stop, v.sequence, v.publish_ns, v.data.data(), v.data.size()))
-      m.counters.forwarded.fetch_add(1, std::memory_order_relaxed);
-    if (++since_save >= kBatch) save_position(m, v.sequence + 1), since_save = 0;
+    if (m.echoes.take(v.sequence)) {  // it came from NATS: never sent back out
+      ++skip;
+      continue;
+    }
+    if (count == 0) first_seq = v.sequence, first_ns = v.publish_ns, first_skip = skip, lone_size = v.data.size();
+    last_seq = v.sequence;
+    // Frame it (also the first: if a second one follows, the batch is ready).
+    Frame f{static_cast<std::uint32_t>(v.data.size()), static_cast<std::uint32_t>(skip), v.sequence, v.publish_ns};
+    skip = 0;
+    const std::size_t at = batch.size();
+    batch.resize(at + sizeof(Frame) + (v.data.size() + 7) / 8 * 8);
+    std::memcpy(batch.data() + at, &f, sizeof(Frame));
+    std::memcpy(batch.data() + at + sizeof(Frame), v.data.data(), v.data.size());
+    ++count;
+    if (!m.cfg.batch || batch.size() >= kBatchBytes || count >= 1024) send();
   }
+  send();
   m.subscriber.release();
   save_position(m, m.subscriber.next_sequence());
 }

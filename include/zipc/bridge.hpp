@@ -75,7 +75,11 @@ struct BridgeMapping {
   std::string stream;     // jetstream: stream name (created when absent, covering subject)
   std::string durable;    // jetstream inbound: durable consumer name (default: <host_id>_<name>)
   bool envelope = false;  // inbound: prefix local messages with the origin headers
-  bool create = true;     // create the local channel when absent (with the sizes below)
+  // Core outbound: messages already waiting go out together in one NATS
+  // message (Zipc-Count frames, docs/bridge.md); a lone message goes alone.
+  // false: always one NATS message per local message (for non-bridge readers).
+  bool batch = true;
+  bool create = true;  // create the local channel when absent (with the sizes below)
   std::uint64_t topic_capacity = 1 << 22;
   std::uint32_t max_message = 1 << 16;
   std::size_t queue_block_size = 4096;

@@ -78,6 +78,7 @@ TEST(BridgeCore, LossesFromASlowReceiverAreCountedExactly) {
   ca.mappings.push_back(mapping(p.h.a("prices"), p.h.subject("prices"), BridgeDirection::outbound, BridgeMode::core));
   auto cb = host_config("hostB", {p.server.url()}, p.dir.path());
   cb.nats.pending_msgs = 64;
+  cb.nats.pending_bytes = 256 * 1024;  // a few batches: whole batches are dropped too
   auto mb = mapping(p.h.b("prices"), p.h.subject("prices"), BridgeDirection::inbound, BridgeMode::core);
   mb.topic_capacity = 1 << 14;  // the slow reader below holds the bridge back quickly
   mb.max_message = 1024;

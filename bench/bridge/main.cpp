@@ -137,7 +137,7 @@ struct LocalZipc : Transport {
   explicit LocalZipc(const std::string& n) : name(n) {
     zipc::Topic::remove(name);
     zipc::TopicOptions o;
-    o.capacity = 1 << 22;
+    o.capacity_bytes = 1 << 22;
     topic = zipc::Topic::create(name, o);
     pub = topic.publisher();
     reader = std::make_unique<TopicReader>(topic, sink);

@@ -42,9 +42,10 @@ void open_local(MappingRuntime& m) {
     if (auto r = m.out_state.read()) saved = (*r)[0];
   if (m.cfg.kind == BridgeKind::topic) {
     TopicOptions opt;
-    opt.capacity = m.cfg.topic_capacity;
-    opt.max_message = m.cfg.max_message;
-    opt.publishers = m.cfg.direction == BridgeDirection::both ? PublisherKind::multi : PublisherKind::single;
+    opt.capacity_bytes = m.cfg.topic_capacity_bytes;
+    opt.max_message_size = m.cfg.max_message_size;
+    opt.accept_existing = true;  // attach to the channel as its creator made it
+    opt.publishers = m.cfg.direction == BridgeDirection::both ? Multiplicity::multi : Multiplicity::single;
     m.topic = m.cfg.create ? Topic::open_or_create(m.cfg.channel, opt) : Topic::open(m.cfg.channel, opt);
     if (out) {
       SubscribeOptions so{From::latest(), Delivery::reliable};
@@ -63,7 +64,8 @@ void open_local(MappingRuntime& m) {
   } else {
     QueueOptions opt;
     opt.block_size = m.cfg.queue_block_size;
-    opt.capacity = m.cfg.queue_capacity;
+    opt.block_count = m.cfg.queue_block_count;
+    opt.accept_existing = true;
     const Role role = out ? Role::consumer : Role::producer;
     Queue q = m.cfg.create ? Queue::open_or_create(m.cfg.channel, opt, role) : Queue::open(m.cfg.channel, role);
     (out ? m.queue_out : m.queue_in) = std::move(q);

@@ -106,7 +106,7 @@ BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin)
     const std::string where = "mappings[" + std::to_string(i) + "]";
     only_keys(origin, mj, where,
               {"name", "kind", "channel", "subject", "direction", "mode", "overflow", "stream", "durable", "envelope",
-               "batch", "create", "topic_capacity", "max_message", "queue_block_size", "queue_capacity"});
+               "batch", "create", "topic_capacity_bytes", "max_message_size", "queue_block_size", "queue_block_count"});
     BridgeMapping m;
     get(origin, mj, "name", where, m.name);
     m.kind = pick(origin, mj, "kind", where, BridgeKind::topic,
@@ -125,10 +125,10 @@ BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin)
     get(origin, mj, "envelope", where, m.envelope);
     get(origin, mj, "batch", where, m.batch);
     get(origin, mj, "create", where, m.create);
-    get(origin, mj, "topic_capacity", where, m.topic_capacity);
-    get(origin, mj, "max_message", where, m.max_message);
+    get(origin, mj, "topic_capacity_bytes", where, m.topic_capacity_bytes);
+    get(origin, mj, "max_message_size", where, m.max_message_size);
     get(origin, mj, "queue_block_size", where, m.queue_block_size);
-    get(origin, mj, "queue_capacity", where, m.queue_capacity);
+    get(origin, mj, "queue_block_count", where, m.queue_block_count);
     c.mappings.push_back(std::move(m));
   }
   try {

@@ -80,10 +80,10 @@ struct BridgeMapping {
   // false: always one NATS message per local message (for non-bridge readers).
   bool batch = true;
   bool create = true;  // create the local channel when absent (with the sizes below)
-  std::uint64_t topic_capacity = 1 << 22;
-  std::uint32_t max_message = 1 << 16;
+  std::uint64_t topic_capacity_bytes = 1 << 22;
+  std::uint32_t max_message_size = 1 << 16;
   std::size_t queue_block_size = 4096;
-  std::size_t queue_capacity = 1024;
+  std::size_t queue_block_count = 1024;
 };
 
 struct BridgeConfig {

@@ -80,8 +80,8 @@ TEST(BridgeCore, LossesFromASlowReceiverAreCountedExactly) {
   cb.nats.pending_msgs = 64;
   cb.nats.pending_bytes = 256 * 1024;  // a few batches: whole batches are dropped too
   auto mb = mapping(p.h.b("prices"), p.h.subject("prices"), BridgeDirection::inbound, BridgeMode::core);
-  mb.topic_capacity = 1 << 14;  // the slow reader below holds the bridge back quickly
-  mb.max_message = 1024;
+  mb.topic_capacity_bytes = 1 << 14;  // the slow reader below holds the bridge back quickly
+  mb.max_message_size = 1024;
   cb.mappings.push_back(mb);
   Bridge a(ca), b(cb);
   a.start();

@@ -184,7 +184,8 @@ std::vector<std::byte> payload(std::uint64_t i, std::size_t size) {
 
 RemoteReader::RemoteReader(const std::string& topic) {
   TopicOptions opt;
-  opt.capacity = 1 << 22;
+  opt.capacity_bytes = 1 << 22;
+  opt.accept_existing = true;
   topic_ = Topic::open_or_create(topic, opt);
   auto sub = topic_.subscribe({From::oldest(), Delivery::reliable});
   thread_ = std::thread([this, s = std::move(sub)]() mutable {

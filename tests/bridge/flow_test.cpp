@@ -142,6 +142,28 @@ TEST(BridgeCore, MessagesNeverLoopBack) {
   EXPECT_EQ(b.stats(0).received, 100u);
   EXPECT_EQ(b.stats(0).forwarded, 0u);
   EXPECT_EQ(a.stats(0).received, 0u);
+
+  // Host B's own messages, between echoes it skips: they reach A, and the
+  // skipped sequences are not counted lost there (Zipc-Skip).
+  auto btopic = Topic::open(p.h.b("prices"));
+  auto bpub = btopic.publisher();
+  auto own = [&](std::uint64_t i) {
+    auto pl = payload(1000 + i);
+    ASSERT_TRUE(bpub.publish(pl, 5s).ok());
+  };
+  own(0);
+  ASSERT_TRUE(wait_for([&] { return a.stats(0).received == 1; }, 10s));
+  {
+    auto apub = topic.publisher();
+    for (std::uint64_t i = 100; i < 150; ++i) ASSERT_TRUE(apub.publish(payload(i), 5s).ok());
+  }
+  ASSERT_TRUE(wait_for([&] { return b.stats(0).received == 150; }, 10s));
+  own(1);
+  ASSERT_TRUE(wait_for([&] { return a.stats(0).received == 2; }, 10s));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(a.stats(0).lost, 0u) << "echoes B skipped were counted lost at A";
+  EXPECT_EQ(b.stats(0).forwarded, 2u);
+  EXPECT_EQ(topic.next_sequence(), 152u);  // A: its 150 and B's 2, nothing of its own back
 }
 
 // Wildcard inbound subject, a queue on the receiving side, envelope headers exposed.

@@ -24,11 +24,13 @@ void print_stats(const zipc::Bridge& b) {
   for (std::size_t i = 0; i < b.mapping_count(); ++i) {
     const auto s = b.stats(i);
     std::printf(
-        "stats %s forwarded=%llu received=%llu lost=%llu duplicates=%llu loops=%llu reconnects=%llu errors=%llu\n",
+        "stats %s forwarded=%llu received=%llu lost=%llu duplicates=%llu loops=%llu reconnects=%llu errors=%llu "
+        "lag=%llu\n",
         b.config().mappings[i].name.c_str(), static_cast<unsigned long long>(s.forwarded),
         static_cast<unsigned long long>(s.received), static_cast<unsigned long long>(s.lost),
         static_cast<unsigned long long>(s.duplicates), static_cast<unsigned long long>(s.loops),
-        static_cast<unsigned long long>(s.reconnects), static_cast<unsigned long long>(s.errors));
+        static_cast<unsigned long long>(s.reconnects), static_cast<unsigned long long>(s.errors),
+        static_cast<unsigned long long>(s.lag));
   }
   std::fflush(stdout);
 }

@@ -60,6 +60,7 @@ void open_local(MappingRuntime& m) {
           m.counters.lost.fetch_add(m.subscriber.next_sequence() - *saved, std::memory_order_relaxed);
       }
     }
+    if (out) m.start_position = m.subscriber.next_sequence();
     if (in) m.publisher = m.topic.publisher();
   } else {
     QueueOptions opt;
@@ -241,6 +242,12 @@ BridgeStats Bridge::stats(std::size_t i) const {
   s.loops = c.loops.load(std::memory_order_relaxed);
   s.errors = c.errors.load(std::memory_order_relaxed);
   s.reconnects = impl_->link ? impl_->link->reconnects() : 0;
+  const auto& m = *impl_->maps[i];
+  if (m.cfg.kind == BridgeKind::topic && m.cfg.direction != BridgeDirection::inbound) {
+    const std::uint64_t next = m.topic.next_sequence();
+    const std::uint64_t sent = std::max(c.out_position.load(std::memory_order_relaxed), m.start_position);
+    s.lag = next > sent ? next - sent : 0;
+  }
   return s;
 }
 

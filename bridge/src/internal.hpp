@@ -44,6 +44,7 @@ inline constexpr std::size_t kBatchBytes = 60 * 1024;  // payload bytes per batc
 // each is an independent counter, no other data is published through them).
 struct Counters {
   std::atomic<std::uint64_t> forwarded{0}, received{0}, lost{0}, duplicates{0}, loops{0}, errors{0};
+  std::atomic<std::uint64_t> out_position{0};  // outbound topic: next local sequence to be sent
 };
 
 // Local sequences of records the inbound side put into a topic, so that the
@@ -90,6 +91,7 @@ struct MappingRuntime {
   Subscriber subscriber;                 // outbound from a topic (reliable)
   StateFile out_state;                   // outbound: {next sequence to send}
   StateFile in_state;                    // inbound jetstream: {prev delivered, delivering, local next before}
+  std::uint64_t start_position = 0;      // outbound topic: where the subscriber started
   std::uint64_t out_next = 0;            // queue outbound: first sequence number to use
   // Inbound: next expected Zipc-Seq per origin and channel (under local_mu).
   std::unordered_map<std::string, std::uint64_t> expected;

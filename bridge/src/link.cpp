@@ -93,7 +93,8 @@ std::string Link::build_options(natsOptions** out) const {
   // Write in the publishing thread instead of waking the client's flusher
   // thread: one write per (batched) publish, no hand-off latency.
   natsOptions_SetSendAsap(o, true);
-  natsOptions_SetIOBufSize(o, 256 * 1024);  // a whole batch per read and write  // our own publications never come back on this connection
+  natsOptions_SetIOBufSize(
+      o, 256 * 1024);  // a whole batch per read and write  // our own publications never come back on this connection
   natsOptions_SetAllowReconnect(o, true);
   natsOptions_SetMaxReconnect(o, -1);  // forever; the bridge is long-running
   natsOptions_SetReconnectWait(o, options_.reconnect_wait.count());

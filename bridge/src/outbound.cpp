@@ -130,6 +130,7 @@ void topic_core(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) {
             ? publish_core(m, link, stop, first_seq, first_ns, batch.data() + sizeof(Frame), lone_size, first_skip)
             : publish_core(m, link, stop, first_seq, first_ns, batch.data(), batch.size(), first_skip, count);
     if (ok) m.counters.forwarded.fetch_add(count, std::memory_order_relaxed);
+    m.counters.out_position.store(last_seq + 1, std::memory_order_relaxed);
     since_save += count;
     if (since_save >= kBatch) save_position(m, last_seq + 1), since_save = 0;
     count = 0;
@@ -200,6 +201,7 @@ void topic_js(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) {
     if (!publish_js_batch(m, link, js, acks, batch, stop)) break;  // stopping: position stays before the batch
     save_position(m, batch.back().seq + 1);
     m.counters.forwarded.fetch_add(batch.size(), std::memory_order_relaxed);
+    m.counters.out_position.store(batch.back().seq + 1, std::memory_order_relaxed);
   }
   jsCtx_Destroy(js);
 }

@@ -108,6 +108,7 @@ struct BridgeStats {
   std::uint64_t loops = 0;       // inbound messages of our own origin, dropped
   std::uint64_t reconnects = 0;  // of the bridge's NATS connection
   std::uint64_t errors = 0;      // failed NATS or local operations (retried)
+  std::uint64_t lag = 0;         // outbound topic: messages published locally, not yet sent
 };
 
 // The origin headers as a local message carries them (BridgeMapping::envelope).

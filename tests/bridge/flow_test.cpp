@@ -208,3 +208,43 @@ TEST(BridgeCore, AWildcardInboundMappingFillsALocalQueueWithTheOriginHeaders) {
 
 }  // namespace
 }  // namespace zipc::bridge_test
+
+namespace zipc::bridge_test {
+namespace {
+
+// A local queue read by the bridge as a consumer, carried by JetStream into a
+// topic on host B: every message, in order, once.
+TEST(BridgeJetStream, AQueueDrainedByTheBridgeArrivesWholeAtTheRemoteTopic) {
+  TempDir dir;
+  Hosts h;
+  NatsServer server(dir.path());
+  const std::string stream = "Q" + std::to_string(::getpid());
+  auto ca = host_config("hostA", {server.url()}, dir.path() + "/a");
+  auto ma = mapping(h.a("jobs"), h.subject("jobs"), BridgeDirection::outbound, BridgeMode::jetstream, stream);
+  ma.kind = BridgeKind::queue;
+  ma.queue_block_size = 256;
+  ca.mappings.push_back(ma);
+  auto cb = host_config("hostB", {server.url()}, dir.path() + "/b");
+  cb.mappings.push_back(
+      mapping(h.b("prices"), h.subject("jobs"), BridgeDirection::inbound, BridgeMode::jetstream, stream));
+  Bridge a(ca), b(cb);
+  a.start();
+  b.start();
+  RemoteReader reader(h.b("prices"));
+  auto q = Queue::open(h.a("jobs"), Role::producer);
+  constexpr std::uint64_t n = 3000;
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(q.send(payload(i), std::chrono::seconds(10)), Status::ok) << i;
+  ASSERT_TRUE(wait_for([&] { return reader.count() >= n; }, std::chrono::seconds(30)))
+      << reader.count() << " " << a.last_error() << " | " << b.last_error();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto seqs = reader.seqs();
+  ASSERT_EQ(seqs.size(), n);
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(seqs[i], i) << "at " << i;  // the queue counter is the sequence
+  EXPECT_EQ(reader.bad(), 0u);
+  EXPECT_EQ(a.stats(0).forwarded, n);
+  EXPECT_EQ(q.stats().received, n);
+  Queue::remove(h.a("jobs"));
+}
+
+}  // namespace
+}  // namespace zipc::bridge_test

@@ -79,9 +79,23 @@ bool deliver(MappingRuntime& m, const Headers& h, const char* data, std::size_t 
   for (;;) {
     Status s;
     if (m.cfg.kind == BridgeKind::topic) {
-      PublishResult r = block ? m.publisher.publish(bytes, 50ms) : m.publisher.try_publish(bytes);
-      s = r.status;
-      if (s == Status::ok && m.cfg.direction == BridgeDirection::both) m.echoes.add(r.sequence);
+      if (m.cfg.direction == BridgeDirection::both) {
+        // Never wait while holding the echo list: our own outbound reader
+        // may be what has to move for room to appear.
+        {
+          auto echo_lock = m.echoes.hold();
+          PublishResult r = m.publisher.try_publish(bytes);
+          s = r.status;
+          if (s == Status::ok) m.echoes.add_held(r.sequence);
+        }
+        if (s == Status::full && block) {
+          std::this_thread::sleep_for(100us);
+          s = Status::timeout;  // retried below
+        }
+      } else {
+        PublishResult r = block ? m.publisher.publish(bytes, 50ms) : m.publisher.try_publish(bytes);
+        s = r.status;
+      }
     } else {
       s = block ? m.queue_in.send(bytes, 50ms) : m.queue_in.try_send(bytes);
     }

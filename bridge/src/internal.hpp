@@ -51,8 +51,10 @@ struct Counters {
 // outbound side of a `both` mapping does not send them back out.
 class EchoSet {
  public:
-  void add(std::uint64_t seq) {
-    std::lock_guard lock(mu_);
+  // The inbound side holds this across publishing and add_held(): the
+  // outbound side's take() then cannot look for a record before it is listed.
+  [[nodiscard]] std::unique_lock<std::mutex> hold() { return std::unique_lock(mu_); }
+  void add_held(std::uint64_t seq) {
     seqs_.push_back(seq);
     if (seqs_.size() > 1u << 20) seqs_.pop_front();  // bounded: older ones were read long ago
   }

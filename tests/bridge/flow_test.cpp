@@ -39,7 +39,8 @@ TEST(BridgeCore, RemoteReliableSubscriberReceivesEveryMessageInOrder) {
   publish_range(topic, 0, n);
   ASSERT_TRUE(wait_for([&] { return reader.count() >= n; }, 30s)) << reader.count();
   expect_all_in_order(reader, n);
-  EXPECT_EQ(a.stats(0).forwarded, n);
+  EXPECT_TRUE(wait_for([&] { return a.stats(0).forwarded == n; }, std::chrono::seconds(5)))
+      << a.stats(0).forwarded;  // counted just after the send returns
   EXPECT_EQ(a.stats(0).lag, 0u);
   EXPECT_EQ(b.stats(0).received, n);
   EXPECT_EQ(b.stats(0).lost, 0u);
@@ -66,7 +67,8 @@ TEST(BridgeJetStream, RemoteReliableSubscriberReceivesEveryMessageInOrderExactly
       << reader.count() << " " << a.last_error() << " " << b.last_error();
   std::this_thread::sleep_for(200ms);  // nothing more may come
   expect_all_in_order(reader, n);
-  EXPECT_EQ(a.stats(0).forwarded, n);
+  EXPECT_TRUE(wait_for([&] { return a.stats(0).forwarded == n; }, std::chrono::seconds(5)))
+      << a.stats(0).forwarded;  // counted just after the send returns
   EXPECT_EQ(b.stats(0).received, n);
   EXPECT_EQ(b.stats(0).lost, 0u);
 }
@@ -119,7 +121,8 @@ TEST(BridgeCore, LossesFromASlowReceiverAreCountedExactly) {
   EXPECT_EQ(s.received, got.size());
   // Counted from the first message B saw (an earlier loss has nothing before it to reveal it).
   EXPECT_EQ(s.lost, (n - got.front()) - got.size()) << "lost must be exactly the missing sequences";
-  EXPECT_EQ(a.stats(0).forwarded, n);
+  EXPECT_TRUE(wait_for([&] { return a.stats(0).forwarded == n; }, std::chrono::seconds(5)))
+      << a.stats(0).forwarded;  // counted just after the send returns
 }
 
 // A `both` mapping on each host: what arrives from NATS is never sent back.
@@ -241,7 +244,8 @@ TEST(BridgeJetStream, AQueueDrainedByTheBridgeArrivesWholeAtTheRemoteTopic) {
   ASSERT_EQ(seqs.size(), n);
   for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(seqs[i], i) << "at " << i;  // the queue counter is the sequence
   EXPECT_EQ(reader.bad(), 0u);
-  EXPECT_EQ(a.stats(0).forwarded, n);
+  EXPECT_TRUE(wait_for([&] { return a.stats(0).forwarded == n; }, std::chrono::seconds(5)))
+      << a.stats(0).forwarded;  // counted just after the send returns
   EXPECT_EQ(q.stats().received, n);
   Queue::remove(h.a("jobs"));
 }

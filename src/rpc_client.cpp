@@ -320,21 +320,22 @@ RpcResponse RpcClientImpl::wait(RpcTicket& t, Deadline deadline) noexcept {
   t.status_ = Status::closed;
   Status st = Status::ok;
   const std::byte* data = nullptr;
-  if (reply_id != t.call_id_) {
+  const bool foreign_or_malformed =
+      reply_id != t.call_id_ ||
+      (result != layout::kResultOk && result != layout::kResultTooLarge && result != layout::kResultNoMemory) ||
+      (result == layout::kResultOk && len > g.max_response);
+  if (foreign_or_malformed) {
     st = Status::corrupt;
   } else if (result == layout::kResultTooLarge) {
     st = Status::too_large;
   } else if (result == layout::kResultNoMemory) {
     st = Status::full;
-  } else if (result != layout::kResultOk || len > g.max_response) {
-    st = Status::corrupt;
   } else if (len <= g.resp_inline) {
     data = c.view.response_inline(c.first_slot + k);
   } else if (block < g.block_count && len <= g.block_size) {
     data = c.view.block(block);
-  } else {
-    st = Status::corrupt;
   }
+  if (st == Status::ok && data == nullptr) st = Status::corrupt;  // a length its block cannot hold
   if (st != Status::ok) {
     c.release(k);
     out.status_ = st;

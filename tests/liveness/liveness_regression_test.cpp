@@ -232,6 +232,13 @@ TEST(LivenessRegression, NewRpcServerTakesOverTheNameOfADeadServerWithADamagedHe
   }
 }
 
+TEST(LivenessRegression, RpcServerNeverRemovesASegmentOfAnotherKindUnderItsName) {
+  test::TempName name("lv.rpc3");
+  Queue q = Queue::create(name.str(), many_many(100ms));
+  EXPECT_THROW((void)RpcServer::create(name.str()), Error);
+  EXPECT_NO_THROW((void)Queue::open(name.str(), Role::consumer));  // still there
+}
+
 TEST(LivenessRegression, DamagedHeaderOfALiveServerGivesAClearErrorNamingTheCure) {
   test::TempName name("lv.rpc2");
   RpcServer live = RpcServer::create(name.str());

@@ -12,3 +12,5 @@
 #include "zipc/segment.hpp"
 #include "zipc/stl_allocator.hpp"
 #include "zipc/topic.hpp"
+#include "zipc/introspect.hpp"
+#include "zipc/log.hpp"

@@ -114,8 +114,8 @@ ChannelReport inspect_channel(std::string_view name, const SegmentOptions& optio
   const std::string& path = report.segment.path;
   const int fd = platform::open_file(path, O_RDONLY, 0);
   if (fd < 0) {
-    throw Error(detail::errc_of(fd), "zipc: '" + std::string(name) + "': open " + path + ": " +
-                                         platform::error_text(-fd));
+    throw Error(detail::errc_of(fd),
+                "zipc: '" + std::string(name) + "': open " + path + ": " + platform::error_text(-fd));
   }
   platform::FileStat st;
   if (int r = platform::stat_fd(fd, &st); r < 0) {

@@ -61,9 +61,8 @@ void inspect_topic(const ReadOnlyView& v, ChannelReport& report) {
   }
   const bool pow2 = cfg.capacity != 0 && (cfg.capacity & (cfg.capacity - 1)) == 0;
   if (!pow2 || cfg.capacity < kMinCapacity || cfg.capacity > kMaxCapacity || cfg.max_message > kMaxMessageLimit ||
-      cfg.max_subscribers == 0 || cfg.max_subscribers > kMaxSubscribersLimit ||
-      cfg.sub_offset != sub_table_offset() || cfg.ring_offset != ring_table_offset(cfg.max_subscribers) ||
-      !v.fits(cfg.ring_offset, cfg.capacity) ||
+      cfg.max_subscribers == 0 || cfg.max_subscribers > kMaxSubscribersLimit || cfg.sub_offset != sub_table_offset() ||
+      cfg.ring_offset != ring_table_offset(cfg.max_subscribers) || !v.fits(cfg.ring_offset, cfg.capacity) ||
       (cfg.publisher_mode != static_cast<std::uint32_t>(PublisherMode::single) &&
        cfg.publisher_mode != static_cast<std::uint32_t>(PublisherMode::multi))) {
     report.problem = "topic geometry does not validate";

@@ -28,7 +28,7 @@ LogState& state() {
 
 bool parse_level(const char* text, LogLevel* out) {
   static const std::pair<const char*, LogLevel> names[] = {
-      {"debug", LogLevel::debug}, {"info", LogLevel::info},   {"warn", LogLevel::warn},
+      {"debug", LogLevel::debug},  {"info", LogLevel::info},   {"warn", LogLevel::warn},
       {"warning", LogLevel::warn}, {"error", LogLevel::error}, {"off", LogLevel::off},
   };
   for (const auto& [name, level] : names) {

@@ -272,7 +272,8 @@ bool RpcServerImpl::finish_reap(std::uint32_t client) noexcept {
   // release: the freed slots and blocks happen before the next client's claim
   // (its acquire CAS on owner).
   view.record(client)->owner.store(layout::kOwnerFree, std::memory_order_release);
-  detail::log_message(LogLevel::info, name, "reaped dead client " + std::to_string(client) + " (slots and blocks freed)");
+  detail::log_message(LogLevel::info, name,
+                      "reaped dead client " + std::to_string(client) + " (slots and blocks freed)");
   return true;
 }
 

@@ -46,15 +46,15 @@ struct ParticipantReport {
 };
 
 struct ChannelReport {
-  SegmentInfo segment;         // header facts (kind, creator, size, ...)
-  std::uint32_t mode = 0;      // permission bits of the file
+  SegmentInfo segment;          // header facts (kind, creator, size, ...)
+  std::uint32_t mode = 0;       // permission bits of the file
   std::uint32_t owner_uid = 0;  // owner of the file
-  bool readable = false;       // the kind's state was read and validated
-  std::string problem;         // why not
-  std::string state;           // "open" or "closed" (queue, rpc); "" otherwise
-  ReportFields geometry;       // the kind's sizes and modes
-  ReportFields positions;      // ring positions / sequences
-  ReportFields counters;       // cumulative counters of the channel
+  bool readable = false;        // the kind's state was read and validated
+  std::string problem;          // why not
+  std::string state;            // "open" or "closed" (queue, rpc); "" otherwise
+  ReportFields geometry;        // the kind's sizes and modes
+  ReportFields positions;       // ring positions / sequences
+  ReportFields counters;        // cumulative counters of the channel
   // Summaries every kind fills in when it can (zipc top):
   std::uint64_t messages = 0;  // published / sent so far
   bool messages_known = false;

@@ -130,8 +130,9 @@ int run_bench(const BenchOptions& o) {
 Command add_bench(CLI::App& root) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* app = root.add_subcommand("bench", "a few seconds' check: queue ping-pong and a verified topic stream");
-  app->footer("Example:\n  zipc bench                       # prints the median round trip and the stream rate\n"
-              "  zipc bench --messages 100000 --size 1024");
+  app->footer(
+      "Example:\n  zipc bench                       # prints the median round trip and the stream rate\n"
+      "  zipc bench --messages 100000 --size 1024");
   app->add_option("--round-trips", o->round_trips, "ping-pong round trips");
   app->add_option("--messages", o->messages, "stream messages");
   app->add_option("--size", o->size, "stream message size in bytes (>= 8)");

@@ -37,9 +37,10 @@ int run_create(const CreateOptions& o) {
 Command add_create(CLI::App& root) {
   auto o = std::make_shared<CreateOptions>();
   CLI::App* app = root.add_subcommand("create", "create a topic, a queue, or an empty user segment");
-  app->footer("Example:\n  zipc create prices --kind topic --capacity 16MiB --mode 660\n"
-              "  zipc create jobs --kind queue --block-size 256 --block-count 4096\n"
-              "  zipc create blob --size 8192             # an empty user segment");
+  app->footer(
+      "Example:\n  zipc create prices --kind topic --capacity 16MiB --mode 660\n"
+      "  zipc create jobs --kind queue --block-size 256 --block-count 4096\n"
+      "  zipc create blob --size 8192             # an empty user segment");
   app->add_option("name", o->name, "channel name")->required();
   app->add_option("--size", o->size, "user segment: payload bytes (implies --kind user)");
   add_channel_options(app, o->channel, true);

@@ -121,7 +121,8 @@ void read_len32(Sender& s) {
 void read_raw(Sender& s) {
   std::vector<char> all;
   std::vector<char> chunk(1 << 20);
-  while (std::size_t got = std::fread(chunk.data(), 1, chunk.size(), stdin)) all.insert(all.end(), chunk.data(), chunk.data() + got);
+  while (std::size_t got = std::fread(chunk.data(), 1, chunk.size(), stdin))
+    all.insert(all.end(), chunk.data(), chunk.data() + got);
   if (std::ferror(stdin)) fail(kIo, "stdin", std::strerror(errno));
   s.send(as_bytes(all.data(), all.size()));
 }

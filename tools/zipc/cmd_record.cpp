@@ -20,7 +20,8 @@ int run_record(const RecordOptions& o) {
   install_stop_handler();
   const zipc::SegmentKind kind = kind_of(o.name);
   if (kind == zipc::SegmentKind::any) fail(kNotFound, o.name, "no such topic");
-  if (kind != zipc::SegmentKind::topic) fail(kConflict, o.name, std::string("is a ") + zipc::to_string(kind) + ", not a topic");
+  if (kind != zipc::SegmentKind::topic)
+    fail(kConflict, o.name, std::string("is a ") + zipc::to_string(kind) + ", not a topic");
   zipc::Topic topic = zipc::Topic::open(o.name);
   zipc::SubscribeOptions so;
   so.delivery = o.lossy ? zipc::Delivery::lossy : zipc::Delivery::reliable;
@@ -79,9 +80,10 @@ int run_record(const RecordOptions& o) {
 Command add_record(CLI::App& root) {
   auto o = std::make_shared<RecordOptions>();
   CLI::App* app = root.add_subcommand("record", "write a topic's messages (sequence, time stamp, bytes) to a file");
-  app->footer("Example:\n  zipc record prices prices.zrec --duration 60     # ^C also stops it cleanly\n"
-              "  zipc replay prices.zrec prices-copy --create\n"
-              "The file format is versioned and append-only; see docs/cli.md.");
+  app->footer(
+      "Example:\n  zipc record prices prices.zrec --duration 60     # ^C also stops it cleanly\n"
+      "  zipc replay prices.zrec prices-copy --create\n"
+      "The file format is versioned and append-only; see docs/cli.md.");
   app->add_option("name", o->name, "topic name")->required();
   app->add_option("file", o->file, "output file (created or truncated)")->required();
   app->add_option("--from", o->from, "oldest | latest | SEQ");

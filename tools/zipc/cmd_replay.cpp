@@ -80,9 +80,10 @@ int run_replay(const ReplayOptions& o) {
 Command add_replay(CLI::App& root) {
   auto o = std::make_shared<ReplayOptions>();
   CLI::App* app = root.add_subcommand("replay", "publish a recording again: original pace, --rate, or --fast");
-  app->footer("Example:\n  zipc replay prices.zrec prices --create --fast --wait-subscribers 1\n"
-              "  zipc replay prices.zrec prices --speed 10        # ten times the original pace\n"
-              "A truncated or corrupt tail (a recorder that crashed) is reported and skipped.");
+  app->footer(
+      "Example:\n  zipc replay prices.zrec prices --create --fast --wait-subscribers 1\n"
+      "  zipc replay prices.zrec prices --speed 10        # ten times the original pace\n"
+      "A truncated or corrupt tail (a recorder that crashed) is reported and skipped.");
   app->add_option("file", o->file, "a file written by zipc record")->required();
   app->add_option("name", o->name, "topic to publish to")->required();
   app->add_option("--rate", o->rate, "messages per second instead of the original pace");

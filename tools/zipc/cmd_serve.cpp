@@ -26,7 +26,8 @@ int run_serve(const ServeOptions& o) {
       for (char& ch : reply) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
     }
     const zipc::Status st = req.reply({reinterpret_cast<const std::byte*>(reply.data()), reply.size()});
-    if (st != zipc::Status::ok) std::fprintf(stderr, "zipc serve: '%s': reply: %s\n", o.name.c_str(), zipc::to_string(st));
+    if (st != zipc::Status::ok)
+      std::fprintf(stderr, "zipc serve: '%s': reply: %s\n", o.name.c_str(), zipc::to_string(st));
     ++served;
   }
   return kOk;

@@ -42,8 +42,7 @@ int run_stat(const StatOptions& o) {
       std::printf("participants: %zu alive, %zu dead\n", r.alive_count(), r.dead_count());
       for (const auto& p : r.participants) {
         std::string role = p.role + (p.mode.empty() ? "" : "(" + p.mode + ")");
-        std::printf("  %-22s pid %-8d %-5s slot %-4u", role.c_str(), p.process.pid, p.alive ? "alive" : "DEAD",
-                    p.slot);
+        std::printf("  %-22s pid %-8d %-5s slot %-4u", role.c_str(), p.process.pid, p.alive ? "alive" : "DEAD", p.slot);
         for (const auto& [k, v] : p.fields) std::printf(" %s=%llu", k.c_str(), static_cast<unsigned long long>(v));
         std::printf("\n");
       }
@@ -58,8 +57,9 @@ int run_stat(const StatOptions& o) {
 Command add_stat(CLI::App& root) {
   auto o = std::make_shared<StatOptions>();
   CLI::App* app = root.add_subcommand("stat", "show one channel: geometry, positions, counters, participants, lag");
-  app->footer("Example:\n  zipc stat orders            # exit 3 if absent, 6 if the segment fails validation\n"
-              "  zipc stat orders --json | jq '.participants[] | select(.role==\"subscriber\") | .lag'");
+  app->footer(
+      "Example:\n  zipc stat orders            # exit 3 if absent, 6 if the segment fails validation\n"
+      "  zipc stat orders --json | jq '.participants[] | select(.role==\"subscriber\") | .lag'");
   app->add_option("name", o->name, "channel name")->required();
   app->add_option("--path", o->path, "file-backed segment path");
   app->add_flag("--json", o->json, "print a zipc.channel/1 JSON object (docs/cli.md)");

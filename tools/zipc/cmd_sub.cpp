@@ -47,7 +47,8 @@ constexpr auto kSlice = std::chrono::milliseconds(50);
 int finish(const SubOptions& o, std::uint64_t n, bool timed_out, OutBuffer& out) {
   out.flush();
   std::fflush(stdout);
-  if (o.stats) std::fprintf(stderr, "zipc sub: '%s': %llu messages\n", o.name.c_str(), static_cast<unsigned long long>(n));
+  if (o.stats)
+    std::fprintf(stderr, "zipc sub: '%s': %llu messages\n", o.name.c_str(), static_cast<unsigned long long>(n));
   if (timed_out && o.count != 0 && n < o.count) {
     fail(kTimeout, o.name,
          "got " + std::to_string(n) + " of " + std::to_string(o.count) + " messages before " +
@@ -163,16 +164,18 @@ int run_sub(const SubOptions& o) {
 Command add_sub(CLI::App& root) {
   auto o = std::make_shared<SubOptions>();
   CLI::App* app = root.add_subcommand("sub", "print a topic's messages (a queue's are received, i.e. consumed)");
-  app->footer("Example:\n  zipc sub prices --from oldest --count 10 --format json\n"
-              "  zipc sub prices --lossy > ticks.txt        # never holds the publisher back\n"
-              "  zipc sub jobs --timeout 2                  # a queue: exit after 2 s without a message\n"
-              "json lines: {\"seq\":N,\"time_ns\":T,\"size\":S,\"data\":\"text\"} (or \"hex\" when not UTF-8 text).");
+  app->footer(
+      "Example:\n  zipc sub prices --from oldest --count 10 --format json\n"
+      "  zipc sub prices --lossy > ticks.txt        # never holds the publisher back\n"
+      "  zipc sub jobs --timeout 2                  # a queue: exit after 2 s without a message\n"
+      "json lines: {\"seq\":N,\"time_ns\":T,\"size\":S,\"data\":\"text\"} (or \"hex\" when not UTF-8 text).");
   app->add_option("name", o->name, "topic or queue name")->required();
   app->add_option("--format", o->format, "text | hex | json")->check(CLI::IsMember({"text", "hex", "json"}));
   app->add_option("--from", o->from, "topic: oldest | latest | SEQ (a sequence number)");
   app->add_option("--count", o->count, "stop after N messages");
   app->add_flag("--lossy", o->lossy, "topic: lossy subscriber (never slows the publisher; reports losses)");
-  app->add_option("--timeout", o->timeout, "give up after this many seconds without a message (exit 5 if --count not reached)");
+  app->add_option("--timeout", o->timeout,
+                  "give up after this many seconds without a message (exit 5 if --count not reached)");
   app->add_flag("--stats", o->stats, "print the message count on stderr at the end");
   return {app, [o] { return run_sub(*o); }};
 }

@@ -173,11 +173,13 @@ int run_top(const TopOptions& o) {
 
 Command add_top(CLI::App& root) {
   auto o = std::make_shared<TopOptions>();
-  CLI::App* app = root.add_subcommand("top", "a live table of every channel: rates, backlog, lag, losses, participants");
-  app->footer("Example:\n  zipc top --interval 0.5 --sort lag\n"
-              "  zipc top --once --json | jq '.channels[] | {name, msgs_per_s}'\n"
-              "Rates are exact: they come from per-participant counters in the segments. LOST, REDELIV and\n"
-              "ABANDON count what happened during the last interval.");
+  CLI::App* app =
+      root.add_subcommand("top", "a live table of every channel: rates, backlog, lag, losses, participants");
+  app->footer(
+      "Example:\n  zipc top --interval 0.5 --sort lag\n"
+      "  zipc top --once --json | jq '.channels[] | {name, msgs_per_s}'\n"
+      "Rates are exact: they come from per-participant counters in the segments. LOST, REDELIV and\n"
+      "ABANDON count what happened during the last interval.");
   app->add_option("--interval", o->interval, "seconds between refreshes");
   app->add_flag("--once", o->once, "print one table (measured over one interval) and exit");
   app->add_flag("--json", o->json, "one zipc.top/1 JSON object per line and interval");

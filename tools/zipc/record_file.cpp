@@ -186,8 +186,8 @@ bool RecordReader::next(RecordView* out) {
   if (!problem_.empty()) return false;
   if (!fill(kRecordHeaderBytes)) {
     if (end_ != pos_) {
-      problem_ = "truncated record header at offset " + std::to_string(offset_) + " (" +
-                 std::to_string(end_ - pos_) + " bytes): tail skipped";
+      problem_ = "truncated record header at offset " + std::to_string(offset_) + " (" + std::to_string(end_ - pos_) +
+                 " bytes): tail skipped";
     }
     return false;
   }

@@ -30,7 +30,9 @@ class Sender {
     zipc::Status st;
     if (c_.is_topic) {
       zipc::PublishResult r = pub_.try_publish(m);
-      while (r.status == zipc::Status::full && !stop_requested()) r = pub_.publish(m, std::chrono::milliseconds(100));
+      while ((r.status == zipc::Status::full || r.status == zipc::Status::timeout) && !stop_requested()) {
+        r = pub_.publish(m, std::chrono::milliseconds(100));  // a slow reliable subscriber: keep waiting
+      }
       st = r.status;
     } else {
       st = c_.queue.try_send(m);

@@ -10,6 +10,7 @@
 #include "platform/cpu.hpp"
 #include "platform/membarrier.hpp"
 #include "queue_impl.hpp"
+#include "recovery_wait.hpp"
 #include "zipc/process.hpp"
 
 namespace zipc {
@@ -28,8 +29,8 @@ std::string quoted(std::string_view name) {
 
 void validate_options(std::string_view name, const QueueOptions& o) {
   const auto bad = [&](const std::string& why) { throw Error(Errc::invalid_argument, quoted(name) + ": " + why); };
-  if (o.capacity < 2 || o.capacity > kMaxCapacity || (o.capacity & (o.capacity - 1)) != 0)
-    bad("capacity " + std::to_string(o.capacity) + " is not a power of two in [2, 2^24]");
+  if (o.block_count < 2 || o.block_count > kMaxCapacity || (o.block_count & (o.block_count - 1)) != 0)
+    bad("block_count " + std::to_string(o.block_count) + " is not a power of two in [2, 2^24]");
   if (o.block_size < 8 || o.block_size > kMaxBlock || o.block_size % 8 != 0)
     bad("block_size " + std::to_string(o.block_size) + " is not a multiple of 8 in [8, 16 MiB]");
   if (o.max_participants < 2 || o.max_participants > 65535)
@@ -40,13 +41,14 @@ void validate_options(std::string_view name, const QueueOptions& o) {
 SegmentSpec make_spec(const QueueOptions& o) {
   SegmentSpec spec;
   spec.kind = SegmentKind::queue;
-  spec.payload_size = L::queue_payload_size(o.capacity, o.block_size, o.max_participants);
-  spec.params[L::kParamCapacity] = o.capacity;
+  spec.payload_size = L::queue_payload_size(o.block_count, o.block_size, o.max_participants);
+  spec.params[L::kParamCapacity] = o.block_count;
   spec.params[L::kParamBlockSize] = o.block_size;
   spec.params[L::kParamModes] = (o.producers == Multiplicity::multi ? L::kModeMultiProducer : 0) |
                                 (o.consumers == Multiplicity::multi ? L::kModeMultiConsumer : 0);
   spec.params[L::kParamMaxParticipants] = o.max_participants;
-  spec.params[L::kParamRecoveryNs] = static_cast<std::uint64_t>(o.recovery_time.count());
+  spec.params[L::kParamRecoveryNs] =
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(o.recovery_time).count());
   spec.params[L::kParamStride] = L::queue_stride(o.block_size);
   spec.params[L::kParamLayoutVersion] = L::kQueueLayoutVersion;
   return spec;
@@ -239,33 +241,38 @@ struct QueueAttach {
 };
 
 // The wait behind every blocking producer or consumer call: try, then sleep
-// on `ev` in slices of half the recovery time (a dead peer is recovered at
-// least every recovery_ns while we wait) until attempt() returns something
-// other than `idle`, or the deadline passes. One clock read per pass.
+// on `ev` in the one recovery-sliced wait (recovery_wait.hpp) until attempt()
+// returns something other than `idle`, or the deadline passes. The stall
+// clock is shared: consumers blocked at head, producers at tail. A failed
+// try_* call (timeout <= 0) looks at the clock too, so a survivor that only
+// polls still recovers a dead peer once the stall is recovery_time old.
 template <class Attempt>
 Status QueueImpl::wait_while(Status idle, Event& ev, bool producer_side, std::chrono::nanoseconds timeout,
                              std::optional<Deadline>* dl, std::uint64_t& waits, std::atomic<std::uint64_t>& waits_stat,
                              Attempt&& attempt) noexcept {
   Status st = attempt();
-  if (st != idle || timeout.count() <= 0) return st;
+  if (st != idle) return st;
+  SharedStall stall(producer_side ? ctl->stall_producers : ctl->stall_consumers, recovery_ns,
+                    &stall_local[producer_side ? 1 : 0]);
+  // relaxed: the frontier the caller is blocked on, a key for the stall clock only.
+  const auto key = [&]() noexcept { return (producer_side ? ctl->tail : ctl->head).load(std::memory_order_relaxed); };
+  const auto again = [&]() noexcept {
+    st = attempt();
+    return st != idle;
+  };
+  if (timeout.count() <= 0) {
+    if (poll_recovery(stall, key, [&]() noexcept { (void)recover(); })) (void)again();
+    return st;
+  }
   if (!dl->has_value()) *dl = Deadline::after(timeout);
   const Deadline d = **dl;
-  std::uint64_t now = platform::monotonic_ns();
-  if (!d.is_never() && now >= d.ns()) return Status::timeout;
+  if (!d.is_never() && platform::monotonic_ns() >= d.ns()) return Status::timeout;
   ++waits;
   waits_stat.store(waits, std::memory_order_relaxed);  // relaxed: statistics, single writer
-  std::uint64_t stall = now;
-  for (;;) {
-    if (!d.is_never() && now >= d.ns()) return Status::timeout;
-    if (now - stall >= recovery_ns) {
-      recover();
-      stall = now;
-    }
-    (void)wait_on(ev, producer_side, Deadline::at_ns(std::min(d.ns(), now + recovery_ns / 2 + 1)));
-    st = attempt();
-    if (st != idle) return st;
-    now = platform::monotonic_ns();
-  }
+  const bool done = recovery_sliced_wait(
+      stall, d, again, key, [&](Deadline slice) noexcept { return wait_on(ev, producer_side, slice); },
+      [&]() noexcept { (void)recover(); });
+  return done ? st : Status::timeout;
 }
 
 Status QueueImpl::reserve_wait(std::uint64_t max, std::uint64_t* first, std::uint64_t* count,
@@ -371,12 +378,12 @@ IoResult Queue::recv(std::span<std::byte> out, Timeout timeout) noexcept {
   if (st != Status::ok) return {st, 0};
   const std::size_t sz = q.acquired_size(pos);
   if (sz > q.block || sz > out.size()) {  // scribbled after the size check: drop it
-    q.release(pos);
+    q.release(pos, false);
     q.released(0);
     return {Status::corrupt, 0};
   }
   if (sz) std::memcpy(out.data(), q.cell_data(pos), sz);
-  q.release(pos);
+  q.release(pos, true);
   q.released(1);
   return {Status::ok, sz};
 }
@@ -429,7 +436,7 @@ std::size_t Queue::recv_batch_impl(std::size_t max, Timeout timeout, BatchFn fn,
       } else {
         st = Status::corrupt;
       }
-      q.release(pos[i]);
+      q.release(pos[i], sz <= q.block);
     }
     q.released(good);
     total += good;
@@ -485,7 +492,7 @@ ReadLoan Queue::acquire(Timeout timeout) noexcept {
   if (l.status_ != Status::ok) return l;
   const std::size_t sz = q.acquired_size(pos);
   if (sz > q.block) {
-    q.release(pos);
+    q.release(pos, false);
     q.released(0);
     l.status_ = Status::corrupt;
     return l;
@@ -511,7 +518,7 @@ std::size_t Queue::acquire_batch(std::span<ReadLoan> out, Timeout timeout, Statu
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t sz = q.acquired_size(pos[i]);
     if (sz > q.block) {
-      q.release(pos[i]);
+      q.release(pos[i], false);
       q.released(0);
       if (status) *status = Status::corrupt;
       continue;
@@ -584,7 +591,7 @@ ReadLoan& ReadLoan::operator=(ReadLoan&& o) noexcept {
 
 void ReadLoan::release() noexcept {
   if (!impl_) return;
-  impl_->release(pos_);
+  impl_->release(pos_, true);
   impl_->released(1);
   impl_ = nullptr;
 }
@@ -631,7 +638,7 @@ std::size_t Queue::recover() noexcept {
 std::size_t Queue::block_size() const noexcept {
   return impl_->block;
 }
-std::size_t Queue::capacity() const noexcept {
+std::size_t Queue::block_count() const noexcept {
   return impl_->cap;
 }
 std::size_t Queue::size_approx() const noexcept {

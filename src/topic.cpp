@@ -178,17 +178,14 @@ bool find_sequence(const TopicState& s, std::uint64_t seq, std::uint64_t* positi
   return false;
 }
 
-bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
+namespace {
+
+// One claim at the frontier `stalled_cursor`: if its owner is dead, keeps what
+// it finished and turns the rest into a hole. Runs under the recovery lock.
+// True when the cursor moved.
+bool recover_claim(TopicState& s, std::uint64_t stalled_cursor) noexcept {
   auto& pub = s.pub();
   auto& admin = s.admin();
-  // The recovery lock: a packed ProcessId, taken over when its holder is dead.
-  std::uint64_t holder = 0;
-  // acq_rel: taking the lock orders our reads after the previous recoverer's writes.
-  if (!admin.recovery_owner.compare_exchange_strong(holder, s.me, std::memory_order_acq_rel)) {
-    if (holder == s.me || is_alive_packed(holder)) return false;
-    // acq_rel: as above, stealing from a dead holder.
-    if (!admin.recovery_owner.compare_exchange_strong(holder, s.me, std::memory_order_acq_rel)) return false;
-  }
   bool moved = false;
   // acquire: pairs with the release store of cursor.
   const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
@@ -259,6 +256,37 @@ bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
       }
     }
   }
+  return moved;
+}
+
+}  // namespace
+
+bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
+  auto& pub = s.pub();
+  auto& admin = s.admin();
+  // The recovery lock: a packed ProcessId, taken over when its holder is dead.
+  std::uint64_t holder = 0;
+  // acq_rel: taking the lock orders our reads after the previous recoverer's writes.
+  if (!admin.recovery_owner.compare_exchange_strong(holder, s.me, std::memory_order_acq_rel)) {
+    if (holder == s.me || is_alive_packed(holder)) return false;
+    // acq_rel: as above, stealing from a dead holder.
+    if (!admin.recovery_owner.compare_exchange_strong(holder, s.me, std::memory_order_acq_rel)) return false;
+  }
+  // Every dead claim in a row in one pass: after a hole the next claim is at
+  // the frontier, and its owner may be dead too (N dead publishers cost one
+  // recovery time, not N). Stops at a live owner or the tail; bounded by the
+  // publisher slots (each dead claim belongs to a distinct dead slot, plus
+  // records a dead publisher finished) and then by the ring.
+  bool moved = false;
+  std::uint64_t at = stalled_cursor;
+  for (std::uint32_t round = 0; round < 4 * layout::kMaxPublishers + 4; ++round) {
+    if (!recover_claim(s, at)) break;
+    moved = true;
+    // acquire: pairs with our own release store (and a committer's).
+    at = pub.cursor.load(std::memory_order_acquire);
+    // acquire: pairs with the claim CAS.
+    if (at >= pub.tail.load(std::memory_order_acquire)) break;
+  }
   // release: our writes happen before the next recoverer's.
   admin.recovery_owner.store(0, std::memory_order_release);
   if (moved) detail::log_message(LogLevel::info, s.name(), "recovered the claim of a dead publisher (hole skipped)");
@@ -270,6 +298,21 @@ bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
   return moved;
 }
 
+void recover_frontier(TopicState& s) noexcept {
+  // acquire: pairs with the commit's release store of the cursor.
+  const std::uint64_t c = s.pub().cursor.load(std::memory_order_acquire);
+  // acquire: pairs with the claim CAS.
+  if (s.pub().tail.load(std::memory_order_acquire) > c) (void)recover_hole(s, c);
+}
+
+void poll_stuck_claim(TopicState& s) noexcept {
+  // relaxed: the key of the stall clock only; recover_hole re-reads both with acquire.
+  const std::uint64_t c = s.pub().cursor.load(std::memory_order_relaxed);
+  if (s.pub().tail.load(std::memory_order_relaxed) <= c) return;  // nothing claimed: no stall
+  (void)poll_recovery(
+      cursor_stall(s), [c]() noexcept { return c; }, [&s]() noexcept { recover_frontier(s); });
+}
+
 }  // namespace detail
 
 namespace {
@@ -279,12 +322,8 @@ using detail::TopicState;
 
 enum Param : std::size_t { kCapacity = 0, kMaxMessage, kMaxSubs, kPubMode, kVersion };
 
-SegmentOptions segment_options(const TopicOptions& o) {
-  SegmentOptions so;
-  so.path = o.path;
-  so.mode = o.mode;
-  so.prefault = o.prefault;
-  return so;
+const SegmentOptions& segment_options(const TopicOptions& o) {
+  return o.segment;
 }
 
 struct Geometry {
@@ -295,21 +334,21 @@ struct Geometry {
 };
 
 Geometry geometry_of(std::string_view name, const TopicOptions& o) {
-  if (o.capacity > layout::kMaxCapacity) topic_fail(Errc::invalid_argument, name, "capacity over 1 TiB");
+  if (o.capacity_bytes > layout::kMaxCapacity) topic_fail(Errc::invalid_argument, name, "capacity_bytes over 1 TiB");
   Geometry g;
-  g.capacity = std::bit_ceil(std::max<std::uint64_t>(o.capacity, layout::kMinCapacity));
-  g.max_message = o.max_message;
+  g.capacity = std::bit_ceil(std::max<std::uint64_t>(o.capacity_bytes, layout::kMinCapacity));
+  g.max_message = o.max_message_size;
   g.max_subscribers = o.max_subscribers;
-  g.mode = o.publishers == PublisherKind::multi ? layout::PublisherMode::multi : layout::PublisherMode::single;
+  g.mode = o.publishers == Multiplicity::multi ? layout::PublisherMode::multi : layout::PublisherMode::single;
   if (g.max_message == 0 || g.max_message > layout::kMaxMessageLimit) {
-    topic_fail(Errc::invalid_argument, name, "max_message must be in [1, 2^30]");
+    topic_fail(Errc::invalid_argument, name, "max_message_size must be in [1, 2^30]");
   }
   if (g.max_subscribers == 0 || g.max_subscribers > layout::kMaxSubscribersLimit) {
     topic_fail(Errc::invalid_argument, name, "max_subscribers must be in [1, 65536]");
   }
   if (2 * layout::record_bytes(g.max_message) > g.capacity) {
     topic_fail(Errc::invalid_argument, name,
-               "capacity " + std::to_string(g.capacity) + " cannot hold two records of max_message " +
+               "capacity_bytes " + std::to_string(g.capacity) + " cannot hold two records of max_message_size " +
                    std::to_string(g.max_message));
   }
   return g;
@@ -418,8 +457,8 @@ Topic Topic::open_or_create(std::string_view name, const TopicOptions& options, 
   return t;
 }
 
-bool Topic::remove(std::string_view name, const TopicOptions& options) {
-  return Segment::remove(name, segment_options(options));
+bool Topic::remove(std::string_view name, const SegmentOptions& segment) {
+  return Segment::remove(name, segment);
 }
 
 Topic::~Topic() = default;
@@ -428,17 +467,17 @@ void Topic::sync() const {
   if (state_) state_->segment.sync();
 }
 
-std::uint64_t Topic::capacity() const noexcept {
+std::uint64_t Topic::capacity_bytes() const noexcept {
   return state_->capacity;
 }
-std::uint32_t Topic::max_message() const noexcept {
+std::uint32_t Topic::max_message_size() const noexcept {
   return state_->max_message;
 }
 std::uint32_t Topic::max_subscribers() const noexcept {
   return state_->max_subscribers;
 }
-PublisherKind Topic::publishers() const noexcept {
-  return state_->mode == layout::PublisherMode::multi ? PublisherKind::multi : PublisherKind::single;
+Multiplicity Topic::publishers() const noexcept {
+  return state_->mode == layout::PublisherMode::multi ? Multiplicity::multi : Multiplicity::single;
 }
 std::uint64_t Topic::next_sequence() const noexcept {
   std::uint64_t c = 0, n = 0;

@@ -68,8 +68,8 @@ TEST(Introspect, ATopicReportsExactCountsBacklogAndEachSubscribersLag) {
 TEST(Introspect, ALossySubscribersLossesAreCountedInItsSlot) {
   TempName name("intro-lossy");
   zipc::TopicOptions o;
-  o.capacity = 4096;
-  o.max_message = 256;
+  o.capacity_bytes = 4096;
+  o.max_message_size = 256;
   zipc::Topic topic = zipc::Topic::create(name.str(), o);
   zipc::Subscriber lossy = topic.subscribe({zipc::From::oldest(), zipc::Delivery::lossy});
   zipc::Publisher pub = topic.publisher();
@@ -88,7 +88,7 @@ TEST(Introspect, AQueueReportsSentReceivedBacklogAndRoles) {
   TempName name("intro-queue");
   zipc::QueueOptions o;
   o.block_size = 64;
-  o.capacity = 16;
+  o.block_count = 16;
   zipc::Queue producer = zipc::Queue::create(name.str(), o, zipc::Role::producer);
   zipc::Queue consumer = zipc::Queue::open(name.str(), zipc::Role::consumer);
   for (int i = 0; i < 7; ++i) ASSERT_EQ(producer.try_send(bytes_of("x")), zipc::Status::ok);

@@ -79,7 +79,7 @@ TEST(Log, RecoveringADeadConsumersMessageIsReported) {
   TempName name("log-recover");
   zipc::QueueOptions o;
   o.block_size = 64;
-  o.capacity = 8;
+  o.block_count = 8;
   o.recovery_time = std::chrono::milliseconds(20);
   zipc::Queue q = zipc::Queue::create(name.str(), o, zipc::Role::producer);
   std::array<std::byte, 4> m{};

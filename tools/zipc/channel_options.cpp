@@ -35,18 +35,18 @@ void add_channel_options(CLI::App* app, ChannelOptions& o, bool with_kind) {
 
 zipc::TopicOptions topic_options(const ChannelOptions& o) {
   zipc::TopicOptions t;
-  t.capacity = parse_size(o.capacity, "--capacity");
-  t.max_message = static_cast<std::uint32_t>(parse_size(o.max_message, "--max-message"));
+  t.capacity_bytes = parse_size(o.capacity, "--capacity");
+  t.max_message_size = static_cast<std::uint32_t>(parse_size(o.max_message, "--max-message"));
   t.max_subscribers = o.max_subscribers;
-  t.publishers = o.multi_publisher ? zipc::PublisherKind::multi : zipc::PublisherKind::single;
-  t.mode = parse_mode(o.mode);
+  t.publishers = o.multi_publisher ? zipc::Multiplicity::multi : zipc::Multiplicity::single;
+  t.segment.mode = parse_mode(o.mode);
   return t;
 }
 
 zipc::QueueOptions queue_options(const ChannelOptions& o) {
   zipc::QueueOptions q;
   q.block_size = parse_size(o.block_size, "--block-size");
-  q.capacity = o.block_count;
+  q.block_count = o.block_count;
   q.producers = o.single_producer ? zipc::Multiplicity::single : zipc::Multiplicity::multi;
   q.consumers = o.single_consumer ? zipc::Multiplicity::single : zipc::Multiplicity::multi;
   q.segment.mode = parse_mode(o.mode);

@@ -31,7 +31,7 @@ double ping_pong(const std::string& base, std::uint64_t n) {
   const std::string a = base + ".ping", b = base + ".pong";
   zipc::QueueOptions qo;
   qo.block_size = 64;
-  qo.capacity = 64;
+  qo.block_count = 64;
   qo.producers = zipc::Multiplicity::single;
   qo.consumers = zipc::Multiplicity::single;
   zipc::Queue ping = zipc::Queue::create(a, qo, zipc::Role::producer);
@@ -77,8 +77,8 @@ double ping_pong(const std::string& base, std::uint64_t n) {
 double stream(const std::string& base, std::uint64_t n, std::size_t size) {
   const std::string name = base + ".stream";
   zipc::TopicOptions to;
-  to.capacity = 1 << 22;
-  to.max_message = 4096;
+  to.capacity_bytes = 1 << 22;
+  to.max_message_size = 4096;
   zipc::Topic topic = zipc::Topic::create(name, to);
   zipc::Subscriber sub = topic.subscribe({zipc::From::oldest(), zipc::Delivery::reliable});
   const std::uint64_t t0 = now_monotonic_ns();

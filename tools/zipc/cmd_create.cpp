@@ -22,12 +22,12 @@ int run_create(const CreateOptions& o) {
   } else if (c.kind == "topic") {
     const zipc::TopicOptions t = topic_options(c);
     zipc::Topic::create(o.name, t);
-    std::printf("created topic %s (%s ring, messages up to %s)\n", o.name.c_str(), human_size(t.capacity).c_str(),
-                human_size(t.max_message).c_str());
+    std::printf("created topic %s (%s ring, messages up to %s)\n", o.name.c_str(), human_size(t.capacity_bytes).c_str(),
+                human_size(t.max_message_size).c_str());
   } else {
     const zipc::QueueOptions q = queue_options(c);
     zipc::Queue::create(o.name, q, zipc::Role::none);
-    std::printf("created queue %s (%zu blocks of %s)\n", o.name.c_str(), q.capacity, human_size(q.block_size).c_str());
+    std::printf("created queue %s (%zu blocks of %s)\n", o.name.c_str(), q.block_count, human_size(q.block_size).c_str());
   }
   return kOk;
 }

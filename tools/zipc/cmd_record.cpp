@@ -32,7 +32,7 @@ int run_record(const RecordOptions& o) {
   }
   zipc::Subscriber sub = topic.subscribe(so);
   RecordWriter w(o.file, o.name);
-  std::vector<std::byte> buf(o.lossy ? topic.max_message() : 0);
+  std::vector<std::byte> buf(o.lossy ? topic.max_message_size() : 0);
   const std::uint64_t t0 = now_monotonic_ns();
   const std::uint64_t end_ns = o.duration > 0 ? t0 + static_cast<std::uint64_t>(o.duration * 1e9) : ~0ull;
   std::uint64_t n = 0, idle_since = 0;

@@ -90,7 +90,7 @@ int sub_topic(const SubOptions& o, zipc::Topic& topic, OutFormat f, OutBuffer& o
     }
     return finish(o, n, timed_out, out);
   }
-  std::vector<std::byte> buf(topic.max_message());
+  std::vector<std::byte> buf(topic.max_message_size());
   while (o.count == 0 || n < o.count) {
     zipc::ReadResult r = sub.try_read(buf);
     if (r.status == zipc::Status::empty) {

@@ -16,8 +16,8 @@ struct BenchOptions {
   std::size_t size = 64;
 };
 
+// A forked child never flushes stdio: its buffers are copies of the parent's.
 [[noreturn]] void child_exit(int code) {
-  std::fflush(nullptr);
   ::_exit(code);
 }
 
@@ -36,6 +36,7 @@ double ping_pong(const std::string& base, std::uint64_t n) {
   qo.consumers = zipc::Multiplicity::single;
   zipc::Queue ping = zipc::Queue::create(a, qo, zipc::Role::producer);
   zipc::Queue pong = zipc::Queue::create(b, qo, zipc::Role::consumer);
+  std::fflush(stdout);  // or the child inherits (and could repeat) pending output
   const pid_t pid = ::fork();
   if (pid < 0) fail(kFailure, base, "fork failed");
   if (pid == 0) {
@@ -82,6 +83,7 @@ double stream(const std::string& base, std::uint64_t n, std::size_t size) {
   zipc::Topic topic = zipc::Topic::create(name, to);
   zipc::Subscriber sub = topic.subscribe({zipc::From::oldest(), zipc::Delivery::reliable});
   const std::uint64_t t0 = now_monotonic_ns();
+  std::fflush(stdout);  // or the child inherits (and could repeat) pending output
   const pid_t pid = ::fork();
   if (pid < 0) fail(kFailure, base, "fork failed");
   if (pid == 0) {

@@ -27,7 +27,8 @@ int run_create(const CreateOptions& o) {
   } else {
     const zipc::QueueOptions q = queue_options(c);
     zipc::Queue::create(o.name, q, zipc::Role::none);
-    std::printf("created queue %s (%zu blocks of %s)\n", o.name.c_str(), q.block_count, human_size(q.block_size).c_str());
+    std::printf("created queue %s (%zu blocks of %s)\n", o.name.c_str(), q.block_count,
+                human_size(q.block_size).c_str());
   }
   return kOk;
 }

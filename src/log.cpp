@@ -45,7 +45,9 @@ bool parse_level(const char* text, LogLevel* out) {
 void check_env(LogState& s) {
   if (s.env_checked) return;
   s.env_checked = true;
-  const char* env = std::getenv("ZIPC_LOG");
+  // Read once, at load time or the first log call, under our mutex; nothing
+  // in the library calls setenv.
+  const char* env = std::getenv("ZIPC_LOG");  // NOLINT(concurrency-mt-unsafe)
   LogLevel level = LogLevel::off;
   if (env == nullptr || !parse_level(env, &level) || level == LogLevel::off || s.handler) return;
   s.level = level;

@@ -252,7 +252,12 @@ void install_stop_handler() {
 zipc::SegmentKind kind_of(const std::string& name) {
   try {
     zipc::SegmentInfo info = zipc::Segment::inspect(name);
-    if (!info.valid) fail(kCorrupt, name, info.problem.empty() ? "invalid segment" : info.problem);
+    if (!info.valid) {
+      // Let the library decide: it refuses a bad segment (its error and its
+      // ZIPC_LOG report) and waits out one still being initialized.
+      const zipc::Segment seg = zipc::Segment::open(name, zipc::SegmentKind::any);
+      return seg.kind();
+    }
     return info.kind;
   } catch (const zipc::Error& e) {
     if (e.errc() == zipc::Errc::not_found) return zipc::SegmentKind::any;

@@ -107,4 +107,17 @@ mkdir -p "$tmp/bin"
 printf '#!/bin/sh\necho "external: $*"\n' > "$tmp/bin/zipc-hello"
 chmod +x "$tmp/bin/zipc-hello"
 [ "$(PATH="$tmp/bin:$PATH" "$zipc" hello a b)" = "external: a b" ] || fail "external subcommand"
+# 10. ZIPC_LOG: the library's refusal of a corrupt segment is printed by the tool.
+bad="t.clilog.$$"
+"$zipc" create "$bad" --kind topic >/dev/null
+python3 -c "
+f = open('/dev/shm/zipc.$bad', 'r+b'); f.seek(64); b = f.read(1); f.seek(64); f.write(bytes([b[0] ^ 1]))"
+set +e
+ZIPC_LOG=warn "$zipc" sub "$bad" --count 1 --timeout 0.1 2> "$tmp/log"; rcl=$?
+"$zipc" sub "$bad" --count 1 --timeout 0.1 2> "$tmp/nolog"
+set -e
+rm -f /dev/shm/zipc.$bad
+[ $rcl -eq 6 ] || fail "corrupt segment: exit $rcl"
+grep -q "zipc: warn: $bad: refused: header checksum mismatch" "$tmp/log" || fail "no log line: $(cat "$tmp/log")"
+grep -q "zipc: warn" "$tmp/nolog" && fail "logged without ZIPC_LOG"
 echo "pubsub test: ok"

@@ -15,6 +15,7 @@
 #include "rpc_server_impl.hpp"
 #include "rpc_shared.hpp"
 #include "segment_header.hpp"
+#include "zipc/log.hpp"
 #include "zipc/process.hpp"
 #include "zipc/rpc.hpp"
 
@@ -330,6 +331,8 @@ bool RpcServerImpl::finish_reap(std::uint32_t client) noexcept {
   // release: the freed slots and blocks happen before the next client's claim
   // (its acquire CAS on owner).
   view.record(client)->owner.store(layout::kOwnerFree, std::memory_order_release);
+  detail::log_message(LogLevel::info, name,
+                      "reaped dead client " + std::to_string(client) + " (slots and blocks freed)");
   return true;
 }
 

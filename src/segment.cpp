@@ -11,6 +11,7 @@
 #include "platform/file.hpp"
 #include "platform/process.hpp"
 #include "segment_header.hpp"
+#include "zipc/log.hpp"
 
 namespace zipc {
 
@@ -269,7 +270,10 @@ Segment Segment::open(std::string_view name, SegmentKind kind, const SegmentOpti
       if (!options.path.empty()) seg.fd_ = fd.release();
       return seg;
     }
-    if (hr.check.state == detail::HeaderState::invalid) fail(hr.check.errc, name, hr.check.why);
+    if (hr.check.state == detail::HeaderState::invalid) {
+      detail::log_message(LogLevel::warn, name, std::string("refused: ") + hr.check.why);
+      fail(hr.check.errc, name, hr.check.why);
+    }
 
     // Still initializing: is the creator alive?
     const std::uint64_t now = platform::monotonic_ns();

@@ -6,6 +6,7 @@
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
 #include "topic_state.hpp"
+#include "zipc/log.hpp"
 #include "zipc/process.hpp"
 
 namespace zipc {
@@ -288,6 +289,7 @@ bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
   }
   // release: our writes happen before the next recoverer's.
   admin.recovery_owner.store(0, std::memory_order_release);
+  if (moved) detail::log_message(LogLevel::info, s.name(), "recovered the claim of a dead publisher (hole skipped)");
   if (moved) {
     s.events().commit.notify_all();
     s.events().data.notify_all();

@@ -504,6 +504,7 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
       if (pending_count_ == 0) pending_since_ns_ = now;
       old_enough = now - pending_since_ns_ >= kCommitBatchNs;
     }
+    if (!abort) count_commit(size);
     pending_records_[pending_count_++] = loan.record_;
     pending_end_ = end;
     pending_next_ = next;
@@ -511,6 +512,7 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
     return {Status::ok, abort ? 0 : seq};
   }
   if (!abort) {
+    count_commit(size);
     // A single publisher stamps bursts with one clock read per microsecond
     // (platform::BurstStamp): the stamp is within 1 us of the commit. Multi
     // mode reads the clock each time, under the commit token, so stamps
@@ -524,6 +526,14 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
   detail::tag_of(s, loan.record_).store(loan.record_, std::memory_order_release);
   publish_commit(end, next);
   return {Status::ok, abort ? 0 : seq};
+}
+
+// Statistics in this publisher's own slot line (read by `zipc top`): no
+// other process writes it, so plain load + store, relaxed.
+void Publisher::count_commit(std::uint32_t size) noexcept {
+  auto& slot = state_->control->publishers[slot_];
+  slot.messages.store(slot.messages.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  slot.bytes.store(slot.bytes.load(std::memory_order_relaxed) + size, std::memory_order_relaxed);
 }
 
 void Publisher::publish_commit(std::uint64_t end, std::uint64_t next) noexcept {

@@ -105,6 +105,8 @@ Subscriber Topic::subscribe(const SubscribeOptions& options) {
     sub.position_ = r;
     sub.cursor_ = r;
     sub.expected_ = expected;
+    slot.sequence.store(expected, std::memory_order_relaxed);  // relaxed: statistics only (zipc top)
+    slot.lost.store(0, std::memory_order_relaxed);             // relaxed: statistics only
     break;
   }
   return sub;
@@ -144,6 +146,7 @@ Subscriber::~Subscriber() {
 void Subscriber::publish_position() noexcept {
   if (delivery_ != Delivery::reliable) return;
   TopicState& s = *state_;
+  s.subscribers[slot_].sequence.store(expected_, std::memory_order_relaxed);  // relaxed: statistics only
   // release: we are done reading every byte below position_; pairs with make_room's acquire.
   s.subscribers[slot_].position.store(position_, std::memory_order_release);
   s.barrier.wake(s.events().space, true);
@@ -318,6 +321,8 @@ ReadResult Subscriber::overrun() noexcept {
     const std::uint64_t lost = seq > expected_ ? seq - expected_ : 0;
     lost_ += lost;
     expected_ = std::max(expected_, seq);
+    s.subscribers[slot_].lost.store(lost_, std::memory_order_relaxed);          // relaxed: statistics only
+    s.subscribers[slot_].sequence.store(expected_, std::memory_order_relaxed);  // relaxed: statistics only
     position_ = o;
     cursor_ = o;
     ReadResult r = rr(Status::overrun);

@@ -190,6 +190,7 @@ class Publisher {
   Status make_room(std::uint64_t needed_end, bool may_wait_for_liveness) noexcept;
   Status await_token(std::uint64_t position) noexcept;
   void publish_commit(std::uint64_t end, std::uint64_t next) noexcept;
+  void count_commit(std::uint32_t size) noexcept;
   void note_record_start(std::uint64_t record) noexcept;
   std::uint64_t drop_mark(std::uint64_t lo, std::uint64_t hi) const noexcept;
 

@@ -4,6 +4,8 @@
 #include "zipc/error.hpp"
 #include "zipc/event.hpp"
 #include "zipc/heap.hpp"
+#include "zipc/introspect.hpp"
+#include "zipc/log.hpp"
 #include "zipc/mutex.hpp"
 #include "zipc/offset_ptr.hpp"
 #include "zipc/process.hpp"

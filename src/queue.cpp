@@ -444,11 +444,11 @@ std::size_t Queue::recv_batch_impl(std::size_t max, Timeout timeout, BatchFn fn,
 
 // reserve() and acquire() return one named loan from every path, so it is
 // built in the caller's slot (NRVO): no move, no destruction of a temporary.
-WriteLoan Queue::reserve(Timeout timeout) noexcept {
+QueueWriteLoan Queue::reserve(Timeout timeout) noexcept {
   QueueImpl& q = *impl_;
   std::uint64_t pos = 0, n = 0;
   std::optional<Deadline> d;
-  WriteLoan l;
+  QueueWriteLoan l;
   l.status_ = q.reserve_wait(1, &pos, &n, timeout, &d);
   if (l.status_ != Status::ok) return l;
   l.impl_ = &q;
@@ -458,7 +458,7 @@ WriteLoan Queue::reserve(Timeout timeout) noexcept {
   return l;
 }
 
-std::size_t Queue::reserve_batch(std::span<WriteLoan> out, Timeout timeout, Status* status) noexcept {
+std::size_t Queue::reserve_batch(std::span<QueueWriteLoan> out, Timeout timeout, Status* status) noexcept {
   QueueImpl& q = *impl_;
   std::uint64_t first = 0, n = 0;
   std::optional<Deadline> d;
@@ -466,7 +466,7 @@ std::size_t Queue::reserve_batch(std::span<WriteLoan> out, Timeout timeout, Stat
   if (status) *status = st;
   if (st != Status::ok) return 0;
   for (std::uint64_t i = 0; i < n; ++i) {
-    WriteLoan l;
+    QueueWriteLoan l;
     l.impl_ = &q;
     l.data_ = q.cell_data(first + i);
     l.capacity_ = q.block;
@@ -476,12 +476,12 @@ std::size_t Queue::reserve_batch(std::span<WriteLoan> out, Timeout timeout, Stat
   return n;
 }
 
-ReadLoan Queue::acquire(Timeout timeout) noexcept {
+QueueReadLoan Queue::acquire(Timeout timeout) noexcept {
   QueueImpl& q = *impl_;
   std::uint64_t pos = 0;
   std::size_t n = 0, first = 0;
   std::optional<Deadline> d;
-  ReadLoan l;
+  QueueReadLoan l;
   l.status_ = q.acquire_wait(&pos, 1, &n, static_cast<std::size_t>(-1), &first, timeout, &d);
   if (l.status_ != Status::ok) return l;
   const std::size_t sz = q.acquired_size(pos);
@@ -498,7 +498,7 @@ ReadLoan Queue::acquire(Timeout timeout) noexcept {
   return l;
 }
 
-std::size_t Queue::acquire_batch(std::span<ReadLoan> out, Timeout timeout, Status* status) noexcept {
+std::size_t Queue::acquire_batch(std::span<QueueReadLoan> out, Timeout timeout, Status* status) noexcept {
   QueueImpl& q = *impl_;
   std::uint64_t pos[QueueImpl::kChunk];
   std::size_t n = 0, first = 0;
@@ -517,7 +517,7 @@ std::size_t Queue::acquire_batch(std::span<ReadLoan> out, Timeout timeout, Statu
       if (status) *status = Status::corrupt;
       continue;
     }
-    ReadLoan l;
+    QueueReadLoan l;
     l.impl_ = &q;
     l.data_ = q.cell_data(pos[i]);
     l.size_ = sz;
@@ -527,13 +527,13 @@ std::size_t Queue::acquire_batch(std::span<ReadLoan> out, Timeout timeout, Statu
   return got;
 }
 
-WriteLoan::WriteLoan(WriteLoan&& o) noexcept
+QueueWriteLoan::QueueWriteLoan(QueueWriteLoan&& o) noexcept
     : impl_(std::exchange(o.impl_, nullptr)),
       data_(o.data_),
       capacity_(o.capacity_),
       pos_(o.pos_),
       status_(o.status_) {}
-WriteLoan& WriteLoan::operator=(WriteLoan&& o) noexcept {
+QueueWriteLoan& QueueWriteLoan::operator=(QueueWriteLoan&& o) noexcept {
   if (this != &o) {
     if (impl_ != nullptr) abort();
     // Field by field: reserve() just filled o (see platform::keep_apart).
@@ -549,25 +549,25 @@ WriteLoan& WriteLoan::operator=(WriteLoan&& o) noexcept {
   return *this;
 }
 
-Status WriteLoan::commit(std::size_t len) noexcept {
-  if (!impl_) return status_ == Status::ok ? Status::closed : status_;
-  if (len > capacity_) return Status::too_large;
-  impl_->commit(pos_, static_cast<std::uint32_t>(len));
+CommitResult QueueWriteLoan::commit(std::size_t n) noexcept {
+  if (!impl_) return {status_ == Status::ok ? Status::closed : status_, 0};
+  if (n > capacity_) return {Status::too_large, 0};
+  impl_->commit(pos_, static_cast<std::uint32_t>(n));
   impl_->publish(1);
   impl_ = nullptr;
-  return Status::ok;
+  return {Status::ok, pos_};
 }
 
-void WriteLoan::abort() noexcept {
+void QueueWriteLoan::abort() noexcept {
   if (!impl_) return;
   impl_->abort(pos_);
   impl_->publish(0);
   impl_ = nullptr;
 }
 
-ReadLoan::ReadLoan(ReadLoan&& o) noexcept
+QueueReadLoan::QueueReadLoan(QueueReadLoan&& o) noexcept
     : impl_(std::exchange(o.impl_, nullptr)), data_(o.data_), size_(o.size_), pos_(o.pos_), status_(o.status_) {}
-ReadLoan& ReadLoan::operator=(ReadLoan&& o) noexcept {
+QueueReadLoan& QueueReadLoan::operator=(QueueReadLoan&& o) noexcept {
   if (this != &o) {
     if (impl_ != nullptr) release();
     // Field by field: acquire() just filled o (see platform::keep_apart).
@@ -583,7 +583,7 @@ ReadLoan& ReadLoan::operator=(ReadLoan&& o) noexcept {
   return *this;
 }
 
-void ReadLoan::release() noexcept {
+void QueueReadLoan::release() noexcept {
   if (!impl_) return;
   impl_->release(pos_);
   impl_->released(1);

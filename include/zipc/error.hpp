@@ -75,6 +75,15 @@ enum class Status : std::uint8_t {
 
 const char* to_string(Status s) noexcept;
 
+// What every write loan's commit (and Topic publish) returns: ok with the
+// message's sequence (Topic: its dense sequence number; Queue: its position
+// in the ring), or why nothing was published.
+struct [[nodiscard]] CommitResult {
+  Status status = Status::ok;
+  std::uint64_t sequence = 0;  // when ok
+  [[nodiscard]] bool ok() const noexcept { return status == Status::ok; }
+};
+
 }  // namespace zipc
 
 template <>

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "options_mismatch.hpp"
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
 #include "platform/membarrier.hpp"
@@ -273,8 +274,7 @@ Status QueueImpl::reserve_wait(std::uint64_t max, std::uint64_t* first, std::uin
                                std::chrono::nanoseconds timeout, std::optional<Deadline>* dl) noexcept {
   // API misuse: a handle attached without the producer role must not take
   // positions (on a single-producer queue it would break exclusivity).
-  assert(has(role, Role::producer) && "zipc::Queue: send/reserve on a handle opened without Role::producer");
-  if (!has(role, Role::producer)) return Status::busy;
+  if (!has(role, Role::producer)) return Status::wrong_role;
   return wait_while(Status::full, ctl->not_full, true, timeout, dl, n_full_waits, me->full_waits,
                     [&]() noexcept { return try_reserve(max, first, count); });
 }
@@ -282,8 +282,7 @@ Status QueueImpl::reserve_wait(std::uint64_t max, std::uint64_t* first, std::uin
 Status QueueImpl::acquire_wait(std::uint64_t* out, std::size_t max, std::size_t* n, std::size_t size_limit,
                                std::size_t* first_size, std::chrono::nanoseconds timeout,
                                std::optional<Deadline>* dl) noexcept {
-  assert(has(role, Role::consumer) && "zipc::Queue: recv/acquire on a handle opened without Role::consumer");
-  if (!has(role, Role::consumer)) return Status::busy;
+  if (!has(role, Role::consumer)) return Status::wrong_role;
   return wait_while(Status::empty, ctl->not_empty, false, timeout, dl, n_empty_waits, me->empty_waits, [&]() noexcept {
     Status st = try_acquire(out, max, n, size_limit, first_size);
     // Closed and drained, unless a dead consumer left messages to redeliver.
@@ -327,10 +326,27 @@ Queue Queue::open(std::string_view name, Role role, const WaitOptions& wait, con
 Queue Queue::open_or_create(std::string_view name, const QueueOptions& options, Role role, bool* created) {
   validate_options(name, options);
   const SegmentSpec spec = make_spec(options);
-  auto seg = Segment::open_or_create(name, spec, make_init(spec), options.segment, created);
+  bool made = false;
+  auto seg = Segment::open_or_create(name, spec, make_init(spec), options.segment, &made);
+  if (created) *created = made;
   if (seg.kind() != SegmentKind::queue)
     throw Error(Errc::wrong_kind, quoted(name) + ": the segment is a " + to_string(seg.kind()) + ", not a queue");
-  auto impl = from_segment(std::move(seg), name, options.wait);
+  const auto found = seg.params();
+  auto impl = from_segment(std::move(seg), name, options.wait);  // checks the layout version first
+  if (!made) {
+    const auto& asked = spec.params;
+    const auto multi = [](std::uint64_t modes, std::uint64_t bit) -> std::uint64_t { return (modes & bit) != 0; };
+    detail::check_existing_geometry(
+        quoted(name), options.accept_existing,
+        {{"block_count", asked[L::kParamCapacity], found[L::kParamCapacity], ""},
+         {"block_size", asked[L::kParamBlockSize], found[L::kParamBlockSize], " bytes"},
+         {"producers (multi)", multi(asked[L::kParamModes], L::kModeMultiProducer),
+          multi(found[L::kParamModes], L::kModeMultiProducer), ""},
+         {"consumers (multi)", multi(asked[L::kParamModes], L::kModeMultiConsumer),
+          multi(found[L::kParamModes], L::kModeMultiConsumer), ""},
+         {"max_participants", asked[L::kParamMaxParticipants], found[L::kParamMaxParticipants], ""},
+         {"recovery_time", asked[L::kParamRecoveryNs] / 1'000'000, found[L::kParamRecoveryNs] / 1'000'000, " ms"}});
+  }
   detail::QueueAttach::attach(*impl, role);
   return Queue(std::move(impl));
 }
@@ -599,6 +615,10 @@ void Queue::close() noexcept {
   impl_->ctl->closed.store(1, std::memory_order_seq_cst);
   impl_->ctl->not_empty.notify_all();
   impl_->ctl->not_full.notify_all();
+}
+
+void Queue::detach() noexcept {
+  Queue gone(std::move(*this));  // its destructor lets go of the record and the mapping
 }
 
 bool Queue::closed() const noexcept {

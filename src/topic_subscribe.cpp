@@ -276,7 +276,8 @@ ReadResult Subscriber::try_read(std::span<std::byte> buffer) noexcept {
 }
 
 TopicReadLoan Subscriber::try_acquire() noexcept {
-  if (!state_ || delivery_ != Delivery::reliable) return mv(Status::corrupt);
+  if (!state_) return mv(Status::corrupt);
+  if (delivery_ != Delivery::reliable) return mv(Status::not_supported);
   release_view();
   Found f;
   switch (next_record(&f)) {

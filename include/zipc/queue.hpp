@@ -48,7 +48,7 @@ namespace zipc {
 // What a handle does. On a single-producer queue a handle with the producer
 // role is exclusive (a second live one fails with Errc::busy); same for
 // consumers. Sending on a handle without the producer role (receiving
-// without the consumer role) asserts in debug builds and returns Status::busy.
+// without the consumer role) returns Status::wrong_role.
 enum class Role : std::uint8_t {
   none = 0,  // neither: only close(), stats(), recover() (e.g. a supervisor)
   producer = 1,
@@ -178,7 +178,7 @@ class Queue {
   Queue() noexcept;
   Queue(Queue&&) noexcept;
   Queue& operator=(Queue&&) noexcept;
-  ~Queue();  // detaches (every loan of this handle must be gone)
+  ~Queue();  // detach()es (every loan of this handle must be gone)
 
   // Copy API. Never truncates: a message over block_size() is too_large.
   [[nodiscard]] Status try_send(std::span<const std::byte> msg) noexcept;
@@ -228,7 +228,11 @@ class Queue {
   [[nodiscard]] Multiplicity producers() const noexcept;
   [[nodiscard]] Multiplicity consumers() const noexcept;
   [[nodiscard]] const Segment& segment() const noexcept;
-  [[nodiscard]] bool is_open() const noexcept { return impl_ != nullptr; }
+  [[nodiscard]] bool is_attached() const noexcept { return impl_ != nullptr; }
+  // Lets go of this handle's participant record and mapping now (the
+  // destructor does the same); the queue stays open for everyone else
+  // (close() is the verb that closes it for everyone).
+  void detach() noexcept;
 
  private:
   using BatchFn = void (*)(void*, std::span<const std::byte>) noexcept;

@@ -169,6 +169,8 @@ class Publisher {
   void flush() noexcept;
 
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }
+  // Gives this publisher's slot back now (the destructor does the same).
+  void detach() noexcept;
 
  private:
   friend class Topic;
@@ -248,7 +250,7 @@ class Subscriber {
   // retained), corrupt.
   [[nodiscard]] ReadResult try_read(std::span<std::byte> buffer) noexcept;
   [[nodiscard]] ReadResult read(std::span<std::byte> buffer, std::chrono::nanoseconds timeout) noexcept;
-  // Zero copy (reliable mode only; lossy subscribers get Status::corrupt):
+  // Zero copy (reliable mode only; lossy subscribers get Status::not_supported):
   // the record in the log itself, held back from the publisher until the
   // loan is released. One loan at a time: the subscriber's next read or
   // acquire releases the previous loan (its data() is then no longer valid).
@@ -264,6 +266,8 @@ class Subscriber {
   [[nodiscard]] std::uint64_t next_sequence() const noexcept { return expected_; }
   [[nodiscard]] Delivery delivery() const noexcept { return delivery_; }
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }
+  // Gives this subscriber's slot back now (the destructor does the same).
+  void detach() noexcept;
 
  private:
   friend class Topic;
@@ -336,6 +340,10 @@ class Topic {
   // Holes recovery made since creation.
   [[nodiscard]] std::uint64_t abandoned() const noexcept;
   [[nodiscard]] const Segment& segment() const noexcept;
+  [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }
+  // Lets go of this handle's mapping (the destructor does the same); its
+  // publishers and subscribers keep theirs until they detach.
+  void detach() noexcept { state_.reset(); }
 
  private:
   std::shared_ptr<detail::TopicState> state_;

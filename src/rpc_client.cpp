@@ -91,6 +91,15 @@ std::shared_ptr<RpcConnection> RpcClientImpl::open(std::string_view name, Deadli
           deadline.is_never() ? 1000 : (deadline.ns() > now ? (deadline.ns() - now) / 1'000'000 : 0));
       std::shared_ptr<Segment> seg = rpc_find_local(name);
       if (!seg) seg = std::make_shared<Segment>(Segment::open(name, SegmentKind::rpc, so));
+      // The layout version first: another version may lay out the params differently.
+      if (seg->payload_size() >= sizeof(layout::RpcControl)) {
+        const auto* control = reinterpret_cast<const layout::RpcControl*>(seg->payload());
+        if (control->rpc_magic == layout::kRpcMagic && control->layout_version != layout::kRpcLayoutVersion) {
+          fail(Errc::version_mismatch, name,
+               "created by rpc layout version " + std::to_string(control->layout_version) +
+                   ", this library reads version " + std::to_string(layout::kRpcLayoutVersion));
+        }
+      }
       auto c = std::make_shared<RpcConnection>();
       layout::RpcGeometry g;
       if (!rpc_geometry_from_params(seg->params(), seg->payload_size(), &g)) {

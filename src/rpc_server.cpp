@@ -369,6 +369,7 @@ RpcServer RpcServer::create(std::string_view name, const RpcOptions& options) {
     // The file is zero-filled: slots free, owners free, blocks free.
     detail::RpcView v(payload, g);
     v.control()->rpc_magic = layout::kRpcMagic;
+    v.control()->layout_version = layout::kRpcLayoutVersion;                   // published by init_state
     v.control()->server.store(me, std::memory_order_relaxed);                  // relaxed: published by init_state
     v.control()->state.store(layout::kRpcRunning, std::memory_order_relaxed);  // relaxed: as above
     for (std::uint64_t b = 0; b < g.block_count; ++b) {

@@ -152,7 +152,7 @@ struct SegmentAccess {
       if (int r = platform::advise(s.base_, s.size_, platform::Advice::huge_pages); r < 0) {
         if (o.huge_pages == HugePages::require) {
           const std::string why = "huge pages unavailable: " + platform::error_text(-r);
-          s.close();
+          s.detach();
           fail(Errc::invalid_argument, s.name_, why);
         }
         s.notes_ += "huge pages unavailable (" + platform::error_text(-r) + "), using small pages; ";
@@ -237,7 +237,7 @@ Segment Segment::create(std::string_view name, const SegmentSpec& spec, const In
     // load it with acquire (via pread after the store is globally visible).
     live->init_state.store(layout::kInitReady, std::memory_order_release);
   } catch (...) {
-    seg.close();
+    seg.detach();
     platform::unlink_path(path);
     throw;
   }
@@ -407,7 +407,7 @@ Segment::Segment(Segment&& o) noexcept
 
 Segment& Segment::operator=(Segment&& o) noexcept {
   if (this != &o) {
-    close();
+    detach();
     base_ = std::exchange(o.base_, nullptr);
     size_ = std::exchange(o.size_, 0);
     payload_offset_ = o.payload_offset_;
@@ -425,10 +425,10 @@ Segment& Segment::operator=(Segment&& o) noexcept {
 }
 
 Segment::~Segment() {
-  close();
+  detach();
 }
 
-void Segment::close() noexcept {
+void Segment::detach() noexcept {
   if (base_ != nullptr) platform::unmap(base_, size_);
   base_ = nullptr;
   size_ = 0;

@@ -273,7 +273,7 @@ Status Publisher::make_room(std::uint64_t needed_end, bool check_liveness) noexc
 
 // ---------------------------------------------------------------- claim
 
-Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexcept {
+Status Publisher::reserve(std::size_t size, Deadline deadline, TopicWriteLoan& loan) noexcept {
   if (!state_ || loan_out_) return Status::corrupt;
   TopicState& s = *state_;
   if (size > s.max_message) return Status::too_large;
@@ -442,7 +442,7 @@ Status Publisher::await_token(std::uint64_t position) noexcept {
   }
 }
 
-PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept {
+CommitResult Publisher::finish(TopicWriteLoan& loan, std::size_t n, bool abort) noexcept {
   TopicState& s = *state_;
   auto& pub = s.pub();
   const bool multi = s.mode == layout::PublisherMode::multi;
@@ -586,16 +586,16 @@ void copy_in(const TopicState& s, std::byte* dst, std::span<const std::byte> m) 
 }
 }  // namespace
 
-PublishResult Publisher::try_publish(std::span<const std::byte> message) noexcept {
-  Loan loan;
+CommitResult Publisher::try_publish(std::span<const std::byte> message) noexcept {
+  TopicWriteLoan loan;
   const Status st = reserve(message.size(), Deadline::at_ns(0), loan);
   if (st != Status::ok) return {st, 0};
   copy_in(*state_, loan.payload_, message);
   return finish(loan, message.size(), false);
 }
 
-PublishResult Publisher::publish(std::span<const std::byte> message, std::chrono::nanoseconds timeout) noexcept {
-  Loan loan;
+CommitResult Publisher::publish(std::span<const std::byte> message, std::chrono::nanoseconds timeout) noexcept {
+  TopicWriteLoan loan;
   // Try first: the deadline (a clock read) is only needed when we must wait.
   Status st = reserve(message.size(), Deadline::at_ns(0), loan);
   if (st == Status::full) st = reserve(message.size(), Deadline::after(timeout), loan);
@@ -604,27 +604,27 @@ PublishResult Publisher::publish(std::span<const std::byte> message, std::chrono
   return finish(loan, message.size(), false);
 }
 
-Loan Publisher::try_claim(std::size_t size) noexcept {
-  Loan loan;
+TopicWriteLoan Publisher::try_reserve(std::size_t size) noexcept {
+  TopicWriteLoan loan;
   loan.status_ = reserve(size, Deadline::at_ns(0), loan);
   return loan;
 }
 
-Loan Publisher::claim(std::size_t size, std::chrono::nanoseconds timeout) noexcept {
-  Loan loan;
+TopicWriteLoan Publisher::reserve(std::size_t size, std::chrono::nanoseconds timeout) noexcept {
+  TopicWriteLoan loan;
   Status st = reserve(size, Deadline::at_ns(0), loan);  // try first, as in publish
   if (st == Status::full) st = reserve(size, Deadline::after(timeout), loan);
   loan.status_ = st == Status::full ? Status::timeout : st;
   return loan;
 }
 
-// ---------------------------------------------------------------- Loan
+// ---------------------------------------------------------------- TopicWriteLoan
 
-Loan::Loan(Loan&& o) noexcept {
+TopicWriteLoan::TopicWriteLoan(TopicWriteLoan&& o) noexcept {
   *this = std::move(o);
 }
 
-Loan& Loan::operator=(Loan&& o) noexcept {
+TopicWriteLoan& TopicWriteLoan::operator=(TopicWriteLoan&& o) noexcept {
   if (this != &o) {
     if (owner_ != nullptr) abort();
     // Field by field: reserve() just filled o (see platform::keep_apart).
@@ -645,14 +645,14 @@ Loan& Loan::operator=(Loan&& o) noexcept {
   return *this;
 }
 
-PublishResult Loan::commit(std::size_t n) noexcept {
+CommitResult TopicWriteLoan::commit(std::size_t n) noexcept {
   if (owner_ == nullptr) return {status_ == Status::ok ? Status::corrupt : status_, 0};
-  if (n > size_) n = size_;
+  if (n > size_) return {Status::too_large, 0};  // the loan is kept
   Publisher* p = owner_;
   return p->finish(*this, n, false);
 }
 
-void Loan::abort() noexcept {
+void TopicWriteLoan::abort() noexcept {
   if (owner_ == nullptr) return;
   Publisher* p = owner_;
   (void)p->finish(*this, 0, true);

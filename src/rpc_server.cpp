@@ -15,6 +15,7 @@
 #include "rpc_server_impl.hpp"
 #include "rpc_shared.hpp"
 #include "segment_header.hpp"
+#include "zipc/log.hpp"
 #include "zipc/process.hpp"
 #include "zipc/rpc.hpp"
 
@@ -330,6 +331,8 @@ bool RpcServerImpl::finish_reap(std::uint32_t client) noexcept {
   // release: the freed slots and blocks happen before the next client's claim
   // (its acquire CAS on owner).
   view.record(client)->owner.store(layout::kOwnerFree, std::memory_order_release);
+  detail::log_message(LogLevel::info, name,
+                      "reaped dead client " + std::to_string(client) + " (slots and blocks freed)");
   return true;
 }
 
@@ -366,6 +369,7 @@ RpcServer RpcServer::create(std::string_view name, const RpcOptions& options) {
     // The file is zero-filled: slots free, owners free, blocks free.
     detail::RpcView v(payload, g);
     v.control()->rpc_magic = layout::kRpcMagic;
+    v.control()->layout_version = layout::kRpcLayoutVersion;                   // published by init_state
     v.control()->server.store(me, std::memory_order_relaxed);                  // relaxed: published by init_state
     v.control()->state.store(layout::kRpcRunning, std::memory_order_relaxed);  // relaxed: as above
     for (std::uint64_t b = 0; b < g.block_count; ++b) {

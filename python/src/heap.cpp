@@ -20,7 +20,7 @@ struct PyHeap : Guarded {
   std::vector<std::weak_ptr<LoanState>> states;
   std::string ctx(const char* what) const { return "heap '" + name + "': " + what; }
   void require_attached(const char* what) const {
-    if (!h.is_open()) raise_kind("closed", ctx(what) + ": detached");
+    if (!h.is_attached()) raise_kind("closed", ctx(what) + ": detached");
   }
   void detach() {
     for (auto& w : states)
@@ -162,7 +162,7 @@ void init_heap(nb::module_& m) {
             return false;
           },
           nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
-      .def_prop_ro("is_attached", [](PyHeap& self) { return self.h.is_open(); })
+      .def_prop_ro("is_attached", [](PyHeap& self) { return self.h.is_attached(); })
       .def_prop_ro("name", [](PyHeap& self) { return self.name; })
       .def_prop_ro("arena_size", [](PyHeap& self) { return self.h.arena_size(); });
 }

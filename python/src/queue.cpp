@@ -14,13 +14,13 @@ struct PyQueue : Guarded {
   std::string name;
 
   void require_attached(const char* what) const {
-    if (!q.is_open()) raise_kind("closed", "queue '" + name + "': " + what + ": detached");
+    if (!q.is_attached()) raise_kind("closed", "queue '" + name + "': " + what + ": detached");
   }
   std::string ctx(const char* what) const { return "queue '" + name + "': " + what; }
 };
 
 struct WriteState : LoanState {
-  zipc::WriteLoan loan;
+  zipc::QueueWriteLoan loan;
   void finish() noexcept override {
     std::lock_guard lock(guard->mu);
     if (loan) loan.abort();
@@ -28,7 +28,7 @@ struct WriteState : LoanState {
 };
 
 struct ReadState : LoanState {
-  zipc::ReadLoan loan;
+  zipc::QueueReadLoan loan;
   void finish() noexcept override {
     std::lock_guard lock(guard->mu);
     if (loan) loan.release();
@@ -55,7 +55,7 @@ struct QueueWriteLoan : LoanBase {
     Status s;
     {
       std::lock_guard lock(st->guard->mu);
-      s = ws().loan.commit(len);
+      s = ws().loan.commit(len).status;
     }
     st->end();
     if (s != Status::ok) raise_status(s, "commit");
@@ -67,14 +67,14 @@ struct QueueReadLoan : LoanBase {
   void release() { end(); }
 };
 
-nb::object make_write_loan(PyQueue& self, nb::handle self_obj, zipc::WriteLoan&& loan,
+nb::object make_write_loan(PyQueue& self, nb::handle self_obj, zipc::QueueWriteLoan&& loan,
                            std::optional<std::size_t> size) {
   auto st = std::make_shared<WriteState>();
-  st->ptr = loan.data();
-  st->len = size.value_or(loan.capacity());
+  st->ptr = loan.data().data();
+  st->len = size.value_or(loan.size());
   st->readonly = false;
   auto* l = new QueueWriteLoan();
-  l->capacity = loan.capacity();
+  l->capacity = loan.size();
   l->size = st->len;
   st->loan = std::move(loan);
   st->attach(&self, self_obj);
@@ -82,9 +82,9 @@ nb::object make_write_loan(PyQueue& self, nb::handle self_obj, zipc::WriteLoan&&
   return nb::cast(l, nb::rv_policy::take_ownership);
 }
 
-nb::object make_read_loan(PyQueue& self, nb::handle self_obj, zipc::ReadLoan&& loan) {
+nb::object make_read_loan(PyQueue& self, nb::handle self_obj, zipc::QueueReadLoan&& loan) {
   auto st = std::make_shared<ReadState>();
-  st->ptr = const_cast<std::byte*>(loan.data());
+  st->ptr = const_cast<std::byte*>(loan.data().data());
   st->len = loan.size();
   st->readonly = true;
   st->loan = std::move(loan);
@@ -120,13 +120,13 @@ PyQueue* make(zipc::Queue&& q, std::string_view name) {
 
 nb::object recv_impl(PyQueue& self, std::optional<ns> t, bool try_only) {
   self.require_attached("recv");
-  zipc::ReadLoan loan = sliced(
-      self, t, [&](ns s) { return self.q.acquire(s); }, [](const zipc::ReadLoan& l) { return l.status(); });
+  zipc::QueueReadLoan loan = sliced(
+      self, t, [&](ns s) { return self.q.acquire(s); }, [](const zipc::QueueReadLoan& l) { return l.status(); });
   if (!loan) {
     if (try_only && (loan.status() == Status::empty || loan.status() == Status::timeout)) return nb::none();
     raise_status(loan.status(), self.ctx("recv"));
   }
-  nb::bytes out = to_bytes(loan.bytes());
+  nb::bytes out = to_bytes(loan.data());
   std::lock_guard lock(self.mu);
   loan.release();
   return out;
@@ -276,8 +276,9 @@ void init_queue(nb::module_& m) {
               raise_kind("too_large", self.ctx("reserve") + ": " + std::to_string(*size) + " bytes > block_size " +
                                           std::to_string(self.q.block_size()));
             auto t = to_timeout(timeout);
-            zipc::WriteLoan loan = sliced(
-                self, t, [&](ns s) { return self.q.reserve(s); }, [](const zipc::WriteLoan& l) { return l.status(); });
+            zipc::QueueWriteLoan loan = sliced(
+                self, t, [&](ns s) { return self.q.reserve(s); },
+                [](const zipc::QueueWriteLoan& l) { return l.status(); });
             if (!loan) raise_status(loan.status(), self.ctx("reserve"));
             return make_write_loan(self, self_obj, std::move(loan), size);
           },
@@ -290,9 +291,9 @@ void init_queue(nb::module_& m) {
             if (size && *size > self.q.block_size())
               raise_kind("too_large", self.ctx("try_reserve") + ": " + std::to_string(*size) + " bytes > block_size " +
                                           std::to_string(self.q.block_size()));
-            zipc::WriteLoan loan = sliced(
+            zipc::QueueWriteLoan loan = sliced(
                 self, ns::zero(), [&](ns s) { return self.q.reserve(s); },
-                [](const zipc::WriteLoan& l) { return l.status(); });
+                [](const zipc::QueueWriteLoan& l) { return l.status(); });
             if (!loan) {
               if (loan.status() == Status::full || loan.status() == Status::timeout) return nb::none();
               raise_status(loan.status(), self.ctx("try_reserve"));
@@ -306,8 +307,9 @@ void init_queue(nb::module_& m) {
             PyQueue& self = nb::cast<PyQueue&>(self_obj);
             self.require_attached("acquire");
             auto t = to_timeout(timeout);
-            zipc::ReadLoan loan = sliced(
-                self, t, [&](ns s) { return self.q.acquire(s); }, [](const zipc::ReadLoan& l) { return l.status(); });
+            zipc::QueueReadLoan loan = sliced(
+                self, t, [&](ns s) { return self.q.acquire(s); },
+                [](const zipc::QueueReadLoan& l) { return l.status(); });
             if (!loan) raise_status(loan.status(), self.ctx("acquire"));
             return make_read_loan(self, self_obj, std::move(loan));
           },
@@ -316,9 +318,9 @@ void init_queue(nb::module_& m) {
            [](nb::handle self_obj) -> nb::object {
              PyQueue& self = nb::cast<PyQueue&>(self_obj);
              self.require_attached("try_acquire");
-             zipc::ReadLoan loan = sliced(
+             zipc::QueueReadLoan loan = sliced(
                  self, ns::zero(), [&](ns s) { return self.q.acquire(s); },
-                 [](const zipc::ReadLoan& l) { return l.status(); });
+                 [](const zipc::QueueReadLoan& l) { return l.status(); });
              if (!loan) {
                if (loan.status() == Status::empty || loan.status() == Status::timeout) return nb::none();
                raise_status(loan.status(), self.ctx("try_acquire"));
@@ -380,14 +382,14 @@ void init_queue(nb::module_& m) {
       .def("__next__",
            [](PyQueue& self) -> nb::object {
              self.require_attached("recv");
-             zipc::ReadLoan loan = sliced(
+             zipc::QueueReadLoan loan = sliced(
                  self, std::nullopt, [&](ns s) { return self.q.acquire(s); },
-                 [](const zipc::ReadLoan& l) { return l.status(); });
+                 [](const zipc::QueueReadLoan& l) { return l.status(); });
              if (!loan) {
                if (loan.status() == Status::closed) throw nb::stop_iteration();
                raise_status(loan.status(), self.ctx("recv"));
              }
-             nb::bytes out = to_bytes(loan.bytes());
+             nb::bytes out = to_bytes(loan.data());
              std::lock_guard lock(self.mu);
              loan.release();
              return out;
@@ -401,7 +403,7 @@ void init_queue(nb::module_& m) {
             self.q.close();
           },
           "Closes the queue for everyone: sends fail, receivers drain then get Closed.")
-      .def_prop_ro("closed", [](PyQueue& self) { return self.q.is_open() && self.q.closed(); })
+      .def_prop_ro("closed", [](PyQueue& self) { return self.q.is_attached() && self.q.closed(); })
       .def(
           "detach",
           [](PyQueue& self) {
@@ -412,7 +414,7 @@ void init_queue(nb::module_& m) {
             self.q = zipc::Queue();
           },
           "Lets go of this handle's mapping (the queue stays).")
-      .def_prop_ro("is_attached", [](PyQueue& self) { return self.q.is_open(); })
+      .def_prop_ro("is_attached", [](PyQueue& self) { return self.q.is_attached(); })
       .def("__enter__", [](nb::handle self) { return self; })
       .def(
           "__exit__",

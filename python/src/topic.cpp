@@ -43,7 +43,7 @@ struct PySubscriber : Guarded {
 };
 
 struct TopicWriteState : LoanState {
-  zipc::Loan loan;
+  zipc::TopicWriteLoan loan;
   void finish() noexcept override {
     std::lock_guard lock(guard->mu);
     if (loan) loan.abort();
@@ -54,9 +54,10 @@ struct TopicReadState : LoanState {
   PySubscriber* sub = nullptr;
   std::uint64_t sequence = 0;
   std::uint64_t publish_ns = 0;
+  zipc::TopicReadLoan loan;
   void finish() noexcept override {
     std::lock_guard lock(guard->mu);
-    sub->s.release();
+    if (loan) loan.release();
     sub->view_out = false;
   }
 };
@@ -77,7 +78,7 @@ struct TopicWriteLoan : LoanBase {
                       "delete it before the loan ends. The loan is aborted.");
       throw nb::python_error();
     }
-    zipc::PublishResult r;
+    zipc::CommitResult r;
     {
       std::lock_guard lock(st->guard->mu);
       r = ws().loan.commit(len);
@@ -139,15 +140,15 @@ Got next_message(PySubscriber& self, std::optional<ns> t) {
   self.require_ready("recv");
   Got g;
   if (self.s.delivery() == Delivery::reliable) {
-    zipc::MessageView v = sliced(
-        self, t, [&](ns sl) { return self.s.read_view(sl); }, [](const zipc::MessageView& m) { return m.status; });
-    g.status = v.status;
-    if (v.ok()) {
-      g.sequence = v.sequence;
-      g.publish_ns = v.publish_ns;
-      g.data = to_bytes(v.data);
+    zipc::TopicReadLoan v = sliced(
+        self, t, [&](ns sl) { return self.s.acquire(sl); }, [](const zipc::TopicReadLoan& m) { return m.status(); });
+    g.status = v.status();
+    if (v) {
+      g.sequence = v.sequence();
+      g.publish_ns = v.publish_ns();
+      g.data = to_bytes(v.data());
       std::lock_guard lock(self.mu);
-      self.s.release();
+      v.release();
     }
     return g;
   }
@@ -174,21 +175,22 @@ nb::object acquire_impl(nb::handle self_obj, std::optional<ns> t, bool try_only)
   self.require_ready("acquire");
   if (self.s.delivery() != Delivery::reliable)
     raise_kind("not_supported", self.ctx("acquire") + ": zero-copy reads need a reliable subscriber");
-  zipc::MessageView v = sliced(
-      self, t, [&](ns sl) { return self.s.read_view(sl); }, [](const zipc::MessageView& m) { return m.status; });
-  if (!v.ok()) {
-    if (try_only && (v.status == Status::empty || v.status == Status::timeout)) return nb::none();
-    raise_status(v.status, self.ctx("acquire"));
+  zipc::TopicReadLoan v = sliced(
+      self, t, [&](ns sl) { return self.s.acquire(sl); }, [](const zipc::TopicReadLoan& m) { return m.status(); });
+  if (!v) {
+    if (try_only && (v.status() == Status::empty || v.status() == Status::timeout)) return nb::none();
+    raise_status(v.status(), self.ctx("acquire"));
   }
   auto st = std::make_shared<TopicReadState>();
-  st->ptr = const_cast<std::byte*>(v.data.data());
-  st->len = v.data.size();
+  st->ptr = const_cast<std::byte*>(v.data().data());
+  st->len = v.data().size();
   st->sub = &self;
+  auto* l = new TopicReadLoan();
+  l->sequence = v.sequence();
+  l->publish_ns = v.publish_ns();
+  st->loan = std::move(v);
   self.view_out = true;
   st->attach(&self, self_obj);
-  auto* l = new TopicReadLoan();
-  l->sequence = v.sequence;
-  l->publish_ns = v.publish_ns;
   l->st = std::move(st);
   return nb::cast(l, nb::rv_policy::take_ownership);
 }
@@ -198,8 +200,9 @@ nb::object reserve_impl(nb::handle self_obj, std::size_t size, std::optional<ns>
   self.require_attached("reserve");
   if (self.live_loans > 0)
     raise_kind("invalid_argument", self.ctx("reserve") + ": this publisher already has a loan out");
-  zipc::Loan loan = sliced(
-      self, t, [&](ns sl) { return self.p.claim(size, sl); }, [](const zipc::Loan& l) { return l.status(); });
+  zipc::TopicWriteLoan loan = sliced(
+      self, t, [&](ns sl) { return self.p.reserve(size, sl); },
+      [](const zipc::TopicWriteLoan& l) { return l.status(); });
   if (!loan) {
     if (try_only && (loan.status() == Status::full || loan.status() == Status::timeout)) return nb::none();
     raise_status(loan.status(), self.ctx("reserve"));
@@ -272,7 +275,7 @@ void init_topic(nb::module_& m) {
             InBuf b(data);
             auto r = sliced(
                 self, to_timeout(timeout), [&](ns sl) { return self.p.publish(b.span(), sl); },
-                [](const zipc::PublishResult& x) { return x.status; });
+                [](const zipc::CommitResult& x) { return x.status; });
             if (!r.ok()) raise_status(r.status, self.ctx("publish"));
             return r.sequence;
           },
@@ -282,7 +285,7 @@ void init_topic(nb::module_& m) {
           [](PyPublisher& self, nb::handle data) -> std::optional<std::uint64_t> {
             self.require_attached("try_publish");
             InBuf b(data);
-            zipc::PublishResult r;
+            zipc::CommitResult r;
             {
               nb::gil_scoped_release nogil;
               std::lock_guard lock(self.mu);

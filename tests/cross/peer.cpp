@@ -49,9 +49,9 @@ int queue_consume(const std::string& name, std::uint64_t count) {
   auto q = zipc::Queue::open(name, zipc::Role::consumer);
   std::vector<int> seen(count, 0);
   for (std::uint64_t n = 0; n < count; ++n) {
-    zipc::ReadLoan in = q.acquire(10s);
+    zipc::QueueReadLoan in = q.acquire(10s);
     if (!in) return fail("recv " + std::to_string(n) + ": " + zipc::to_string(in.status()));
-    const std::int64_t seq = check_vector(in.bytes());
+    const std::int64_t seq = check_vector(in.data());
     if (seq < 0 || static_cast<std::uint64_t>(seq) >= count) return fail("bad vector at message " + std::to_string(n));
     if (seen[static_cast<std::size_t>(seq)]++ != 0) return fail("duplicate seq " + std::to_string(seq));
   }
@@ -66,7 +66,7 @@ int topic_publish(const std::string& name, std::uint64_t count) {
   auto pub = t.publisher();
   for (std::uint64_t i = 0; i < count; ++i) {
     const auto v = make_vector(i);
-    const zipc::PublishResult r = pub.publish(v, 10s);
+    const zipc::CommitResult r = pub.publish(v, 10s);
     if (!r.ok()) return fail("publish " + std::to_string(i) + ": " + zipc::to_string(r.status));
   }
   std::printf("ok published=%llu\n", static_cast<unsigned long long>(count));

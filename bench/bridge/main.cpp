@@ -118,8 +118,8 @@ struct TopicReader {
   TopicReader(zipc::Topic& topic, Sink& sink) : s(topic.subscribe({zipc::From::latest(), zipc::Delivery::reliable})) {
     t = std::thread([this, &sink] {
       while (!stop.load(std::memory_order_relaxed)) {
-        zipc::MessageView v = s.read_view(20ms);
-        if (v.ok()) sink.on(v.data.data(), v.data.size());
+        zipc::TopicReadLoan v = s.acquire(20ms);
+        if (static_cast<bool>(v)) sink.on(v.data().data(), v.data().size());
       }
     });
   }

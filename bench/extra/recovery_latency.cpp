@@ -118,7 +118,7 @@ std::uint64_t run_queue(int dead, std::chrono::milliseconds recovery, int rep) {
   for (int i = 0; i < dead; ++i) {
     kids.push_back(fork_child([&]() {
       zipc::Queue c = zipc::Queue::open(name, zipc::Role::producer);
-      zipc::WriteLoan l = c.reserve(1s);
+      zipc::QueueWriteLoan l = c.reserve(1s);
       if (!l) return 2;
       sh->held.fetch_add(1);
       for (;;) pause();
@@ -188,7 +188,7 @@ std::uint64_t run_topic(int dead, std::chrono::milliseconds recovery, int rep) {
     kids.push_back(fork_child([&]() {
       zipc::Topic tt = zipc::Topic::open(name, o);
       zipc::Publisher p = tt.publisher();
-      zipc::Loan l = p.claim(64, 1s);
+      zipc::TopicWriteLoan l = p.reserve(64, 1s);
       if (!l) return 2;
       sh->held.fetch_add(1);
       for (;;) pause();

@@ -84,7 +84,7 @@ bool deliver(MappingRuntime& m, const Headers& h, const char* data, std::size_t 
         // may be what has to move for room to appear.
         {
           auto echo_lock = m.echoes.hold();
-          PublishResult r = m.publisher.try_publish(bytes);
+          CommitResult r = m.publisher.try_publish(bytes);
           s = r.status;
           if (s == Status::ok) m.echoes.add_held(r.sequence);
         }
@@ -93,7 +93,7 @@ bool deliver(MappingRuntime& m, const Headers& h, const char* data, std::size_t 
           s = Status::timeout;  // retried below
         }
       } else {
-        PublishResult r = block ? m.publisher.publish(bytes, 50ms) : m.publisher.try_publish(bytes);
+        CommitResult r = block ? m.publisher.publish(bytes, 50ms) : m.publisher.try_publish(bytes);
         s = r.status;
       }
     } else {

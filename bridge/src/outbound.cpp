@@ -137,9 +137,9 @@ void topic_core(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) {
     batch.clear();
   };
   while (!stop.load(std::memory_order_relaxed)) {
-    MessageView v = count == 0 ? m.subscriber.read_view(50ms) : m.subscriber.try_read_view();
-    if (!v.ok()) {
-      if (v.status != Status::timeout && v.status != Status::empty) {
+    TopicReadLoan v = count == 0 ? m.subscriber.acquire(50ms) : m.subscriber.try_acquire();
+    if (!static_cast<bool>(v)) {
+      if (v.status() != Status::timeout && v.status() != Status::empty) {
         m.counters.errors.fetch_add(1, std::memory_order_relaxed);
         std::this_thread::sleep_for(10ms);
       }
@@ -147,24 +147,24 @@ void topic_core(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) {
       if (since_save > 0) save_position(m, m.subscriber.next_sequence()), since_save = 0;
       continue;
     }
-    if (m.echoes.take(v.sequence)) {  // it came from NATS: never sent back out
+    if (m.echoes.take(v.sequence())) {  // it came from NATS: never sent back out
       ++skip;
       continue;
     }
-    if (count == 0) first_seq = v.sequence, first_ns = v.publish_ns, first_skip = skip, lone_size = v.data.size();
-    last_seq = v.sequence;
+    if (count == 0) first_seq = v.sequence(), first_ns = v.publish_ns(), first_skip = skip, lone_size = v.data().size();
+    last_seq = v.sequence();
     // Frame it (also the first: if a second one follows, the batch is ready).
-    Frame f{static_cast<std::uint32_t>(v.data.size()), static_cast<std::uint32_t>(skip), v.sequence, v.publish_ns};
+    Frame f{static_cast<std::uint32_t>(v.data().size()), static_cast<std::uint32_t>(skip), v.sequence(),
+            v.publish_ns()};
     skip = 0;
     const std::size_t at = batch.size();
-    batch.resize(at + sizeof(Frame) + (v.data.size() + 7) / 8 * 8);
+    batch.resize(at + sizeof(Frame) + (v.data().size() + 7) / 8 * 8);
     std::memcpy(batch.data() + at, &f, sizeof(Frame));
-    std::memcpy(batch.data() + at + sizeof(Frame), v.data.data(), v.data.size());
+    std::memcpy(batch.data() + at + sizeof(Frame), v.data().data(), v.data().size());
     ++count;
     if (!m.cfg.batch || batch.size() >= kBatchBytes || count >= 1024) send();
   }
   send();
-  m.subscriber.release();
   save_position(m, m.subscriber.next_sequence());
 }
 
@@ -191,11 +191,11 @@ void topic_js(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) {
   while (!stop.load(std::memory_order_relaxed)) {
     batch.clear();
     while (batch.size() < kBatch) {
-      MessageView v = batch.empty() ? m.subscriber.read_view(50ms) : m.subscriber.try_read_view();
-      if (!v.ok()) break;
-      if (m.echoes.take(v.sequence)) continue;
+      TopicReadLoan v = batch.empty() ? m.subscriber.acquire(50ms) : m.subscriber.try_acquire();
+      if (!static_cast<bool>(v)) break;
+      if (m.echoes.take(v.sequence())) continue;
       batch.push_back(
-          {v.sequence, v.publish_ns, std::string(reinterpret_cast<const char*>(v.data.data()), v.data.size())});
+          {v.sequence(), v.publish_ns(), std::string(reinterpret_cast<const char*>(v.data().data()), v.data().size())});
     }
     if (batch.empty()) continue;
     if (!publish_js_batch(m, link, js, acks, batch, stop)) break;  // stopping: position stays before the batch
@@ -215,7 +215,7 @@ void queue_out(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) {
     return;
   }
   std::uint64_t next = m.out_next;
-  std::vector<ReadLoan> loans(kBatch);
+  std::vector<QueueReadLoan> loans(kBatch);
   std::vector<Pending> batch;
   while (!stop.load(std::memory_order_relaxed)) {
     const std::size_t n = m.queue_out.acquire_batch(loans, 50ms);
@@ -225,12 +225,13 @@ void queue_out(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) {
     if (jetstream) {
       batch.clear();
       for (std::size_t i = 0; i < n; ++i)
-        batch.push_back({next + i, ns, std::string(reinterpret_cast<const char*>(loans[i].data()), loans[i].size())});
+        batch.push_back(
+            {next + i, ns, std::string(reinterpret_cast<const char*>(loans[i].data().data()), loans[i].size())});
       ok = publish_js_batch(m, link, js, acks, batch, stop);
       if (ok) m.counters.forwarded.fetch_add(n, std::memory_order_relaxed);
     } else {
       for (std::size_t i = 0; i < n; ++i)
-        if (publish_core(m, link, stop, next + i, ns, loans[i].data(), loans[i].size()))
+        if (publish_core(m, link, stop, next + i, ns, loans[i].data().data(), loans[i].size()))
           m.counters.forwarded.fetch_add(1, std::memory_order_relaxed);
     }
     if (!ok) {  // stopping while JetStream does not answer: these are given up, and counted

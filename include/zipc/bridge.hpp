@@ -13,7 +13,7 @@
 //   cfg.mappings.push_back(m);
 //   zipc::Bridge bridge(cfg);  // validates; throws zipc::Error(invalid_argument) naming the field
 //   bridge.start();            // connects in the background (retrying with back-off)
-//   ...
+//   // ... the application runs; the bridge forwards in the background ...
 //   zipc::BridgeStats st = bridge.stats(0);  // forwarded, received, lost, duplicates, reconnects
 //   bridge.stop();
 //

@@ -41,7 +41,7 @@ QueueOptions many_many(std::chrono::milliseconds recovery) {
 test::Child producer_holding_reservation(const std::string& name, SharedFlags& flags) {
   return test::spawn([&]() {
     Queue q = Queue::open(name, Role::producer);
-    WriteLoan loan = q.reserve(1s);
+    QueueWriteLoan loan = q.reserve(1s);
     if (!loan) return 2;
     flags[0].store(1);
     for (;;) pause();
@@ -174,7 +174,7 @@ TEST(LivenessRegression, TenDeadPublisherClaimsBecomeHolesInOnePass) {
     kids.push_back(test::spawn([&, i]() {
       Topic tt = Topic::open(name.str(), o);
       Publisher p = tt.publisher();
-      Loan l = p.claim(64, 1s);
+      TopicWriteLoan l = p.reserve(64, 1s);
       if (!l) return 2;
       flags[static_cast<std::size_t>(i)].store(1);
       for (;;) pause();
@@ -186,7 +186,7 @@ TEST(LivenessRegression, TenDeadPublisherClaimsBecomeHolesInOnePass) {
     (void)k.wait();
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const PublishResult pr = live.publish(bytes("live"), 100ms);
+  const CommitResult pr = live.publish(bytes("live"), 100ms);
   const double publish_ms = test::ms_since(t0);
   EXPECT_TRUE(pr.ok()) << to_string(pr.status);
   EXPECT_EQ(t.abandoned(), static_cast<std::uint64_t>(kDead));

@@ -91,10 +91,10 @@ TEST_P(QueueTorture, RandomKillsLoseNothingAndCloseDrains) {
           st = res.status;
           if (st == Status::ok) mark(buf.data());
         } else {
-          ReadLoan in = q.acquire(timeout);
+          QueueReadLoan in = q.acquire(timeout);
           st = in.status();
           if (st == Status::ok) {
-            mark(in.data());
+            mark(in.data().data());
             if (r() % 4 == 0) std::this_thread::sleep_for(std::chrono::microseconds(r() % 1000));  // hold it
           }
         }
@@ -126,12 +126,12 @@ TEST_P(QueueTorture, RandomKillsLoseNothingAndCloseDrains) {
         if (r() % 2 == 0) {
           st = q.send(std::as_bytes(std::span(&id, 1)), mixed_timeout(r));
         } else {
-          WriteLoan loan = q.reserve(mixed_timeout(r));
+          QueueWriteLoan loan = q.reserve(mixed_timeout(r));
           st = loan.status();
           if (st == Status::ok) {
-            std::memcpy(loan.data(), &id, sizeof id);
+            std::memcpy(loan.data().data(), &id, sizeof id);
             if (r() % 4 == 0) std::this_thread::sleep_for(std::chrono::microseconds(r() % 1000));  // hold it
-            st = loan.commit(sizeof id);
+            st = loan.commit(sizeof id).status;
           }
         }
         if (st == Status::ok) {
@@ -312,11 +312,11 @@ TEST_P(TopicTorture, RandomPublisherKillsLoseNoConfirmedMessage) {
         const auto timeout = mixed_timeout(r);
         Status st;
         if (r() % 2 == 0) {
-          const PublishResult pr = timeout.count() == 0 ? p.try_publish(std::as_bytes(std::span(&id, 1)))
-                                                        : p.publish(std::as_bytes(std::span(&id, 1)), timeout);
+          const CommitResult pr = timeout.count() == 0 ? p.try_publish(std::as_bytes(std::span(&id, 1)))
+                                                       : p.publish(std::as_bytes(std::span(&id, 1)), timeout);
           st = pr.status;
         } else {
-          Loan l = timeout.count() == 0 ? p.try_claim(sizeof id) : p.claim(sizeof id, timeout);
+          TopicWriteLoan l = timeout.count() == 0 ? p.try_reserve(sizeof id) : p.reserve(sizeof id, timeout);
           st = l.status();
           if (l) {
             std::memcpy(l.data().data(), &id, sizeof id);

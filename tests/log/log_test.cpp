@@ -86,7 +86,7 @@ TEST(Log, RecoveringADeadConsumersMessageIsReported) {
   ASSERT_EQ(q.try_send(m), zipc::Status::ok);
   zipc::test::Child child = zipc::test::spawn([&] {
     zipc::Queue c = zipc::Queue::open(name.str(), zipc::Role::consumer);
-    zipc::ReadLoan held = c.try_acquire();  // dies holding it
+    zipc::QueueReadLoan held = c.try_acquire();  // dies holding it
     if (!held) return 1;
     ::_exit(0);
     return 0;

@@ -102,10 +102,10 @@ double stream(const std::string& base, std::uint64_t n, std::size_t size) {
   }
   bool ok = true;
   for (std::uint64_t i = 0; i < n && ok; ++i) {
-    zipc::MessageView v = sub.read_view(std::chrono::seconds(10));
+    zipc::TopicReadLoan v = sub.acquire(std::chrono::seconds(10));
     std::uint64_t got = ~0ull;
-    if (v.ok() && v.data.size() >= 8) std::memcpy(&got, v.data.data(), 8);
-    ok = v.ok() && v.sequence == i && got == i;
+    if (static_cast<bool>(v) && v.data().size() >= 8) std::memcpy(&got, v.data().data(), 8);
+    ok = static_cast<bool>(v) && v.sequence() == i && got == i;
   }
   const double secs = static_cast<double>(now_monotonic_ns() - t0) / 1e9;
   const int rc = wait_child(pid);

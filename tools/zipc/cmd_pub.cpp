@@ -29,7 +29,7 @@ class Sender {
   void send(std::span<const std::byte> m) {
     zipc::Status st;
     if (c_.is_topic) {
-      zipc::PublishResult r = pub_.try_publish(m);
+      zipc::CommitResult r = pub_.try_publish(m);
       while ((r.status == zipc::Status::full || r.status == zipc::Status::timeout) && !stop_requested()) {
         r = pub_.publish(m, std::chrono::milliseconds(100));  // a slow reliable subscriber: keep waiting
       }

@@ -40,10 +40,10 @@ int run_record(const RecordOptions& o) {
     if ((n & 1023) == 0 && now_monotonic_ns() >= end_ns) break;
     zipc::Status st;
     if (!o.lossy) {
-      zipc::MessageView v = sub.try_read_view();
-      if (v.status == zipc::Status::empty) v = sub.read_view(std::chrono::milliseconds(50));
-      st = v.status;
-      if (v.ok()) w.append(v.sequence, v.publish_ns, v.data);
+      zipc::TopicReadLoan v = sub.try_acquire();
+      if (v.status() == zipc::Status::empty) v = sub.acquire(std::chrono::milliseconds(50));
+      st = v.status();
+      if (static_cast<bool>(v)) w.append(v.sequence(), v.publish_ns(), v.data());
     } else {
       zipc::ReadResult r = sub.try_read(buf);
       if (r.status == zipc::Status::empty) r = sub.read(buf, std::chrono::milliseconds(50));

@@ -50,7 +50,7 @@ int run_replay(const ReplayOptions& o) {
       const std::uint64_t offset = r.publish_ns > first_ns ? r.publish_ns - first_ns : 0;
       sleep_until(t0 + static_cast<std::uint64_t>(static_cast<double>(offset) / o.speed));
     }
-    zipc::PublishResult res = pub.try_publish(r.payload);
+    zipc::CommitResult res = pub.try_publish(r.payload);
     while ((res.status == zipc::Status::full || res.status == zipc::Status::timeout) && !stop_requested()) {
       res = pub.publish(r.payload, std::chrono::milliseconds(100));
     }

@@ -67,26 +67,26 @@ int sub_topic(const SubOptions& o, zipc::Topic& topic, OutFormat f, OutBuffer& o
   bool timed_out = false;
   if (!o.lossy) {
     while (o.count == 0 || n < o.count) {
-      zipc::MessageView v = sub.try_read_view();
-      if (v.status == zipc::Status::empty) {
+      zipc::TopicReadLoan v = sub.try_acquire();
+      if (v.status() == zipc::Status::empty) {
         out.flush();
         if (stop_requested()) break;
-        v = sub.read_view(kSlice);
+        v = sub.acquire(kSlice);
       }
-      if (v.ok()) {
-        emit_message(out, f, v.sequence, v.publish_ns, v.data);
+      if (static_cast<bool>(v)) {
+        emit_message(out, f, v.sequence(), v.publish_ns(), v.data());
         ++n;
         idle.reset();
         continue;
       }
-      if (v.status == zipc::Status::timeout || v.status == zipc::Status::empty) {
+      if (v.status() == zipc::Status::timeout || v.status() == zipc::Status::empty) {
         if (idle.expired()) {
           timed_out = true;
           break;
         }
         continue;
       }
-      fail(exit_code_for(v.status), o.name, std::string("read failed: ") + zipc::to_string(v.status));
+      fail(exit_code_for(v.status()), o.name, std::string("read failed: ") + zipc::to_string(v.status()));
     }
     return finish(o, n, timed_out, out);
   }
@@ -123,14 +123,14 @@ int sub_queue(const SubOptions& o, zipc::Queue& q, OutFormat f, OutBuffer& out) 
   std::uint64_t n = 0;
   bool timed_out = false;
   while (o.count == 0 || n < o.count) {
-    zipc::ReadLoan in = q.try_acquire();
+    zipc::QueueReadLoan in = q.try_acquire();
     if (!in && in.status() == zipc::Status::empty) {
       out.flush();
       if (stop_requested()) break;
       in = q.acquire(kSlice);
     }
     if (in) {
-      emit_message(out, f, n, 0, in.bytes());
+      emit_message(out, f, n, 0, in.data());
       ++n;
       idle.reset();
       continue;

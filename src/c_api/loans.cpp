@@ -1,0 +1,95 @@
+// c_api/loans.cpp - commit, abort and release of the loans every channel
+// hands out through zipc_write_loan_t / zipc_read_loan_t.
+#include "c_api/c_api.hpp"
+#include "zipc/queue.hpp"
+#include "zipc/rpc.hpp"
+#include "zipc/topic.hpp"
+
+using namespace zipc::c_api;
+
+namespace {
+
+zipc_status_t commit_queue(zipc_write_loan_t* loan, size_t n, uint64_t* sequence) noexcept {
+  const zipc::Status s = slot<zipc::WriteLoan>(loan->private_)->commit(n);
+  if (s == zipc::Status::too_large) return ZIPC_TOO_LARGE;  // the loan is kept
+  destroy<zipc::WriteLoan>(loan->private_);
+  clear(loan);
+  if (s == zipc::Status::ok && sequence != nullptr) *sequence = 0;  // the C++ API does not tell the position yet
+  return from(s);
+}
+
+zipc_status_t commit_topic(zipc_write_loan_t* loan, size_t n, uint64_t* sequence) noexcept {
+  if (n > loan->size) return ZIPC_TOO_LARGE;  // the loan is kept
+  const zipc::PublishResult r = slot<zipc::Loan>(loan->private_)->commit(n);
+  destroy<zipc::Loan>(loan->private_);
+  clear(loan);
+  if (r.ok() && sequence != nullptr) *sequence = r.sequence;
+  return from(r.status);
+}
+
+zipc_status_t commit_rpc_request(zipc_write_loan_t* loan, size_t n) noexcept {
+  if (n > loan->size) return ZIPC_TOO_LARGE;
+  slot<zipc::RpcRequestLoan>(loan->private_)->shrink(n);  // sent by call_loan / call_async_loan
+  loan->size = n;
+  return ZIPC_OK;
+}
+
+zipc_status_t commit_rpc_reply(zipc_write_loan_t* loan, size_t n) noexcept {
+  zipc::RpcRequest* request = *slot<zipc::RpcRequest*>(loan->private_);
+  const zipc::Status s = request->commit(n);
+  if (s == zipc::Status::too_large) return ZIPC_TOO_LARGE;  // the loan is kept
+  loan->private_[0] = static_cast<std::uint64_t>(Kind::none);
+  clear(loan);
+  return from(s);
+}
+
+}  // namespace
+
+extern "C" {
+
+zipc_status_t zipc_write_loan_commit(zipc_write_loan_t* loan, size_t n, uint64_t* sequence) {
+  if (loan == nullptr) return invalid("zipc_write_loan_commit", "loan is NULL");
+  switch (kind_of(loan->private_)) {
+    case Kind::queue_write: return commit_queue(loan, n, sequence);
+    case Kind::topic_write: return commit_topic(loan, n, sequence);
+    case Kind::rpc_request_loan: return commit_rpc_request(loan, n);
+    case Kind::rpc_reply: return commit_rpc_reply(loan, n);
+    default: return invalid("zipc_write_loan_commit", "the loan is not live (never reserved, or already ended)");
+  }
+}
+
+zipc_status_t zipc_write_loan_abort(zipc_write_loan_t* loan) {
+  if (loan == nullptr) return invalid("zipc_write_loan_abort", "loan is NULL");
+  switch (kind_of(loan->private_)) {
+    case Kind::queue_write:
+      slot<zipc::WriteLoan>(loan->private_)->abort();
+      destroy<zipc::WriteLoan>(loan->private_);
+      break;
+    case Kind::topic_write:
+      slot<zipc::Loan>(loan->private_)->abort();
+      destroy<zipc::Loan>(loan->private_);
+      break;
+    case Kind::rpc_request_loan: destroy<zipc::RpcRequestLoan>(loan->private_); break;
+    case Kind::rpc_reply: break;  // nothing sent: releasing the request answers empty
+    default: return invalid("zipc_write_loan_abort", "the loan is not live (never reserved, or already ended)");
+  }
+  clear(loan);
+  return ZIPC_OK;
+}
+
+zipc_status_t zipc_read_loan_release(zipc_read_loan_t* loan) {
+  if (loan == nullptr) return invalid("zipc_read_loan_release", "loan is NULL");
+  switch (kind_of(loan->private_)) {
+    case Kind::queue_read:
+      slot<zipc::ReadLoan>(loan->private_)->release();
+      destroy<zipc::ReadLoan>(loan->private_);
+      break;
+    case Kind::topic_read: (*slot<zipc::Subscriber*>(loan->private_))->release(); break;
+    case Kind::rpc_response: destroy<zipc::RpcResponse>(loan->private_); break;
+    default: return invalid("zipc_read_loan_release", "the loan is not live (never acquired, or already released)");
+  }
+  clear(loan);
+  return ZIPC_OK;
+}
+
+}  // extern "C"

@@ -14,11 +14,14 @@
 #ifndef ZIPC_TESTS_C_CHECK_H
 #define ZIPC_TESTS_C_CHECK_H
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "zipc/zipc.h"
@@ -80,6 +83,24 @@ static inline const char* temp_name(const char* tag) {
   static unsigned counter = 0;
   snprintf(g_names[g_name_count], kNameLength, "t.c.%s.%d.%u", tag, (int)getpid(), counter++);
   return g_names[g_name_count++];
+}
+
+static inline void sleep_ms(long ms) {
+  const struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* fork(), with the child killed when this process dies (a failed check in
+ * the parent must not leave a child running). */
+static inline pid_t fork_child(void) {
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+  }
+  return pid;
 }
 
 /* Waits for a forked child; true when it exited with 0. */

@@ -9,18 +9,25 @@
 #endif
 
 namespace {
-// The message of the last failing call on this thread (zipc_last_error).
-thread_local std::string t_last_error;
+// The message of the last failing call on this thread (zipc_last_error). A
+// plain array, not a std::string: it has no destructor, so calls made from
+// atexit handlers or late thread-exit code still find it alive. Longer
+// messages are cut (with "...").
+constexpr std::size_t kMessageCapacity = 1024;
+thread_local char t_last_error[kMessageCapacity];
 }  // namespace
 
 namespace zipc::c_api {
 
 zipc_status_t fail(zipc_status_t status, std::string_view message) noexcept {
-  try {
-    t_last_error.assign(message);
-  } catch (...) {
-    t_last_error.clear();  // no memory for the message: the status still tells
+  std::size_t n = message.size();
+  if (n >= kMessageCapacity) {
+    n = kMessageCapacity - 4;
+    std::memcpy(t_last_error + n, "...", 4);
+  } else {
+    t_last_error[n] = '\0';
   }
+  std::memcpy(t_last_error, message.data(), n);
   return status;
 }
 
@@ -107,11 +114,11 @@ const char* zipc_status_str(zipc_status_t status) {
 }
 
 const char* zipc_last_error(void) {
-  return t_last_error.c_str();
+  return t_last_error;
 }
 
 void zipc_clear_error(void) {
-  t_last_error.clear();
+  t_last_error[0] = '\0';
 }
 
 uint32_t zipc_abi_version(void) {

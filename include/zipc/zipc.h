@@ -122,7 +122,7 @@ typedef enum zipc_status {
   ZIPC_CORRUPT_BLOCK = 112       /* heap: the block's header fails its check */
 } zipc_status_t;
 
-/* "ok", "not_found", ... (never NULL; "unknown" for other values). */
+/* The status's name without ZIPC_: "ok", "not_found", ... ("unknown" for other values; never NULL). */
 ZIPC_API const char* zipc_status_str(zipc_status_t status);
 /* The message the last failing call on this thread left ("" if none). Valid
  * until the next zipc call on this thread. */

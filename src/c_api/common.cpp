@@ -94,9 +94,35 @@ using namespace zipc::c_api;
 
 extern "C" {
 
+// The enumerator's name without ZIPC_ (what a program may match on).
 const char* zipc_status_str(zipc_status_t status) {
+  static const char* const kErrc[] = {"ok",
+                                      "not_found",
+                                      "already_exists",
+                                      "permission_denied",
+                                      "wrong_kind",
+                                      "version_mismatch",
+                                      "truncated",
+                                      "bad_magic",
+                                      "corrupt_header",
+                                      "init_timeout",
+                                      "creator_died",
+                                      "invalid_name",
+                                      "invalid_argument",
+                                      "too_large",
+                                      "corrupt",
+                                      "peer_dead",
+                                      "not_retained",
+                                      "address_unavailable",
+                                      "out_of_memory",
+                                      "busy",
+                                      "closed",
+                                      "timeout",
+                                      "system",
+                                      "options_mismatch",
+                                      "type_mismatch",
+                                      "wrong_role"};
   switch (status) {
-    case ZIPC_OK: return "ok";
     case ZIPC_FULL: return "full";
     case ZIPC_EMPTY: return "empty";
     case ZIPC_OVERRUN: return "overrun";
@@ -104,12 +130,10 @@ const char* zipc_status_str(zipc_status_t status) {
     case ZIPC_DOUBLE_FREE: return "double_free";
     case ZIPC_FOREIGN_POINTER: return "foreign_pointer";
     case ZIPC_CORRUPT_BLOCK: return "corrupt_block";
-    case ZIPC_OPTIONS_MISMATCH: return "options_mismatch";
-    case ZIPC_TYPE_MISMATCH: return "type_mismatch";
-    case ZIPC_WRONG_ROLE: return "wrong_role";
     default: break;
   }
-  if (status > ZIPC_OK && status <= ZIPC_SYSTEM) return zipc::to_string(static_cast<zipc::Errc>(status));
+  const int i = static_cast<int>(status);
+  if (i >= 0 && i < static_cast<int>(sizeof kErrc / sizeof kErrc[0])) return kErrc[i];
   return "unknown";
 }
 

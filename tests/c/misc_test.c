@@ -1,5 +1,14 @@
 /* misc_test.c - statuses, messages, versions, common options and segments. */
+#include <pthread.h>
+
 #include "check.h"
+
+static void* fail_on_another_thread(void* arg) {
+  zipc_heap_t* h = NULL;
+  const zipc_status_t s = zipc_heap_open("t.c.other.thread.absent", NULL, &h);
+  *(int*)arg = s == ZIPC_NOT_FOUND && strstr(zipc_last_error(), "t.c.other.thread.absent") != NULL;
+  return NULL;
+}
 
 TEST(every_status_has_a_stable_number_and_a_name) {
   CHECK(ZIPC_OK == 0 && ZIPC_NOT_FOUND == 1 && ZIPC_TOO_LARGE == 13 && ZIPC_TIMEOUT == 21);
@@ -51,11 +60,22 @@ TEST(the_last_error_stays_until_the_next_failure_and_is_per_thread) {
   CHECK_MESSAGE("not found");
   CHECK(strcmp(zipc_status_str(ZIPC_OK), "ok") == 0); /* success leaves it alone */
   CHECK_MESSAGE("t.c.surely.absent");
-  char long_name[3000];
-  memset(long_name, 'x', sizeof long_name - 1);
-  long_name[sizeof long_name - 1] = '\0';
-  EXPECT(zipc_queue_open(long_name, NULL, &q), ZIPC_INVALID_NAME);
-  CHECK(strlen(zipc_last_error()) < 1024); /* cut, not overflowed */
+  char long_path[3000] = "/nonexistent-dir/";
+  memset(long_path + 17, 'x', sizeof long_path - 18);
+  long_path[sizeof long_path - 1] = '\0';
+  zipc_topic_options_t o;
+  OK(zipc_topic_options_init(&o));
+  o.segment.path = long_path;
+  zipc_topic_t* t = NULL;
+  CHECK(zipc_topic_open("t.c.long", &o, &t) != ZIPC_OK);                                /* the message names the path */
+  CHECK(strlen(zipc_last_error()) == 1023 && strstr(zipc_last_error(), "...") != NULL); /* cut, not overflowed */
+  EXPECT(zipc_queue_open("t.c.surely.absent", NULL, &q), ZIPC_NOT_FOUND);
+  int other_ok = 0;
+  pthread_t thread;
+  CHECK(pthread_create(&thread, NULL, fail_on_another_thread, &other_ok) == 0);
+  CHECK(pthread_join(thread, NULL) == 0);
+  CHECK(other_ok);
+  CHECK_MESSAGE("t.c.surely.absent"); /* this thread's message is untouched */
   zipc_clear_error();
   CHECK(zipc_last_error()[0] == '\0');
 }

@@ -316,7 +316,7 @@ typedef struct zipc_topic_options {
   uint64_t capacity_bytes;   /* ring bytes, rounded up to a power of two >= 4096 (1 MiB) */
   uint32_t max_message_size; /* payload bytes; the ring holds two records of it (64 KiB) */
   uint32_t max_subscribers;  /* subscriber slots (256) */
-  uint64_t recovery_time_ms; /* a dead peer is worked around after this (1000) */
+  uint64_t recovery_time_ms; /* a dead peer is worked around after this (200) */
   bool streaming_stores;     /* bulk logging: non-temporal copies, batched commits */
   bool accept_existing;      /* open_or_create: accept an existing topic of other geometry */
   zipc_wait_options_t wait;
@@ -415,10 +415,10 @@ typedef struct zipc_rpc_options {
   uint64_t max_request_size;      /* (64 KiB) */
   uint64_t max_response_size;     /* (64 KiB) */
   uint64_t inline_size;           /* payloads up to this travel inside the slot (4096) */
-  uint64_t reap_interval_ms;      /* the server looks for dead clients this often (100) */
+  uint64_t recovery_time_ms;      /* the server looks for dead clients this often (200) */
   bool replace_stale;             /* create replaces a segment whose server died (true) */
   zipc_wait_options_t wait;       /* server threads, and clients by default */
-  zipc_segment_options_t segment; /* mode and prefault are used */
+  zipc_segment_options_t segment; /* mode, prefault, huge pages (path must stay NULL) */
 } zipc_rpc_options_t;
 ZIPC_API zipc_status_t zipc_rpc_options_init(zipc_rpc_options_t* options);
 

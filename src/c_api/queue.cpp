@@ -34,11 +34,12 @@ zipc::Role role_of(const zipc_queue_options_t& o) {
 zipc::QueueOptions to_cpp(const zipc_queue_options_t& o) {
   zipc::QueueOptions q;
   q.block_size = o.block_size;
-  q.capacity = o.block_count;
+  q.block_count = o.block_count;
   q.producers = multiplicity(o.producers, "producers");
   q.consumers = multiplicity(o.consumers, "consumers");
   q.max_participants = o.max_participants;
   q.recovery_time = std::chrono::milliseconds(o.recovery_time_ms);
+  q.accept_existing = o.accept_existing;
   q.wait = zipc::c_api::to_cpp(o.wait);
   q.segment = zipc::c_api::to_cpp(o.segment);
   return q;
@@ -83,7 +84,7 @@ zipc_status_t zipc_queue_options_init(zipc_queue_options_t* options) {
   options->struct_size = sizeof *options;
   options->role = ZIPC_ROLE_BOTH;
   options->block_size = d.block_size;
-  options->block_count = d.capacity;
+  options->block_count = d.block_count;
   options->producers = static_cast<uint32_t>(d.producers);
   options->consumers = static_cast<uint32_t>(d.consumers);
   options->max_participants = d.max_participants;
@@ -298,7 +299,7 @@ zipc_status_t zipc_queue_info(const zipc_queue_t* queue, zipc_queue_info_t* out)
   if (out == nullptr) return invalid("zipc_queue_info", "out is NULL");
   const zipc::Queue& q = queue->queue;
   *out = {q.block_size(),
-          q.capacity(),
+          q.block_count(),
           q.size_approx(),
           static_cast<uint32_t>(q.producers()),
           static_cast<uint32_t>(q.consumers()),

@@ -23,11 +23,9 @@ zipc::RpcOptions to_cpp(const zipc_rpc_options_t& o) {
   r.inline_size = o.inline_size;
   r.large_blocks = o.large_blocks;
   r.wait = zipc::c_api::to_cpp(o.wait);
-  const zipc::SegmentOptions seg = zipc::c_api::to_cpp(o.segment);
-  r.mode = seg.mode;
-  r.prefault = seg.prefault;
+  r.segment = zipc::c_api::to_cpp(o.segment);
   r.replace_stale = o.replace_stale;
-  r.reap_interval = std::chrono::milliseconds(o.reap_interval_ms);
+  r.recovery_time = std::chrono::milliseconds(o.recovery_time_ms);
   return r;
 }
 
@@ -59,11 +57,10 @@ zipc_status_t zipc_rpc_options_init(zipc_rpc_options_t* options) {
   options->max_request_size = d.max_request_size;
   options->max_response_size = d.max_response_size;
   options->inline_size = d.inline_size;
-  options->reap_interval_ms = static_cast<uint64_t>(d.reap_interval.count());
+  options->recovery_time_ms = static_cast<uint64_t>(d.recovery_time.count());
   options->replace_stale = d.replace_stale;
   zipc_wait_options_init(&options->wait);
   zipc_segment_options_init(&options->segment);
-  options->segment.mode = d.mode;
   return ZIPC_OK;
 }
 

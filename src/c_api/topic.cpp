@@ -27,16 +27,14 @@ zipc::TopicOptions to_cpp(const zipc_topic_options_t& o) {
                                                         " is not ZIPC_SINGLE or ZIPC_MULTI");
   }
   zipc::TopicOptions t;
-  t.capacity = o.capacity_bytes;
-  t.max_message = o.max_message_size;
+  t.capacity_bytes = o.capacity_bytes;
+  t.max_message_size = o.max_message_size;
   t.max_subscribers = o.max_subscribers;
-  t.publishers = o.publishers == ZIPC_MULTI ? zipc::PublisherKind::multi : zipc::PublisherKind::single;
+  t.publishers = static_cast<zipc::Multiplicity>(o.publishers);
+  t.segment = zipc::c_api::to_cpp(o.segment);
   t.wait = zipc::c_api::to_cpp(o.wait);
-  const zipc::SegmentOptions seg = zipc::c_api::to_cpp(o.segment);
-  t.mode = seg.mode;
-  t.path = seg.path;
-  t.prefault = seg.prefault;
   t.recovery_time = std::chrono::milliseconds(o.recovery_time_ms);
+  t.accept_existing = o.accept_existing;
   t.streaming_stores = o.streaming_stores;
   return t;
 }
@@ -66,16 +64,15 @@ zipc_status_t zipc_topic_options_init(zipc_topic_options_t* options) {
   const zipc::TopicOptions d;
   std::memset(options, 0, sizeof *options);
   options->struct_size = sizeof *options;
-  options->publishers = d.publishers == zipc::PublisherKind::multi ? ZIPC_MULTI : ZIPC_SINGLE;
-  options->capacity_bytes = d.capacity;
-  options->max_message_size = d.max_message;
+  options->publishers = static_cast<uint32_t>(d.publishers);
+  options->capacity_bytes = d.capacity_bytes;
+  options->max_message_size = d.max_message_size;
   options->max_subscribers = d.max_subscribers;
   options->recovery_time_ms = static_cast<uint64_t>(d.recovery_time.count());
   options->streaming_stores = d.streaming_stores;
   options->accept_existing = false;
   zipc_wait_options_init(&options->wait);
   zipc_segment_options_init(&options->segment);
-  options->segment.mode = d.mode;
   return ZIPC_OK;
 }
 
@@ -126,9 +123,10 @@ zipc_status_t zipc_topic_remove(const char* name, const zipc_segment_options_t* 
   return guard("zipc_topic_remove", [&] {
     zipc_status_t st = ZIPC_OK;
     if (!valid_name("zipc_topic_remove", name, &st)) return st;
-    zipc::TopicOptions t;
-    if (segment != nullptr && segment->path != nullptr) t.path = segment->path;
-    if (zipc::Topic::remove(name, t)) return ZIPC_OK;
+    zipc_segment_options_t seg;
+    zipc_segment_options_init(&seg);
+    if (segment != nullptr) seg = *segment;
+    if (zipc::Topic::remove(name, zipc::c_api::to_cpp(seg))) return ZIPC_OK;
     return fail(ZIPC_NOT_FOUND, std::string("topic '") + name + "': not found");
   });
 }
@@ -142,11 +140,8 @@ zipc_status_t zipc_topic_info(const zipc_topic_t* topic, zipc_topic_info_t* out)
   if (topic == nullptr) return invalid("zipc_topic_info", "topic is NULL");
   if (out == nullptr) return invalid("zipc_topic_info", "out is NULL");
   const zipc::Topic& t = topic->topic;
-  *out = {
-      t.capacity(),        t.max_message(),
-      t.max_subscribers(), t.publishers() == zipc::PublisherKind::multi ? uint32_t{ZIPC_MULTI} : uint32_t{ZIPC_SINGLE},
-      t.next_sequence(),   t.oldest_sequence(),
-      t.abandoned()};
+  *out = {t.capacity_bytes(), t.max_message_size(), t.max_subscribers(), static_cast<uint32_t>(t.publishers()),
+          t.next_sequence(),  t.oldest_sequence(),  t.abandoned()};
   return ZIPC_OK;
 }
 

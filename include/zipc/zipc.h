@@ -78,6 +78,9 @@
 extern "C" {
 #endif
 
+/* C names (zipc_queue_t, ZIPC_OK) are not the C++ naming rules' business. */
+/* NOLINTBEGIN(readability-identifier-naming) */
+
 /* The ABI version this header describes (compare with zipc_abi_version()). */
 #define ZIPC_ABI_VERSION 0
 
@@ -590,6 +593,8 @@ typedef void (*zipc_segment_fn)(void* context, const zipc_segment_info_t* info);
 ZIPC_API zipc_status_t zipc_segment_list(zipc_segment_fn fn, void* context, size_t* count);
 /* Removes any segment by name (ZIPC_NOT_FOUND if absent). segment may be NULL. */
 ZIPC_API zipc_status_t zipc_segment_remove(const char* name, const zipc_segment_options_t* segment);
+
+/* NOLINTEND(readability-identifier-naming) */
 
 #ifdef __cplusplus
 }

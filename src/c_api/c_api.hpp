@@ -75,7 +75,7 @@ bool options_ok(const char* function, const T* options, std::size_t v1_size, zip
 
 // Tags in private_[0]: a live loan's kind. Odd values so that a zeroed or
 // ended struct never passes for a live one.
-enum class Kind : std::uint64_t {
+enum class LoanKind : std::uint64_t {
   none = 0,
   queue_write = 0x7a69706301,
   topic_write = 0x7a69706303,
@@ -91,6 +91,7 @@ enum class Kind : std::uint64_t {
 // private_[0] holds the kind, the rest an object of type T (or a pointer).
 template <class T, std::size_t N>
 T* slot(std::uint64_t (&priv)[N]) noexcept {
+  // NOLINTNEXTLINE(bugprone-sizeof-expression): T may be a pointer (a loan that points at its request)
   static_assert(sizeof(T) <= (N - 1) * sizeof(std::uint64_t),
                 "c_api: the object does not fit the struct's private area");
   static_assert(alignof(T) <= alignof(std::uint64_t),
@@ -102,11 +103,11 @@ const T* slot(const std::uint64_t (&priv)[N]) noexcept {
   return std::launder(reinterpret_cast<const T*>(&priv[1]));
 }
 template <std::size_t N>
-Kind kind_of(const std::uint64_t (&priv)[N]) noexcept {
-  return static_cast<Kind>(priv[0]);
+LoanKind kind_of(const std::uint64_t (&priv)[N]) noexcept {
+  return static_cast<LoanKind>(priv[0]);
 }
 template <class T, std::size_t N, class... Args>
-T* emplace(std::uint64_t (&priv)[N], Kind kind, Args&&... args) {
+T* emplace(std::uint64_t (&priv)[N], LoanKind kind, Args&&... args) {
   T* p = ::new (static_cast<void*>(&priv[1])) T(std::forward<Args>(args)...);
   static_cast<void>(slot<T>(priv));  // the size checks
   priv[0] = static_cast<std::uint64_t>(kind);
@@ -115,7 +116,7 @@ T* emplace(std::uint64_t (&priv)[N], Kind kind, Args&&... args) {
 template <class T, std::size_t N>
 void destroy(std::uint64_t (&priv)[N]) noexcept {
   slot<T>(priv)->~T();
-  priv[0] = static_cast<std::uint64_t>(Kind::none);
+  priv[0] = static_cast<std::uint64_t>(LoanKind::none);
 }
 
 inline void clear(zipc_write_loan_t* loan) noexcept {

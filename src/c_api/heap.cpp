@@ -2,7 +2,7 @@
 #include "zipc/heap.hpp"
 #include "c_api/c_api.hpp"
 
-struct zipc_heap {
+struct zipc_heap {  // NOLINT(readability-identifier-naming): the C ABI names it
   zipc::Heap heap;
 };
 

@@ -38,7 +38,7 @@ zipc_status_t commit_rpc_reply(zipc_write_loan_t* loan, size_t n) noexcept {
   zipc::RpcRequest* request = *slot<zipc::RpcRequest*>(loan->private_);
   const zipc::Status s = request->commit(n);
   if (s == zipc::Status::too_large) return ZIPC_TOO_LARGE;  // the loan is kept
-  loan->private_[0] = static_cast<std::uint64_t>(Kind::none);
+  loan->private_[0] = static_cast<std::uint64_t>(LoanKind::none);
   clear(loan);
   return from(s);
 }
@@ -50,10 +50,10 @@ extern "C" {
 zipc_status_t zipc_write_loan_commit(zipc_write_loan_t* loan, size_t n, uint64_t* sequence) {
   if (loan == nullptr) return invalid("zipc_write_loan_commit", "loan is NULL");
   switch (kind_of(loan->private_)) {
-    case Kind::queue_write: return commit_queue(loan, n, sequence);
-    case Kind::topic_write: return commit_topic(loan, n, sequence);
-    case Kind::rpc_request_loan: return commit_rpc_request(loan, n);
-    case Kind::rpc_reply: return commit_rpc_reply(loan, n);
+    case LoanKind::queue_write: return commit_queue(loan, n, sequence);
+    case LoanKind::topic_write: return commit_topic(loan, n, sequence);
+    case LoanKind::rpc_request_loan: return commit_rpc_request(loan, n);
+    case LoanKind::rpc_reply: return commit_rpc_reply(loan, n);
     default: return invalid("zipc_write_loan_commit", "the loan is not live (never reserved, or already ended)");
   }
 }
@@ -61,16 +61,16 @@ zipc_status_t zipc_write_loan_commit(zipc_write_loan_t* loan, size_t n, uint64_t
 zipc_status_t zipc_write_loan_abort(zipc_write_loan_t* loan) {
   if (loan == nullptr) return invalid("zipc_write_loan_abort", "loan is NULL");
   switch (kind_of(loan->private_)) {
-    case Kind::queue_write:
+    case LoanKind::queue_write:
       slot<zipc::WriteLoan>(loan->private_)->abort();
       destroy<zipc::WriteLoan>(loan->private_);
       break;
-    case Kind::topic_write:
+    case LoanKind::topic_write:
       slot<zipc::Loan>(loan->private_)->abort();
       destroy<zipc::Loan>(loan->private_);
       break;
-    case Kind::rpc_request_loan: destroy<zipc::RpcRequestLoan>(loan->private_); break;
-    case Kind::rpc_reply: break;  // nothing sent: releasing the request answers empty
+    case LoanKind::rpc_request_loan: destroy<zipc::RpcRequestLoan>(loan->private_); break;
+    case LoanKind::rpc_reply: break;  // nothing sent: releasing the request answers empty
     default: return invalid("zipc_write_loan_abort", "the loan is not live (never reserved, or already ended)");
   }
   clear(loan);
@@ -80,12 +80,12 @@ zipc_status_t zipc_write_loan_abort(zipc_write_loan_t* loan) {
 zipc_status_t zipc_read_loan_release(zipc_read_loan_t* loan) {
   if (loan == nullptr) return invalid("zipc_read_loan_release", "loan is NULL");
   switch (kind_of(loan->private_)) {
-    case Kind::queue_read:
+    case LoanKind::queue_read:
       slot<zipc::ReadLoan>(loan->private_)->release();
       destroy<zipc::ReadLoan>(loan->private_);
       break;
-    case Kind::topic_read: (*slot<zipc::Subscriber*>(loan->private_))->release(); break;
-    case Kind::rpc_response: destroy<zipc::RpcResponse>(loan->private_); break;
+    case LoanKind::topic_read: (*slot<zipc::Subscriber*>(loan->private_))->release(); break;
+    case LoanKind::rpc_response: destroy<zipc::RpcResponse>(loan->private_); break;
     default: return invalid("zipc_read_loan_release", "the loan is not live (never acquired, or already released)");
   }
   clear(loan);

@@ -5,7 +5,7 @@
 #include "c_api/c_api.hpp"
 #include "zipc/queue.hpp"
 
-struct zipc_queue {
+struct zipc_queue {  // NOLINT(readability-identifier-naming): the C ABI names it
   zipc::Queue queue;
 };
 
@@ -170,7 +170,7 @@ zipc_status_t zipc_queue_reserve(zipc_queue_t* queue, int64_t timeout_ns, zipc_w
   if (!w) return from(w.status());
   loan->data = w.data();
   loan->size = w.capacity();
-  emplace<zipc::WriteLoan>(loan->private_, Kind::queue_write, std::move(w));
+  emplace<zipc::WriteLoan>(loan->private_, LoanKind::queue_write, std::move(w));
   return ZIPC_OK;
 }
 
@@ -182,7 +182,7 @@ zipc_status_t zipc_queue_acquire(zipc_queue_t* queue, int64_t timeout_ns, zipc_r
   if (!r) return from(r.status());
   loan->data = r.data();
   loan->size = r.size();
-  emplace<zipc::ReadLoan>(loan->private_, Kind::queue_read, std::move(r));
+  emplace<zipc::ReadLoan>(loan->private_, LoanKind::queue_read, std::move(r));
   return ZIPC_OK;
 }
 
@@ -243,7 +243,7 @@ zipc_status_t zipc_queue_reserve_batch(zipc_queue_t* queue, zipc_write_loan_t* l
       clear(l);
       l->data = chunk[i].data();
       l->size = chunk[i].capacity();
-      emplace<zipc::WriteLoan>(l->private_, Kind::queue_write, std::move(chunk[i]));
+      emplace<zipc::WriteLoan>(l->private_, LoanKind::queue_write, std::move(chunk[i]));
     }
     done += k;
     if (k < n) break;
@@ -270,7 +270,7 @@ zipc_status_t zipc_queue_acquire_batch(zipc_queue_t* queue, zipc_read_loan_t* lo
       clear(l);
       l->data = chunk[i].data();
       l->size = chunk[i].size();
-      emplace<zipc::ReadLoan>(l->private_, Kind::queue_read, std::move(chunk[i]));
+      emplace<zipc::ReadLoan>(l->private_, LoanKind::queue_read, std::move(chunk[i]));
     }
     done += k;
     if (k < n) break;

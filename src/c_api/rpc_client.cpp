@@ -4,7 +4,7 @@
 #include "c_api/c_api.hpp"
 #include "zipc/rpc.hpp"
 
-struct zipc_rpc_client {
+struct zipc_rpc_client {  // NOLINT(readability-identifier-naming): the C ABI names it
   zipc::RpcClient client;
 };
 
@@ -15,7 +15,7 @@ namespace {
 // Hands a response to the caller's read loan (ok), or says why there is none.
 zipc_status_t respond(zipc::RpcResponse&& r, zipc_read_loan_t* out) {
   if (!r.ok()) return from(r.status());
-  zipc::RpcResponse* p = emplace<zipc::RpcResponse>(out->private_, Kind::rpc_response, std::move(r));
+  zipc::RpcResponse* p = emplace<zipc::RpcResponse>(out->private_, LoanKind::rpc_response, std::move(r));
   out->data = p->data().data();
   out->size = p->size();
   return ZIPC_OK;
@@ -23,16 +23,16 @@ zipc_status_t respond(zipc::RpcResponse&& r, zipc_read_loan_t* out) {
 
 zipc_status_t ticket_out(zipc::RpcTicket&& t, zipc_rpc_ticket_t* out) {
   if (!t.ok()) return from(t.status());
-  emplace<zipc::RpcTicket>(out->private_, Kind::rpc_ticket, std::move(t));
+  emplace<zipc::RpcTicket>(out->private_, LoanKind::rpc_ticket, std::move(t));
   return ZIPC_OK;
 }
 
 bool live(const zipc_rpc_ticket_t* t) noexcept {
-  return t != nullptr && kind_of(t->private_) == Kind::rpc_ticket;
+  return t != nullptr && kind_of(t->private_) == LoanKind::rpc_ticket;
 }
 
 bool live_request_loan(const zipc_write_loan_t* l) noexcept {
-  return l != nullptr && kind_of(l->private_) == Kind::rpc_request_loan;
+  return l != nullptr && kind_of(l->private_) == LoanKind::rpc_request_loan;
 }
 
 }  // namespace
@@ -85,7 +85,7 @@ zipc_status_t zipc_rpc_client_reserve(zipc_rpc_client_t* client, size_t n, zipc_
   if (!l.ok()) return from(l.status());
   loan->data = l.data().data();
   loan->size = l.data().size();
-  emplace<zipc::RpcRequestLoan>(loan->private_, Kind::rpc_request_loan, std::move(l));
+  emplace<zipc::RpcRequestLoan>(loan->private_, LoanKind::rpc_request_loan, std::move(l));
   return ZIPC_OK;
 }
 

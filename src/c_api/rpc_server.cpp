@@ -4,7 +4,7 @@
 #include "c_api/c_api.hpp"
 #include "zipc/rpc.hpp"
 
-struct zipc_rpc_server {
+struct zipc_rpc_server {  // NOLINT(readability-identifier-naming): the C ABI names it
   zipc::RpcServer server;
 };
 
@@ -32,14 +32,14 @@ zipc::RpcOptions to_cpp(const zipc_rpc_options_t& o) {
 // Moves a served request into the caller's struct.
 void fill(zipc_rpc_request_t* out, zipc::RpcRequest&& req) {
   std::memset(out, 0, sizeof *out);
-  zipc::RpcRequest* r = emplace<zipc::RpcRequest>(out->private_, Kind::rpc_request, std::move(req));
+  zipc::RpcRequest* r = emplace<zipc::RpcRequest>(out->private_, LoanKind::rpc_request, std::move(req));
   out->data = r->data().data();
   out->size = r->size();
   out->client = r->client();
 }
 
 bool live(const zipc_rpc_request_t* request) noexcept {
-  return request != nullptr && kind_of(request->private_) == Kind::rpc_request;
+  return request != nullptr && kind_of(request->private_) == LoanKind::rpc_request;
 }
 
 }  // namespace
@@ -147,7 +147,7 @@ zipc_status_t zipc_rpc_request_reserve_reply(zipc_rpc_request_t* request, size_t
   if (st != zipc::Status::ok) return from(st);
   loan->data = mem.data();
   loan->size = mem.size();
-  emplace<zipc::RpcRequest*>(loan->private_, Kind::rpc_reply, r);
+  emplace<zipc::RpcRequest*>(loan->private_, LoanKind::rpc_reply, r);
   return ZIPC_OK;
 }
 

@@ -4,13 +4,13 @@
 #include "c_api/c_api.hpp"
 #include "zipc/topic.hpp"
 
-struct zipc_topic {
+struct zipc_topic {  // NOLINT(readability-identifier-naming): the C ABI names it
   zipc::Topic topic;
 };
-struct zipc_publisher {
+struct zipc_publisher {  // NOLINT(readability-identifier-naming): the C ABI names it
   zipc::Publisher publisher;
 };
-struct zipc_subscriber {
+struct zipc_subscriber {  // NOLINT(readability-identifier-naming): the C ABI names it
   zipc::Subscriber subscriber;
 };
 
@@ -205,7 +205,7 @@ zipc_status_t zipc_publisher_reserve(zipc_publisher_t* publisher, size_t size, i
   if (!l) return from(l.status());
   loan->data = l.data().data();
   loan->size = l.data().size();
-  emplace<zipc::Loan>(loan->private_, Kind::topic_write, std::move(l));
+  emplace<zipc::Loan>(loan->private_, LoanKind::topic_write, std::move(l));
   return ZIPC_OK;
 }
 
@@ -246,7 +246,7 @@ zipc_status_t zipc_subscriber_acquire(zipc_subscriber_t* subscriber, int64_t tim
   loan->size = v.data.size();
   loan->sequence = v.sequence;
   loan->publish_ns = v.publish_ns;
-  emplace<zipc::Subscriber*>(loan->private_, Kind::topic_read, &s);
+  emplace<zipc::Subscriber*>(loan->private_, LoanKind::topic_read, &s);
   return ZIPC_OK;
 }
 

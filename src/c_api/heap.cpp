@@ -170,6 +170,9 @@ zipc_status_t zipc_heap_allocate(zipc_heap_t* heap, size_t size, size_t align, v
   if (heap == nullptr) return invalid("zipc_heap_allocate", "heap is NULL");
   if (out == nullptr) return invalid("zipc_heap_allocate", "out is NULL");
   const zipc::Allocation a = heap->heap.try_allocate(size, align == 0 ? 16 : align);
+  if (a.status == zipc::HeapStatus::invalid_argument) {
+    return invalid("zipc_heap_allocate", "align must be a power of two up to 4096");
+  }
   if (a.ptr == nullptr) return a.status == zipc::HeapStatus::ok ? ZIPC_OUT_OF_MEMORY : from(a.status);
   *out = a.ptr;
   return ZIPC_OK;

@@ -46,6 +46,7 @@ TEST(misused_pointers_and_sizes_get_their_own_status) {
   void* p = NULL;
   EXPECT(zipc_heap_allocate(h, 1 << 20, 16, &p), ZIPC_OUT_OF_MEMORY);
   EXPECT(zipc_heap_allocate(h, 16, 3, &p), ZIPC_INVALID_ARGUMENT);
+  CHECK_MESSAGE("power of two");
   OK(zipc_heap_allocate(h, 16, 16, &p));
   OK(zipc_heap_free(h, p));
   EXPECT(zipc_heap_free(h, p), ZIPC_DOUBLE_FREE);

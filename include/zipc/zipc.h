@@ -428,7 +428,8 @@ ZIPC_API zipc_status_t zipc_rpc_options_init(zipc_rpc_options_t* options);
 /* One request being served (caller-owned). Reply once (zipc_rpc_request_reply,
  * or zipc_rpc_request_reserve_reply + zipc_write_loan_commit), then end it
  * with zipc_rpc_request_release; released without a reply, the client gets
- * an empty response. data stays valid until the reply is committed. */
+ * an empty response. data stays valid until the reply is committed. A reply
+ * loan points into its request: do not move the request while it is live. */
 typedef struct zipc_rpc_request {
   const void* data; /* the request bytes in shared memory: validate what you parse */
   size_t size;
@@ -450,7 +451,8 @@ ZIPC_API zipc_status_t zipc_rpc_server_detach(zipc_rpc_server_t* server);
 /* Pull loop: the next request (timeout, closed after stop/close). */
 ZIPC_API zipc_status_t zipc_rpc_server_next(zipc_rpc_server_t* server, int64_t timeout_ns, zipc_rpc_request_t* request);
 /* Callback form: runs handler on `threads` threads until zipc_rpc_server_stop.
- * The handler replies (or not: empty response); the library releases the request. */
+ * The handler replies (or not: empty response); the library releases the
+ * request when the handler returns (do not keep the pointer). */
 typedef void (*zipc_rpc_handler_fn)(void* context, zipc_rpc_request_t* request);
 ZIPC_API zipc_status_t zipc_rpc_server_serve(zipc_rpc_server_t* server, zipc_rpc_handler_fn handler, void* context,
                                              unsigned threads);

@@ -502,6 +502,8 @@ typedef struct zipc_rpc_client_info {
   uint64_t reconnects; /* transparent reconnects to a restarted server */
 } zipc_rpc_client_info_t;
 ZIPC_API zipc_status_t zipc_rpc_client_info(const zipc_rpc_client_t* client, zipc_rpc_client_info_t* out);
+/* How this client's calls wait (default: the server's strategy). */
+ZIPC_API zipc_status_t zipc_rpc_client_set_wait(zipc_rpc_client_t* client, const zipc_wait_options_t* wait);
 
 /* ---- Heap: an allocator in shared memory ---------------------------------- */
 

@@ -147,4 +147,13 @@ zipc_status_t zipc_rpc_client_info(const zipc_rpc_client_t* client, zipc_rpc_cli
   return ZIPC_OK;
 }
 
+zipc_status_t zipc_rpc_client_set_wait(zipc_rpc_client_t* client, const zipc_wait_options_t* wait) {
+  if (client == nullptr) return invalid("zipc_rpc_client_set_wait", "client is NULL");
+  if (wait == nullptr) return invalid("zipc_rpc_client_set_wait", "wait is NULL");
+  return guard("zipc_rpc_client_set_wait", [&] {
+    client->client.set_wait(zipc::c_api::to_cpp(*wait));
+    return ZIPC_OK;
+  });
+}
+
 }  // extern "C"

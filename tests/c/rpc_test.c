@@ -149,7 +149,16 @@ TEST(a_callback_server_serves_on_several_threads_until_stopped) {
   CHECK(pthread_create(&t, NULL, serve_loop, &args) == 0);
   zipc_rpc_client_t* c = NULL;
   OK(zipc_rpc_client_connect(name, -1, &c));
+  zipc_wait_options_t w;
+  OK(zipc_wait_options_init(&w));
+  w.strategy = ZIPC_WAIT_BLOCK;
+  OK(zipc_rpc_client_set_wait(c, &w)); /* sleeps at once: the calls still get answers */
   for (int i = 0; i < 20; ++i) call_expect(c, "hello", "hello");
+  w.strategy = 9;
+  EXPECT(zipc_rpc_client_set_wait(c, &w), ZIPC_INVALID_ARGUMENT);
+  CHECK_MESSAGE("strategy");
+  EXPECT(zipc_rpc_client_set_wait(c, NULL), ZIPC_INVALID_ARGUMENT);
+  EXPECT(zipc_rpc_client_set_wait(NULL, &w), ZIPC_INVALID_ARGUMENT);
   call_expect(c, "loan", "Loan");
   call_expect(c, "n", "");
   OK(zipc_rpc_server_stop(args.server));

@@ -71,6 +71,21 @@ bool options_ok(const char* function, const T* options, std::size_t v1_size, zip
   return false;
 }
 
+// The caller's options over the defaults init gives: only the struct_size
+// bytes the caller's header knew are read (a program built against an older,
+// shorter struct keeps working; the newer fields keep their defaults).
+template <class T, class Init>
+T read_options(const T* options, Init init) noexcept {
+  T out;
+  init(&out);
+  if (options != nullptr) {
+    const std::size_t n = options->struct_size < sizeof(T) ? options->struct_size : sizeof(T);
+    std::memcpy(static_cast<void*>(&out), options, n);
+    out.struct_size = sizeof(T);
+  }
+  return out;
+}
+
 // ---- loans kept in callers' structs ----
 
 // Tags in private_[0]: a live loan's kind. Odd values so that a zeroed or

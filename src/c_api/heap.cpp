@@ -64,11 +64,7 @@ bool setup_args(const char* fn, const char* name, const zipc_heap_options_t* opt
     return false;
   }
   if (!options_ok(fn, options, kOptionsV1, status)) return false;
-  if (options != nullptr) {
-    *opt = *options;
-  } else {
-    zipc_heap_options_init(opt);
-  }
+  *opt = read_options(options, zipc_heap_options_init);
   return true;
 }
 

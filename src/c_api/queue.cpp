@@ -45,12 +45,6 @@ zipc::QueueOptions to_cpp(const zipc_queue_options_t& o) {
   return q;
 }
 
-zipc_queue_options_t defaults() {
-  zipc_queue_options_t o;
-  zipc_queue_options_init(&o);
-  return o;
-}
-
 // Checks the common arguments of create/open; fills opt.
 bool setup_args(const char* fn, const char* name, const zipc_queue_options_t* options, zipc_queue_t** out,
                 zipc_queue_options_t* opt, zipc_status_t* status) {
@@ -60,7 +54,7 @@ bool setup_args(const char* fn, const char* name, const zipc_queue_options_t* op
     return false;
   }
   if (!options_ok(fn, options, kOptionsV1, status)) return false;
-  *opt = options != nullptr ? *options : defaults();
+  *opt = read_options(options, zipc_queue_options_init);
   return true;
 }
 

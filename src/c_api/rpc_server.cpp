@@ -70,9 +70,7 @@ zipc_status_t zipc_rpc_server_create(const char* name, const zipc_rpc_options_t*
     if (!valid_name("zipc_rpc_server_create", name, &st)) return st;
     if (out == nullptr) return invalid("zipc_rpc_server_create", "out is NULL");
     if (!options_ok("zipc_rpc_server_create", options, kOptionsV1, &st)) return st;
-    zipc_rpc_options_t o;
-    zipc_rpc_options_init(&o);
-    if (options != nullptr) o = *options;
+    const zipc_rpc_options_t o = read_options(options, zipc_rpc_options_init);
     *out = new zipc_rpc_server{zipc::RpcServer::create(name, to_cpp(o))};
     return ZIPC_OK;
   });

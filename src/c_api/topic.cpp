@@ -47,11 +47,7 @@ bool setup_args(const char* fn, const char* name, const zipc_topic_options_t* op
     return false;
   }
   if (!options_ok(fn, options, kTopicOptionsV1, status)) return false;
-  if (options != nullptr) {
-    *opt = *options;
-  } else {
-    zipc_topic_options_init(opt);
-  }
+  *opt = read_options(options, zipc_topic_options_init);
   return true;
 }
 
@@ -168,9 +164,7 @@ zipc_status_t zipc_topic_subscribe(zipc_topic_t* topic, const zipc_subscribe_opt
   if (out == nullptr) return invalid("zipc_topic_subscribe", "out is NULL");
   zipc_status_t st = ZIPC_OK;
   if (!options_ok("zipc_topic_subscribe", options, kSubscribeOptionsV1, &st)) return st;
-  zipc_subscribe_options_t o;
-  zipc_subscribe_options_init(&o);
-  if (options != nullptr) o = *options;
+  const zipc_subscribe_options_t o = read_options(options, zipc_subscribe_options_init);
   if (o.from > ZIPC_FROM_SEQUENCE) return invalid("zipc_topic_subscribe", "from is not a zipc_from_t");
   if (o.delivery > ZIPC_LOSSY) return invalid("zipc_topic_subscribe", "delivery is not a zipc_delivery_t");
   zipc::SubscribeOptions so;

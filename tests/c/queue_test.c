@@ -318,6 +318,25 @@ TEST(null_handles_and_pointers_are_invalid_arguments) {
   OK(zipc_queue_detach(q));
 }
 
+TEST(options_from_a_newer_header_are_read_as_far_as_this_library_knows) {
+  const char* name = temp_name("q");
+  struct {
+    zipc_queue_options_t known;
+    unsigned char newer_fields[16]; /* what a later header might append */
+  } newer;
+  OK(zipc_queue_options_init(&newer.known));
+  newer.known.struct_size = sizeof newer;
+  newer.known.block_size = 32;
+  newer.known.block_count = 8;
+  memset(newer.newer_fields, 0x7f, sizeof newer.newer_fields);
+  zipc_queue_t* q = NULL;
+  OK(zipc_queue_create(name, &newer.known, &q));
+  zipc_queue_info_t info;
+  OK(zipc_queue_info(q, &info));
+  CHECK(info.block_size == 32 && info.block_count == 8);
+  OK(zipc_queue_detach(q));
+}
+
 int main(int argc, char** argv) {
   select_test(argc, argv);
   RUN(a_sent_message_is_received_once_with_its_size);
@@ -330,5 +349,6 @@ int main(int argc, char** argv) {
   RUN(a_handle_without_the_role_cannot_send_or_receive);
   RUN(setup_errors_come_with_a_message_naming_the_queue);
   RUN(null_handles_and_pointers_are_invalid_arguments);
+  RUN(options_from_a_newer_header_are_read_as_far_as_this_library_knows);
   return done();
 }

@@ -399,7 +399,7 @@ ZIPC_API zipc_status_t zipc_publisher_detach(zipc_publisher_t* publisher);
 ZIPC_API zipc_status_t zipc_subscriber_read(zipc_subscriber_t* subscriber, void* buffer, size_t capacity,
                                             int64_t timeout_ns, zipc_message_info_t* info);
 /* Zero copy, reliable subscribers only (lossy: ZIPC_NOT_SUPPORTED). One loan
- * at a time: release it before the next read or acquire. */
+ * at a time: read or acquire while it is live is ZIPC_INVALID_ARGUMENT. */
 ZIPC_API zipc_status_t zipc_subscriber_acquire(zipc_subscriber_t* subscriber, int64_t timeout_ns,
                                                zipc_read_loan_t* loan);
 ZIPC_API zipc_status_t zipc_subscriber_stats(const zipc_subscriber_t* subscriber, zipc_subscriber_stats_t* out);

@@ -88,6 +88,9 @@ T read_options(const T* options, Init init) noexcept {
 
 // ---- loans kept in callers' structs ----
 
+// Gives back the record a subscriber's read loan shows (topic.cpp).
+void release_topic_loan(zipc_subscriber* subscriber) noexcept;
+
 // Tags in private_[0]: a live loan's kind. Odd values so that a zeroed or
 // ended struct never passes for a live one.
 enum class LoanKind : std::uint64_t {

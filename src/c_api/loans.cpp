@@ -84,7 +84,7 @@ zipc_status_t zipc_read_loan_release(zipc_read_loan_t* loan) {
       slot<zipc::ReadLoan>(loan->private_)->release();
       destroy<zipc::ReadLoan>(loan->private_);
       break;
-    case LoanKind::topic_read: (*slot<zipc::Subscriber*>(loan->private_))->release(); break;
+    case LoanKind::topic_read: release_topic_loan(*slot<zipc_subscriber*>(loan->private_)); break;
     case LoanKind::rpc_response: destroy<zipc::RpcResponse>(loan->private_); break;
     default: return invalid("zipc_read_loan_release", "the loan is not live (never acquired, or already released)");
   }

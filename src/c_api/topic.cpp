@@ -12,9 +12,15 @@ struct zipc_publisher {  // NOLINT(readability-identifier-naming): the C ABI nam
 };
 struct zipc_subscriber {  // NOLINT(readability-identifier-naming): the C ABI names it
   zipc::Subscriber subscriber;
+  bool loan_out = false;  // a read loan (the record the last view showed) is live
 };
 
 using namespace zipc::c_api;
+
+void zipc::c_api::release_topic_loan(zipc_subscriber* subscriber) noexcept {
+  subscriber->subscriber.release();
+  subscriber->loan_out = false;
+}
 
 namespace {
 
@@ -217,6 +223,8 @@ zipc_status_t zipc_publisher_detach(zipc_publisher_t* publisher) {
 zipc_status_t zipc_subscriber_read(zipc_subscriber_t* subscriber, void* buffer, size_t capacity, int64_t timeout_ns,
                                    zipc_message_info_t* info) {
   if (subscriber == nullptr) return invalid("zipc_subscriber_read", "subscriber is NULL");
+  if (subscriber->loan_out)
+    return invalid("zipc_subscriber_read", "a read loan of this subscriber is live: release it first");
   if (buffer == nullptr && capacity != 0) return invalid("zipc_subscriber_read", "buffer is NULL");
   const std::span<std::byte> out(static_cast<std::byte*>(buffer), capacity);
   zipc::Subscriber& s = subscriber->subscriber;
@@ -230,6 +238,9 @@ zipc_status_t zipc_subscriber_read(zipc_subscriber_t* subscriber, void* buffer, 
 zipc_status_t zipc_subscriber_acquire(zipc_subscriber_t* subscriber, int64_t timeout_ns, zipc_read_loan_t* loan) {
   if (subscriber == nullptr) return invalid("zipc_subscriber_acquire", "subscriber is NULL");
   if (loan == nullptr) return invalid("zipc_subscriber_acquire", "loan is NULL");
+  if (subscriber->loan_out) {
+    return invalid("zipc_subscriber_acquire", "a read loan of this subscriber is live: release it first");
+  }
   clear(loan);
   zipc::Subscriber& s = subscriber->subscriber;
   // A lossy reader copies out (a publisher may overwrite the record any time).
@@ -240,7 +251,8 @@ zipc_status_t zipc_subscriber_acquire(zipc_subscriber_t* subscriber, int64_t tim
   loan->size = v.data.size();
   loan->sequence = v.sequence;
   loan->publish_ns = v.publish_ns;
-  emplace<zipc::Subscriber*>(loan->private_, LoanKind::topic_read, &s);
+  emplace<zipc_subscriber*>(loan->private_, LoanKind::topic_read, subscriber);
+  subscriber->loan_out = true;
   return ZIPC_OK;
 }
 

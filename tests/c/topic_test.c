@@ -180,6 +180,11 @@ TEST(loans_write_and_read_records_in_place) {
   zipc_read_loan_t r;
   OK(zipc_subscriber_acquire(s, 0, &r));
   CHECK(r.size == 9 && strcmp(r.data, "in place") == 0 && r.sequence == 0 && r.publish_ns > 0);
+  zipc_read_loan_t second;
+  char buf[16];
+  EXPECT(zipc_subscriber_acquire(s, 0, &second), ZIPC_INVALID_ARGUMENT); /* one loan at a time */
+  CHECK_MESSAGE("release it first");
+  EXPECT(zipc_subscriber_read(s, buf, sizeof buf, 0, NULL), ZIPC_INVALID_ARGUMENT);
   OK(zipc_read_loan_release(&r));
   EXPECT(zipc_subscriber_acquire(s, 0, &r), ZIPC_EMPTY);
   EXPECT(zipc_subscriber_acquire(s, 1 * MS, &r), ZIPC_TIMEOUT);

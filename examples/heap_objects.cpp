@@ -108,7 +108,7 @@ int main() {
       int code = 1;
       try {
         auto mine = zipc::Heap::open(name);  // a mapping of our own, at another address ...
-        heap.close();                        // ... and none inherited from the parent
+        heap.detach();                       // ... and none inherited from the parent
         auto out = zipc::Queue::open(queue_name, zipc::Role::producer);
         const std::uint64_t offset = produce(mine);
         std::printf("producer: graph built at %p, sending offset %llu\n", static_cast<void*>(mine.at<char>(offset)),

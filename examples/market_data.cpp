@@ -84,14 +84,14 @@ int reliable_subscriber(const std::string& name, int ready_fd, std::uint64_t tic
   std::uint64_t seen = 0;
   double notional = 0;
   while (seen < ticks) {
-    const zipc::MessageView m = sub.read_view(std::chrono::seconds(10));  // zero copy
-    if (!m.ok()) {
-      std::printf("reliable: read failed: %s\n", zipc::to_string(m.status));
+    const zipc::TopicReadLoan m = sub.acquire(std::chrono::seconds(10));  // zero copy
+    if (!m) {
+      std::printf("reliable: read failed: %s\n", zipc::to_string(m.status()));
       return 1;
     }
     Tick t;
-    std::memcpy(&t, m.data.data(), sizeof t);
-    if (m.data.size() != sizeof t || t.check != check_of(t) || t.number != seen || m.sequence != seen) {
+    std::memcpy(&t, m.data().data(), sizeof t);
+    if (m.size() != sizeof t || t.check != check_of(t) || t.number != seen || m.sequence() != seen) {
       std::printf("reliable: bad tick at %llu\n", static_cast<unsigned long long>(seen));
       return 1;
     }
@@ -139,7 +139,7 @@ int publisher(const std::string& name, std::uint64_t ticks) {
   auto pub = topic.publisher();
   for (std::uint64_t n = 0; n < ticks; ++n) {
     const Tick t = make_tick(n);
-    const zipc::PublishResult r = pub.publish(std::as_bytes(std::span(&t, 1)), std::chrono::seconds(10));
+    const zipc::CommitResult r = pub.publish(std::as_bytes(std::span(&t, 1)), std::chrono::seconds(10));
     if (!r.ok() || r.sequence != n) {
       std::printf("publisher: publish failed: %s\n", zipc::to_string(r.status));
       return 1;

@@ -36,14 +36,14 @@ int worker(const std::string& jobs_name, const std::string& results_name, int id
   Result r{0, 0, id};
   for (;;) {
     // Zero-copy: read the job where the producer wrote it.
-    zipc::ReadLoan job = jobs.acquire(10s);
+    zipc::QueueReadLoan job = jobs.acquire(10s);
     if (!job) {
       if (job.status() == zipc::Status::closed) break;  // drained and closed: done
       std::fprintf(stderr, "worker %d: %s\n", id, zipc::to_string(job.status()));
       return 1;
     }
     std::uint64_t n = 0;
-    std::memcpy(&n, job.data(), sizeof n);
+    std::memcpy(&n, job.data().data(), sizeof n);
     r.square_sum += n * n;
     ++r.jobs;
   }

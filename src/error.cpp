@@ -41,6 +41,9 @@ const char* to_string(Errc e) noexcept {
     case Errc::closed: return "closed";
     case Errc::timeout: return "timeout";
     case Errc::system: return "system error";
+    case Errc::options_mismatch: return "options mismatch";
+    case Errc::type_mismatch: return "type mismatch";
+    case Errc::wrong_role: return "wrong role";
   }
   return "unknown zipc error";
 }
@@ -58,6 +61,8 @@ const char* to_string(Status s) noexcept {
     case Status::peer_dead: return "peer_dead";
     case Status::not_retained: return "not_retained";
     case Status::busy: return "busy";
+    case Status::wrong_role: return "wrong_role";
+    case Status::not_supported: return "not_supported";
   }
   return "unknown";
 }

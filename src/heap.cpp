@@ -6,6 +6,7 @@
 #include "heap_tlsf.hpp"
 #include "layout/heap_layout.hpp"
 #include "layout/segment_header.hpp"
+#include "options_mismatch.hpp"
 #include "platform/address_space.hpp"
 #include "platform/clock.hpp"
 #include "platform/file.hpp"
@@ -155,7 +156,7 @@ Heap Heap::open(std::string_view name, const HeapOptions& options) {
     const std::uint64_t want = params[2];
     if (want == 0 || want % platform::page_size() != 0) fail(Errc::corrupt_header, name, "bad fixed address");
     if (reinterpret_cast<std::uint64_t>(seg.base()) != want) {
-      seg.close();
+      seg.detach();
       so.fixed_address = reinterpret_cast<void*>(want);
       try {
         seg = Segment::open(name, SegmentKind::heap, so);
@@ -196,8 +197,12 @@ Heap Heap::open_or_create(std::string_view name, std::uint64_t size, const HeapO
       if (created) *created = made;
       if (made) return attach(std::move(seg), options);
       // Someone else's heap: map it the way it was created (maybe elsewhere).
-      seg.close();
-      return open(name, options);
+      seg.detach();
+      Heap h = open(name, options);
+      detail::check_existing_geometry("heap '" + std::string(name) + "'", options.accept_existing,
+                                      {{"size (rounded to pages)", arena, h.arena_size(), " bytes"},
+                                       {"address_mode (fixed)", fixed, h.address_mode() == AddressMode::fixed, ""}});
+      return h;
     } catch (const Error& e) {
       if (e.errc() != Errc::address_unavailable || options.address != nullptr || made || attempt >= 8) throw;
     }
@@ -253,7 +258,7 @@ Heap::Heap(Heap&& o) noexcept
 
 Heap& Heap::operator=(Heap&& o) noexcept {
   if (this != &o) {
-    close();
+    detach();
     segment_ = std::move(o.segment_);
     control_ = std::exchange(o.control_, nullptr);
     arena_ = std::exchange(o.arena_, nullptr);
@@ -264,15 +269,15 @@ Heap& Heap::operator=(Heap&& o) noexcept {
 }
 
 Heap::~Heap() {
-  close();
+  detach();
 }
 
-void Heap::close() noexcept {
+void Heap::detach() noexcept {
   if (control_ != nullptr) detail::registry_remove(control_);
   control_ = nullptr;
   arena_ = nullptr;
   arena_size_ = 0;
-  segment_.close();
+  segment_.detach();
 }
 
 Allocation Heap::try_allocate(std::size_t size, std::size_t align) noexcept {

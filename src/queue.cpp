@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "options_mismatch.hpp"
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
 #include "platform/membarrier.hpp"
@@ -279,8 +280,7 @@ Status QueueImpl::reserve_wait(std::uint64_t max, std::uint64_t* first, std::uin
                                std::chrono::nanoseconds timeout, std::optional<Deadline>* dl) noexcept {
   // API misuse: a handle attached without the producer role must not take
   // positions (on a single-producer queue it would break exclusivity).
-  assert(has(role, Role::producer) && "zipc::Queue: send/reserve on a handle opened without Role::producer");
-  if (!has(role, Role::producer)) return Status::busy;
+  if (!has(role, Role::producer)) return Status::wrong_role;
   return wait_while(Status::full, ctl->not_full, true, timeout, dl, n_full_waits, me->full_waits,
                     [&]() noexcept { return try_reserve(max, first, count); });
 }
@@ -288,8 +288,7 @@ Status QueueImpl::reserve_wait(std::uint64_t max, std::uint64_t* first, std::uin
 Status QueueImpl::acquire_wait(std::uint64_t* out, std::size_t max, std::size_t* n, std::size_t size_limit,
                                std::size_t* first_size, std::chrono::nanoseconds timeout,
                                std::optional<Deadline>* dl) noexcept {
-  assert(has(role, Role::consumer) && "zipc::Queue: recv/acquire on a handle opened without Role::consumer");
-  if (!has(role, Role::consumer)) return Status::busy;
+  if (!has(role, Role::consumer)) return Status::wrong_role;
   return wait_while(Status::empty, ctl->not_empty, false, timeout, dl, n_empty_waits, me->empty_waits, [&]() noexcept {
     Status st = try_acquire(out, max, n, size_limit, first_size);
     // Closed and drained, unless a dead consumer left messages to redeliver.
@@ -333,10 +332,27 @@ Queue Queue::open(std::string_view name, Role role, const WaitOptions& wait, con
 Queue Queue::open_or_create(std::string_view name, const QueueOptions& options, Role role, bool* created) {
   validate_options(name, options);
   const SegmentSpec spec = make_spec(options);
-  auto seg = Segment::open_or_create(name, spec, make_init(spec), options.segment, created);
+  bool made = false;
+  auto seg = Segment::open_or_create(name, spec, make_init(spec), options.segment, &made);
+  if (created) *created = made;
   if (seg.kind() != SegmentKind::queue)
     throw Error(Errc::wrong_kind, quoted(name) + ": the segment is a " + to_string(seg.kind()) + ", not a queue");
-  auto impl = from_segment(std::move(seg), name, options.wait);
+  const auto found = seg.params();
+  auto impl = from_segment(std::move(seg), name, options.wait);  // checks the layout version first
+  if (!made) {
+    const auto& asked = spec.params;
+    const auto multi = [](std::uint64_t modes, std::uint64_t bit) -> std::uint64_t { return (modes & bit) != 0; };
+    detail::check_existing_geometry(
+        quoted(name), options.accept_existing,
+        {{"block_count", asked[L::kParamCapacity], found[L::kParamCapacity], ""},
+         {"block_size", asked[L::kParamBlockSize], found[L::kParamBlockSize], " bytes"},
+         {"producers (multi)", multi(asked[L::kParamModes], L::kModeMultiProducer),
+          multi(found[L::kParamModes], L::kModeMultiProducer), ""},
+         {"consumers (multi)", multi(asked[L::kParamModes], L::kModeMultiConsumer),
+          multi(found[L::kParamModes], L::kModeMultiConsumer), ""},
+         {"max_participants", asked[L::kParamMaxParticipants], found[L::kParamMaxParticipants], ""},
+         {"recovery_time", asked[L::kParamRecoveryNs] / 1'000'000, found[L::kParamRecoveryNs] / 1'000'000, " ms"}});
+  }
   detail::QueueAttach::attach(*impl, role);
   return Queue(std::move(impl));
 }
@@ -450,11 +466,11 @@ std::size_t Queue::recv_batch_impl(std::size_t max, Timeout timeout, BatchFn fn,
 
 // reserve() and acquire() return one named loan from every path, so it is
 // built in the caller's slot (NRVO): no move, no destruction of a temporary.
-WriteLoan Queue::reserve(Timeout timeout) noexcept {
+QueueWriteLoan Queue::reserve(Timeout timeout) noexcept {
   QueueImpl& q = *impl_;
   std::uint64_t pos = 0, n = 0;
   std::optional<Deadline> d;
-  WriteLoan l;
+  QueueWriteLoan l;
   l.status_ = q.reserve_wait(1, &pos, &n, timeout, &d);
   if (l.status_ != Status::ok) return l;
   l.impl_ = &q;
@@ -464,7 +480,7 @@ WriteLoan Queue::reserve(Timeout timeout) noexcept {
   return l;
 }
 
-std::size_t Queue::reserve_batch(std::span<WriteLoan> out, Timeout timeout, Status* status) noexcept {
+std::size_t Queue::reserve_batch(std::span<QueueWriteLoan> out, Timeout timeout, Status* status) noexcept {
   QueueImpl& q = *impl_;
   std::uint64_t first = 0, n = 0;
   std::optional<Deadline> d;
@@ -472,7 +488,7 @@ std::size_t Queue::reserve_batch(std::span<WriteLoan> out, Timeout timeout, Stat
   if (status) *status = st;
   if (st != Status::ok) return 0;
   for (std::uint64_t i = 0; i < n; ++i) {
-    WriteLoan l;
+    QueueWriteLoan l;
     l.impl_ = &q;
     l.data_ = q.cell_data(first + i);
     l.capacity_ = q.block;
@@ -482,12 +498,12 @@ std::size_t Queue::reserve_batch(std::span<WriteLoan> out, Timeout timeout, Stat
   return n;
 }
 
-ReadLoan Queue::acquire(Timeout timeout) noexcept {
+QueueReadLoan Queue::acquire(Timeout timeout) noexcept {
   QueueImpl& q = *impl_;
   std::uint64_t pos = 0;
   std::size_t n = 0, first = 0;
   std::optional<Deadline> d;
-  ReadLoan l;
+  QueueReadLoan l;
   l.status_ = q.acquire_wait(&pos, 1, &n, static_cast<std::size_t>(-1), &first, timeout, &d);
   if (l.status_ != Status::ok) return l;
   const std::size_t sz = q.acquired_size(pos);
@@ -504,7 +520,7 @@ ReadLoan Queue::acquire(Timeout timeout) noexcept {
   return l;
 }
 
-std::size_t Queue::acquire_batch(std::span<ReadLoan> out, Timeout timeout, Status* status) noexcept {
+std::size_t Queue::acquire_batch(std::span<QueueReadLoan> out, Timeout timeout, Status* status) noexcept {
   QueueImpl& q = *impl_;
   std::uint64_t pos[QueueImpl::kChunk];
   std::size_t n = 0, first = 0;
@@ -523,7 +539,7 @@ std::size_t Queue::acquire_batch(std::span<ReadLoan> out, Timeout timeout, Statu
       if (status) *status = Status::corrupt;
       continue;
     }
-    ReadLoan l;
+    QueueReadLoan l;
     l.impl_ = &q;
     l.data_ = q.cell_data(pos[i]);
     l.size_ = sz;
@@ -533,13 +549,13 @@ std::size_t Queue::acquire_batch(std::span<ReadLoan> out, Timeout timeout, Statu
   return got;
 }
 
-WriteLoan::WriteLoan(WriteLoan&& o) noexcept
+QueueWriteLoan::QueueWriteLoan(QueueWriteLoan&& o) noexcept
     : impl_(std::exchange(o.impl_, nullptr)),
       data_(o.data_),
       capacity_(o.capacity_),
       pos_(o.pos_),
       status_(o.status_) {}
-WriteLoan& WriteLoan::operator=(WriteLoan&& o) noexcept {
+QueueWriteLoan& QueueWriteLoan::operator=(QueueWriteLoan&& o) noexcept {
   if (this != &o) {
     if (impl_ != nullptr) abort();
     // Field by field: reserve() just filled o (see platform::keep_apart).
@@ -555,25 +571,25 @@ WriteLoan& WriteLoan::operator=(WriteLoan&& o) noexcept {
   return *this;
 }
 
-Status WriteLoan::commit(std::size_t len) noexcept {
-  if (!impl_) return status_ == Status::ok ? Status::closed : status_;
-  if (len > capacity_) return Status::too_large;
-  impl_->commit(pos_, static_cast<std::uint32_t>(len));
+CommitResult QueueWriteLoan::commit(std::size_t n) noexcept {
+  if (!impl_) return {status_ == Status::ok ? Status::closed : status_, 0};
+  if (n > capacity_) return {Status::too_large, 0};
+  impl_->commit(pos_, static_cast<std::uint32_t>(n));
   impl_->publish(1);
   impl_ = nullptr;
-  return Status::ok;
+  return {Status::ok, pos_};
 }
 
-void WriteLoan::abort() noexcept {
+void QueueWriteLoan::abort() noexcept {
   if (!impl_) return;
   impl_->abort(pos_);
   impl_->publish(0);
   impl_ = nullptr;
 }
 
-ReadLoan::ReadLoan(ReadLoan&& o) noexcept
+QueueReadLoan::QueueReadLoan(QueueReadLoan&& o) noexcept
     : impl_(std::exchange(o.impl_, nullptr)), data_(o.data_), size_(o.size_), pos_(o.pos_), status_(o.status_) {}
-ReadLoan& ReadLoan::operator=(ReadLoan&& o) noexcept {
+QueueReadLoan& QueueReadLoan::operator=(QueueReadLoan&& o) noexcept {
   if (this != &o) {
     if (impl_ != nullptr) release();
     // Field by field: acquire() just filled o (see platform::keep_apart).
@@ -589,7 +605,7 @@ ReadLoan& ReadLoan::operator=(ReadLoan&& o) noexcept {
   return *this;
 }
 
-void ReadLoan::release() noexcept {
+void QueueReadLoan::release() noexcept {
   if (!impl_) return;
   impl_->release(pos_, true);
   impl_->released(1);
@@ -605,6 +621,10 @@ void Queue::close() noexcept {
   impl_->ctl->closed.store(1, std::memory_order_seq_cst);
   impl_->ctl->not_empty.notify_all();
   impl_->ctl->not_full.notify_all();
+}
+
+void Queue::detach() noexcept {
+  Queue gone(std::move(*this));  // its destructor lets go of the record and the mapping
 }
 
 bool Queue::closed() const noexcept {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "queue_impl.hpp"
+#include "zipc/log.hpp"
 #include "zipc/process.hpp"
 
 namespace zipc::detail {
@@ -251,6 +252,10 @@ std::size_t QueueImpl::recover() noexcept {
   // records can be reused. A record whose owner became dead after the scan
   // started is left for the next scan.
   free_dead(0, 0);
+  if (recovered != 0 && detail::log_enabled(LogLevel::info)) {
+    detail::log_message(LogLevel::info, name,
+                        "recovered " + std::to_string(recovered) + " position(s) held by dead participants");
+  }
   return recovered;
 }
 

@@ -1,4 +1,4 @@
-// RpcClient: connect, loan, send, wait, reconnect.
+// RpcClient: connect, reserve, send, wait, reconnect.
 #include <cstring>
 #include <new>
 #include <thread>
@@ -92,6 +92,15 @@ std::shared_ptr<RpcConnection> RpcClientImpl::open(std::string_view name, Deadli
           deadline.is_never() ? 1000 : (deadline.ns() > now ? (deadline.ns() - now) / 1'000'000 : 0));
       std::shared_ptr<Segment> seg = rpc_find_local(name);
       if (!seg) seg = std::make_shared<Segment>(Segment::open(name, SegmentKind::rpc, so));
+      // The layout version first: another version may lay out the params differently.
+      if (seg->payload_size() >= sizeof(layout::RpcControl)) {
+        const auto* control = reinterpret_cast<const layout::RpcControl*>(seg->payload());
+        if (control->rpc_magic == layout::kRpcMagic && control->layout_version != layout::kRpcLayoutVersion) {
+          fail(Errc::version_mismatch, name,
+               "created by rpc layout version " + std::to_string(control->layout_version) +
+                   ", this library reads version " + std::to_string(layout::kRpcLayoutVersion));
+        }
+      }
       auto c = std::make_shared<RpcConnection>();
       layout::RpcGeometry g;
       if (!rpc_geometry_from_params(seg->params(), seg->payload_size(), &g)) {
@@ -165,8 +174,8 @@ bool RpcClientImpl::ensure_live(Status* status) noexcept {
   }
 }
 
-RpcRequestLoan RpcClientImpl::loan(std::size_t n) noexcept {
-  RpcRequestLoan out;
+RpcWriteLoan RpcClientImpl::reserve(std::size_t n) noexcept {
+  RpcWriteLoan out;
   out.client_ = this;
   if (!ensure_live(&out.status_)) return out;
   RpcConnection& c = *conn;
@@ -209,16 +218,17 @@ RpcRequestLoan RpcClientImpl::loan(std::size_t n) noexcept {
   return out;
 }
 
-RpcTicket RpcClientImpl::send(RpcRequestLoan&& loan) noexcept {
+RpcTicket RpcClientImpl::send(RpcWriteLoan&& loan) noexcept {
   RpcTicket t;
   t.client_ = this;
-  if (!loan.ok()) {
+  if (!loan) {
     t.status_ = loan.status_;
     return t;
   }
   std::shared_ptr<RpcConnection> cp = std::move(loan.conn_);
   RpcConnection& c = *cp;
   const std::uint32_t k = loan.slot_;
+  const std::size_t len = loan.committed_ ? loan.length_ : loan.size_;
   loan.data_ = nullptr;
   loan.status_ = Status::closed;
   if (c.dead) {
@@ -230,9 +240,9 @@ RpcTicket RpcClientImpl::send(RpcRequestLoan&& loan) noexcept {
   }
   const layout::RpcGeometry& g = c.view.geometry();
   std::uint32_t block = c.req_block[k];
-  if (block != layout::kNoBlock && loan.size_ <= g.req_inline) {
-    // Shrunk below the inline size: the server looks inline.
-    std::memcpy(c.view.request_inline(c.first_slot + k), c.view.block(block), loan.size_);
+  if (block != layout::kNoBlock && len <= g.req_inline) {
+    // Committed below the inline size: the server looks inline.
+    std::memcpy(c.view.request_inline(c.first_slot + k), c.view.block(block), len);
     c.view.release_block(block, c.client);
     c.req_block[k] = block = layout::kNoBlock;
   }
@@ -240,7 +250,7 @@ RpcTicket RpcClientImpl::send(RpcRequestLoan&& loan) noexcept {
   const std::uint64_t id = next_call_id++;
   // relaxed (all three): published by the release store of state below.
   s->call_id.store(id, std::memory_order_relaxed);
-  s->req_len.store(loan.size_, std::memory_order_relaxed);
+  s->req_len.store(len, std::memory_order_relaxed);
   s->req_block.store(block, std::memory_order_relaxed);
   // release: publishes the request fields and payload to the server thread
   // that claims the slot (acquire CAS).
@@ -320,21 +330,22 @@ RpcResponse RpcClientImpl::wait(RpcTicket& t, Deadline deadline) noexcept {
   t.status_ = Status::closed;
   Status st = Status::ok;
   const std::byte* data = nullptr;
-  if (reply_id != t.call_id_) {
+  const bool foreign_or_malformed =
+      reply_id != t.call_id_ ||
+      (result != layout::kResultOk && result != layout::kResultTooLarge && result != layout::kResultNoMemory) ||
+      (result == layout::kResultOk && len > g.max_response);
+  if (foreign_or_malformed) {
     st = Status::corrupt;
   } else if (result == layout::kResultTooLarge) {
     st = Status::too_large;
   } else if (result == layout::kResultNoMemory) {
     st = Status::full;
-  } else if (result != layout::kResultOk || len > g.max_response) {
-    st = Status::corrupt;
   } else if (len <= g.resp_inline) {
     data = c.view.response_inline(c.first_slot + k);
   } else if (block < g.block_count && len <= g.block_size) {
     data = c.view.block(block);
-  } else {
-    st = Status::corrupt;
   }
+  if (st == Status::ok && data == nullptr) st = Status::corrupt;  // a length its block cannot hold
   if (st != Status::ok) {
     c.release(k);
     out.status_ = st;
@@ -377,12 +388,12 @@ RpcClient::~RpcClient() = default;
 
 RpcResponse RpcClient::call(std::span<const std::byte> request, std::chrono::nanoseconds timeout) noexcept {
   const Deadline deadline = Deadline::after(timeout);
-  RpcRequestLoan l = impl_->loan(request.size());
+  RpcWriteLoan l = impl_->reserve(request.size());
   while (l.status() == Status::full && !deadline.expired()) {
     std::this_thread::yield();
-    l = impl_->loan(request.size());
+    l = impl_->reserve(request.size());
   }
-  if (!l.ok()) {
+  if (!l) {
     RpcResponse r;
     r.status_ = l.status();
     return r;
@@ -392,24 +403,24 @@ RpcResponse RpcClient::call(std::span<const std::byte> request, std::chrono::nan
   return impl_->wait(t, deadline);
 }
 
-RpcResponse RpcClient::call(RpcRequestLoan&& loan, std::chrono::nanoseconds timeout) noexcept {
+RpcResponse RpcClient::call(RpcWriteLoan&& loan, std::chrono::nanoseconds timeout) noexcept {
   const Deadline deadline = Deadline::after(timeout);
   RpcTicket t = impl_->send(std::move(loan));
   return impl_->wait(t, deadline);
 }
 
 RpcTicket RpcClient::call_async(std::span<const std::byte> request) noexcept {
-  RpcRequestLoan l = impl_->loan(request.size());
-  if (l.ok() && !request.empty()) std::memcpy(l.data().data(), request.data(), request.size());
+  RpcWriteLoan l = impl_->reserve(request.size());
+  if (l && !request.empty()) std::memcpy(l.data().data(), request.data(), request.size());
   return impl_->send(std::move(l));
 }
 
-RpcTicket RpcClient::call_async(RpcRequestLoan&& loan) noexcept {
+RpcTicket RpcClient::call_async(RpcWriteLoan&& loan) noexcept {
   return impl_->send(std::move(loan));
 }
 
-RpcRequestLoan RpcClient::loan(std::size_t n) noexcept {
-  return impl_->loan(n);
+RpcWriteLoan RpcClient::reserve(std::size_t n) noexcept {
+  return impl_->reserve(n);
 }
 
 void RpcClient::set_wait(const WaitOptions& wait) noexcept {
@@ -429,7 +440,7 @@ std::uint64_t RpcClient::reconnects() const noexcept {
   return impl_->reconnects;
 }
 
-// ---- RpcResponse, RpcTicket, RpcRequestLoan ----
+// ---- RpcResponse, RpcTicket, RpcWriteLoan ----
 
 RpcResponse::RpcResponse(RpcResponse&& o) noexcept
     : conn_(std::move(o.conn_)),
@@ -485,28 +496,45 @@ bool RpcTicket::ready() const noexcept {
   return client_ != nullptr && client_->ready(*this);
 }
 
-RpcRequestLoan::RpcRequestLoan(RpcRequestLoan&& o) noexcept
+RpcWriteLoan::RpcWriteLoan(RpcWriteLoan&& o) noexcept
     : client_(o.client_),
       conn_(std::move(o.conn_)),
       status_(std::exchange(o.status_, Status::closed)),
       slot_(o.slot_),
       data_(std::exchange(o.data_, nullptr)),
-      size_(std::exchange(o.size_, 0)) {}
+      size_(std::exchange(o.size_, 0)),
+      length_(o.length_),
+      committed_(std::exchange(o.committed_, false)) {}
 
-RpcRequestLoan& RpcRequestLoan::operator=(RpcRequestLoan&& o) noexcept {
+RpcWriteLoan& RpcWriteLoan::operator=(RpcWriteLoan&& o) noexcept {
   if (this != &o) {
-    this->~RpcRequestLoan();
-    new (this) RpcRequestLoan(std::move(o));
+    this->~RpcWriteLoan();
+    new (this) RpcWriteLoan(std::move(o));
   }
   return *this;
 }
 
-RpcRequestLoan::~RpcRequestLoan() {
+RpcWriteLoan::~RpcWriteLoan() {
+  abort();
+}
+
+CommitResult RpcWriteLoan::commit(std::size_t n) noexcept {
+  if (data_ == nullptr) return {status_ == Status::ok ? Status::closed : status_, 0};
+  if (n > size_) return {Status::too_large, 0};
+  length_ = n;
+  committed_ = true;
+  return {Status::ok, 0};
+}
+
+void RpcWriteLoan::abort() noexcept {
   if (!conn_ || data_ == nullptr) return;
   detail::RpcConnection& c = *conn_;
   if (c.req_block[slot_] != layout::kNoBlock) c.view.release_block(c.req_block[slot_], c.client);
   c.req_block[slot_] = layout::kNoBlock;
   c.local[slot_] = detail::LocalSlot::free;
+  data_ = nullptr;
+  conn_.reset();
+  status_ = Status::closed;
 }
 
 }  // namespace zipc

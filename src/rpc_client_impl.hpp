@@ -17,7 +17,7 @@ namespace zipc::detail {
 // the slot is in the protocol; this says which local object holds it).
 enum class LocalSlot : std::uint8_t {
   free,       // ours to fill
-  loaned,     // an RpcRequestLoan holds it
+  loaned,     // an RpcWriteLoan holds it
   in_flight,  // sent; an RpcTicket waits for it
   abandoned,  // sent; its ticket was dropped (reclaimed when answered)
   held,       // an RpcResponse reads it
@@ -60,8 +60,8 @@ class RpcClientImpl {
   // Checks the server at most every liveness_ns; reconnects a dead connection
   // once (no waiting). False (with *status) when no live server is there.
   bool ensure_live(Status* status) noexcept;
-  RpcRequestLoan loan(std::size_t n) noexcept;
-  RpcTicket send(RpcRequestLoan&& loan) noexcept;
+  RpcWriteLoan reserve(std::size_t n) noexcept;
+  RpcTicket send(RpcWriteLoan&& loan) noexcept;
   RpcResponse wait(RpcTicket& ticket, Deadline deadline) noexcept;
   void abandon(RpcTicket& ticket) noexcept;
   bool ready(const RpcTicket& ticket) const noexcept;

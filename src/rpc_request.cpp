@@ -43,7 +43,7 @@ RpcRequest::~RpcRequest() {
   server_ = nullptr;
 }
 
-std::span<std::byte> RpcRequest::reply_loan(std::size_t n, Status* status) noexcept {
+std::span<std::byte> RpcRequest::reserve_reply(std::size_t n, Status* status) noexcept {
   auto set = [status](Status s) {
     if (status != nullptr) *status = s;
   };
@@ -83,7 +83,7 @@ std::span<std::byte> RpcRequest::reply_loan(std::size_t n, Status* status) noexc
   return {dst, n};
 }
 
-std::span<std::byte> RpcRequest::reply_in_place(std::size_t n, Status* status) noexcept {
+std::span<std::byte> RpcRequest::reserve_reply_in_place(std::size_t n, Status* status) noexcept {
   if (server_ != nullptr && req_block_ != layout::kNoBlock && resp_block_ == layout::kNoBlock &&
       n > server_->view.geometry().resp_inline && n <= server_->view.geometry().max_response) {
     resp_block_ = std::exchange(req_block_, layout::kNoBlock);
@@ -92,12 +92,12 @@ std::span<std::byte> RpcRequest::reply_in_place(std::size_t n, Status* status) n
     if (status != nullptr) *status = Status::ok;
     return {server_->view.block(resp_block_), n};
   }
-  return reply_loan(n, status);
+  return reserve_reply(n, status);
 }
 
-Status RpcRequest::commit(std::size_t n) noexcept {
-  if (server_ == nullptr) return Status::closed;
-  if (!loan_open_ || n > loaned_) return Status::too_large;
+CommitResult RpcRequest::commit(std::size_t n) noexcept {
+  if (server_ == nullptr) return {Status::closed, 0};
+  if (!loan_open_ || n > loaned_) return {Status::too_large, 0};
   std::uint32_t block = resp_block_;
   if (n <= server_->view.geometry().resp_inline && block != layout::kNoBlock) {
     // Shrunk to inline size: the data is in the block, the client expects it
@@ -110,7 +110,7 @@ Status RpcRequest::commit(std::size_t n) noexcept {
   loan_open_ = false;
   server_->publish(*this, layout::kResultOk, n, block);
   server_ = nullptr;
-  return Status::ok;
+  return {Status::ok, 0};
 }
 
 Status RpcRequest::reply(std::span<const std::byte> response) noexcept {
@@ -132,10 +132,10 @@ Status RpcRequest::reply(std::span<const std::byte> response) noexcept {
     resp_block_ = std::exchange(req_block_, layout::kNoBlock);
     loaned_ = response.size();
     loan_open_ = true;
-    return commit(response.size());
+    return commit(response.size()).status;
   }
   Status st = Status::ok;
-  std::span<std::byte> dst = reply_loan(response.size(), &st);
+  std::span<std::byte> dst = reserve_reply(response.size(), &st);
   if (st != Status::ok) {
     server_->publish(*this, layout::kResultNoMemory, 0, layout::kNoBlock);
     server_ = nullptr;
@@ -144,7 +144,7 @@ Status RpcRequest::reply(std::span<const std::byte> response) noexcept {
   // memmove: a handler may echo a view that overlaps (never in our layout,
   // but cheap insurance).
   if (!response.empty()) std::memmove(dst.data(), response.data(), response.size());
-  return commit(response.size());
+  return commit(response.size()).status;
 }
 
 }  // namespace zipc

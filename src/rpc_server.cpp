@@ -14,6 +14,8 @@
 #include "recovery_wait.hpp"
 #include "rpc_server_impl.hpp"
 #include "rpc_shared.hpp"
+#include "segment_header.hpp"
+#include "zipc/log.hpp"
 #include "zipc/process.hpp"
 #include "zipc/rpc.hpp"
 
@@ -73,6 +75,17 @@ SegmentSpec make_spec(std::string_view name, const RpcOptions& o, layout::RpcGeo
   return spec;
 }
 
+// A kind or version field that reads wrong is damage (not another kind of
+// segment, nor a newer layout) only when the header's checksum fails too.
+bool checksum_broken(const std::string& path) {
+  const int fd = platform::open_file(path, O_RDONLY, 0);
+  if (fd < 0) return false;
+  layout::SegmentHeader h;
+  const long n = platform::read_at(fd, &h, sizeof h, 0);
+  platform::close_fd(fd);
+  return n == static_cast<long>(sizeof h) && header_checksum(h) != h.checksum;
+}
+
 // A segment whose header cannot be read: its server is proved gone when no
 // process holds a lock on the file (a live server holds a shared one for
 // its whole life, a creator an exclusive one while initializing).
@@ -100,6 +113,13 @@ bool is_stale(std::string_view name, const std::string& path) {
     return !rpc_alive(v.control()->server.load(std::memory_order_acquire));
   } catch (const Error& e) {
     if (e.errc() == Errc::creator_died || e.errc() == Errc::not_found) return true;
+    // Only a damaged header is judged by the lock: another kind of segment
+    // under this name (wrong_kind), a newer layout, or a permission problem
+    // is never removed (its users hold no lock).
+    const bool suspect = e.errc() == Errc::wrong_kind || e.errc() == Errc::version_mismatch;
+    const bool damaged = e.errc() == Errc::corrupt_header || e.errc() == Errc::bad_magic ||
+                         e.errc() == Errc::truncated || (suspect && checksum_broken(path));
+    if (!damaged) return false;
     if (damaged_and_unlocked(path)) return true;
     fail(Errc::already_exists, name,
          std::string("the existing segment is damaged (") + e.what() +
@@ -311,6 +331,8 @@ bool RpcServerImpl::finish_reap(std::uint32_t client) noexcept {
   // release: the freed slots and blocks happen before the next client's claim
   // (its acquire CAS on owner).
   view.record(client)->owner.store(layout::kOwnerFree, std::memory_order_release);
+  detail::log_message(LogLevel::info, name,
+                      "reaped dead client " + std::to_string(client) + " (slots and blocks freed)");
   return true;
 }
 
@@ -347,6 +369,7 @@ RpcServer RpcServer::create(std::string_view name, const RpcOptions& options) {
     // The file is zero-filled: slots free, owners free, blocks free.
     detail::RpcView v(payload, g);
     v.control()->rpc_magic = layout::kRpcMagic;
+    v.control()->layout_version = layout::kRpcLayoutVersion;                   // published by init_state
     v.control()->server.store(me, std::memory_order_relaxed);                  // relaxed: published by init_state
     v.control()->state.store(layout::kRpcRunning, std::memory_order_relaxed);  // relaxed: as above
     for (std::uint64_t b = 0; b < g.block_count; ++b) {

@@ -11,6 +11,7 @@
 #include "platform/file.hpp"
 #include "platform/process.hpp"
 #include "segment_header.hpp"
+#include "zipc/log.hpp"
 
 namespace zipc {
 
@@ -151,7 +152,7 @@ struct SegmentAccess {
       if (int r = platform::advise(s.base_, s.size_, platform::Advice::huge_pages); r < 0) {
         if (o.huge_pages == HugePages::require) {
           const std::string why = "huge pages unavailable: " + platform::error_text(-r);
-          s.close();
+          s.detach();
           fail(Errc::invalid_argument, s.name_, why);
         }
         s.notes_ += "huge pages unavailable (" + platform::error_text(-r) + "), using small pages; ";
@@ -236,7 +237,7 @@ Segment Segment::create(std::string_view name, const SegmentSpec& spec, const In
     // load it with acquire (via pread after the store is globally visible).
     live->init_state.store(layout::kInitReady, std::memory_order_release);
   } catch (...) {
-    seg.close();
+    seg.detach();
     platform::unlink_path(path);
     throw;
   }
@@ -269,7 +270,10 @@ Segment Segment::open(std::string_view name, SegmentKind kind, const SegmentOpti
       if (!options.path.empty()) seg.fd_ = fd.release();
       return seg;
     }
-    if (hr.check.state == detail::HeaderState::invalid) fail(hr.check.errc, name, hr.check.why);
+    if (hr.check.state == detail::HeaderState::invalid) {
+      detail::log_message(LogLevel::warn, name, std::string("refused: ") + hr.check.why);
+      fail(hr.check.errc, name, hr.check.why);
+    }
 
     // Still initializing: is the creator alive?
     const std::uint64_t now = platform::monotonic_ns();
@@ -403,7 +407,7 @@ Segment::Segment(Segment&& o) noexcept
 
 Segment& Segment::operator=(Segment&& o) noexcept {
   if (this != &o) {
-    close();
+    detach();
     base_ = std::exchange(o.base_, nullptr);
     size_ = std::exchange(o.size_, 0);
     payload_offset_ = o.payload_offset_;
@@ -421,10 +425,10 @@ Segment& Segment::operator=(Segment&& o) noexcept {
 }
 
 Segment::~Segment() {
-  close();
+  detach();
 }
 
-void Segment::close() noexcept {
+void Segment::detach() noexcept {
   if (base_ != nullptr) platform::unmap(base_, size_);
   base_ = nullptr;
   size_ = 0;

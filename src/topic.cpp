@@ -3,9 +3,11 @@
 #include <bit>
 #include <new>
 
+#include "options_mismatch.hpp"
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
 #include "topic_state.hpp"
+#include "zipc/log.hpp"
 #include "zipc/process.hpp"
 
 namespace zipc {
@@ -288,6 +290,7 @@ bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
   }
   // release: our writes happen before the next recoverer's.
   admin.recovery_owner.store(0, std::memory_order_release);
+  if (moved) detail::log_message(LogLevel::info, s.name(), "recovered the claim of a dead publisher (hole skipped)");
   if (moved) {
     s.events().commit.notify_all();
     s.events().data.notify_all();
@@ -451,7 +454,18 @@ Topic Topic::open(std::string_view name, const TopicOptions& options) {
 Topic Topic::open_or_create(std::string_view name, const TopicOptions& options, bool* created) {
   const Geometry g = geometry_of(name, options);
   Topic t;
-  t.state_ = attach(Segment::open_or_create(name, spec_of(g), init_of(g), segment_options(options), created), options);
+  bool made = false;
+  t.state_ = attach(Segment::open_or_create(name, spec_of(g), init_of(g), segment_options(options), &made), options);
+  if (created) *created = made;
+  if (!made) {
+    const TopicState& s = *t.state_;
+    detail::check_existing_geometry(
+        "topic '" + std::string(name) + "'", options.accept_existing,
+        {{"capacity_bytes", g.capacity, s.capacity, " bytes"},
+         {"max_message_size", g.max_message, s.max_message, " bytes"},
+         {"max_subscribers", g.max_subscribers, s.max_subscribers, ""},
+         {"publishers (multi)", g.mode == layout::PublisherMode::multi, s.mode == layout::PublisherMode::multi, ""}});
+  }
   return t;
 }
 
@@ -460,6 +474,14 @@ bool Topic::remove(std::string_view name, const SegmentOptions& segment) {
 }
 
 Topic::~Topic() = default;
+
+void Publisher::detach() noexcept {
+  Publisher gone(std::move(*this));  // its destructor gives the slot back
+}
+
+void Subscriber::detach() noexcept {
+  Subscriber gone(std::move(*this));  // its destructor gives the slot back
+}
 
 void Topic::sync() const {
   if (state_) state_->segment.sync();

@@ -273,7 +273,7 @@ Status Publisher::make_room(std::uint64_t needed_end, bool check_liveness) noexc
 
 // ---------------------------------------------------------------- claim
 
-Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexcept {
+Status Publisher::reserve(std::size_t size, Deadline deadline, TopicWriteLoan& loan) noexcept {
   if (!state_ || loan_out_) return Status::corrupt;
   TopicState& s = *state_;
   if (size > s.max_message) return Status::too_large;
@@ -442,7 +442,7 @@ Status Publisher::await_token(std::uint64_t position) noexcept {
   }
 }
 
-PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept {
+CommitResult Publisher::finish(TopicWriteLoan& loan, std::size_t n, bool abort) noexcept {
   TopicState& s = *state_;
   auto& pub = s.pub();
   const bool multi = s.mode == layout::PublisherMode::multi;
@@ -504,6 +504,7 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
       if (pending_count_ == 0) pending_since_ns_ = now;
       old_enough = now - pending_since_ns_ >= kCommitBatchNs;
     }
+    if (!abort) count_commit(size);
     pending_records_[pending_count_++] = loan.record_;
     pending_end_ = end;
     pending_next_ = next;
@@ -511,6 +512,7 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
     return {Status::ok, abort ? 0 : seq};
   }
   if (!abort) {
+    count_commit(size);
     // A single publisher stamps bursts with one clock read per microsecond
     // (platform::BurstStamp): the stamp is within 1 us of the commit. Multi
     // mode reads the clock each time, under the commit token, so stamps
@@ -524,6 +526,14 @@ PublishResult Publisher::finish(Loan& loan, std::size_t n, bool abort) noexcept 
   detail::tag_of(s, loan.record_).store(loan.record_, std::memory_order_release);
   publish_commit(end, next);
   return {Status::ok, abort ? 0 : seq};
+}
+
+// Statistics in this publisher's own slot line (read by `zipc top`): no
+// other process writes it, so plain load + store, relaxed.
+void Publisher::count_commit(std::uint32_t size) noexcept {
+  auto& slot = state_->control->publishers[slot_];
+  slot.messages.store(slot.messages.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  slot.bytes.store(slot.bytes.load(std::memory_order_relaxed) + size, std::memory_order_relaxed);
 }
 
 void Publisher::publish_commit(std::uint64_t end, std::uint64_t next) noexcept {
@@ -576,16 +586,16 @@ void copy_in(const TopicState& s, std::byte* dst, std::span<const std::byte> m) 
 }
 }  // namespace
 
-PublishResult Publisher::try_publish(std::span<const std::byte> message) noexcept {
-  Loan loan;
+CommitResult Publisher::try_publish(std::span<const std::byte> message) noexcept {
+  TopicWriteLoan loan;
   const Status st = reserve(message.size(), Deadline::at_ns(0), loan);
   if (st != Status::ok) return {st, 0};
   copy_in(*state_, loan.payload_, message);
   return finish(loan, message.size(), false);
 }
 
-PublishResult Publisher::publish(std::span<const std::byte> message, std::chrono::nanoseconds timeout) noexcept {
-  Loan loan;
+CommitResult Publisher::publish(std::span<const std::byte> message, std::chrono::nanoseconds timeout) noexcept {
+  TopicWriteLoan loan;
   // Try first: the deadline (a clock read) is only needed when we must wait.
   Status st = reserve(message.size(), Deadline::at_ns(0), loan);
   if (st == Status::full) st = reserve(message.size(), Deadline::after(timeout), loan);
@@ -594,27 +604,27 @@ PublishResult Publisher::publish(std::span<const std::byte> message, std::chrono
   return finish(loan, message.size(), false);
 }
 
-Loan Publisher::try_claim(std::size_t size) noexcept {
-  Loan loan;
+TopicWriteLoan Publisher::try_reserve(std::size_t size) noexcept {
+  TopicWriteLoan loan;
   loan.status_ = reserve(size, Deadline::at_ns(0), loan);
   return loan;
 }
 
-Loan Publisher::claim(std::size_t size, std::chrono::nanoseconds timeout) noexcept {
-  Loan loan;
+TopicWriteLoan Publisher::reserve(std::size_t size, std::chrono::nanoseconds timeout) noexcept {
+  TopicWriteLoan loan;
   Status st = reserve(size, Deadline::at_ns(0), loan);  // try first, as in publish
   if (st == Status::full) st = reserve(size, Deadline::after(timeout), loan);
   loan.status_ = st == Status::full ? Status::timeout : st;
   return loan;
 }
 
-// ---------------------------------------------------------------- Loan
+// ---------------------------------------------------------------- TopicWriteLoan
 
-Loan::Loan(Loan&& o) noexcept {
+TopicWriteLoan::TopicWriteLoan(TopicWriteLoan&& o) noexcept {
   *this = std::move(o);
 }
 
-Loan& Loan::operator=(Loan&& o) noexcept {
+TopicWriteLoan& TopicWriteLoan::operator=(TopicWriteLoan&& o) noexcept {
   if (this != &o) {
     if (owner_ != nullptr) abort();
     // Field by field: reserve() just filled o (see platform::keep_apart).
@@ -635,14 +645,14 @@ Loan& Loan::operator=(Loan&& o) noexcept {
   return *this;
 }
 
-PublishResult Loan::commit(std::size_t n) noexcept {
+CommitResult TopicWriteLoan::commit(std::size_t n) noexcept {
   if (owner_ == nullptr) return {status_ == Status::ok ? Status::corrupt : status_, 0};
-  if (n > size_) n = size_;
+  if (n > size_) return {Status::too_large, 0};  // the loan is kept
   Publisher* p = owner_;
   return p->finish(*this, n, false);
 }
 
-void Loan::abort() noexcept {
+void TopicWriteLoan::abort() noexcept {
   if (owner_ == nullptr) return;
   Publisher* p = owner_;
   (void)p->finish(*this, 0, true);

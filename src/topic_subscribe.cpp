@@ -1,5 +1,6 @@
 // Topic subscribers: join (latest / oldest / sequence), read, lossy validation.
 #include <algorithm>
+#include <utility>
 
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
@@ -22,10 +23,8 @@ ReadResult rr(Status st) noexcept {
   r.status = st;
   return r;
 }
-MessageView mv(Status st) noexcept {
-  MessageView v;
-  v.status = st;
-  return v;
+TopicReadLoan mv(Status st) noexcept {
+  return TopicReadLoan(st);
 }
 
 std::uint64_t retained_floor(const TopicState& s) noexcept {
@@ -105,6 +104,8 @@ Subscriber Topic::subscribe(const SubscribeOptions& options) {
     sub.position_ = r;
     sub.cursor_ = r;
     sub.expected_ = expected;
+    slot.sequence.store(expected, std::memory_order_relaxed);  // relaxed: statistics only (zipc top)
+    slot.lost.store(0, std::memory_order_relaxed);             // relaxed: statistics only
     break;
   }
   return sub;
@@ -144,13 +145,15 @@ Subscriber::~Subscriber() {
 void Subscriber::publish_position() noexcept {
   if (delivery_ != Delivery::reliable) return;
   TopicState& s = *state_;
+  s.subscribers[slot_].sequence.store(expected_, std::memory_order_relaxed);  // relaxed: statistics only
   // release: we are done reading every byte below position_; pairs with make_room's acquire.
   s.subscribers[slot_].position.store(position_, std::memory_order_release);
   s.barrier.wake(s.events().space, true);
 }
 
-void Subscriber::release() noexcept {
-  if (state_) release_view();
+void Subscriber::release_loan(std::uint64_t end) noexcept {
+  // Only the loan still out: an older one was released by a later call.
+  if (state_ && view_end_ == end) release_view();
 }
 
 void Subscriber::release_view() noexcept {
@@ -274,8 +277,9 @@ ReadResult Subscriber::try_read(std::span<std::byte> buffer) noexcept {
   return r;
 }
 
-MessageView Subscriber::try_read_view() noexcept {
-  if (!state_ || delivery_ != Delivery::reliable) return mv(Status::corrupt);
+TopicReadLoan Subscriber::try_acquire() noexcept {
+  if (!state_) return mv(Status::corrupt);
+  if (delivery_ != Delivery::reliable) return mv(Status::not_supported);
   release_view();
   Found f;
   switch (next_record(&f)) {
@@ -285,11 +289,13 @@ MessageView Subscriber::try_read_view() noexcept {
   }
   detail::test_point(detail::TestPoint::reader_checked_record, f.position);
   // The view spans the checked size (see try_read).
-  MessageView v{Status::ok,
-                f.sequence,
-                f.publish_ns,
-                {state_->at(f.position) + layout::kRecordHeaderSize, static_cast<std::size_t>(f.size)}};
-  view_end_ = f.position + f.total;
+  TopicReadLoan v(Status::ok);
+  v.owner_ = this;
+  v.data_ = state_->at(f.position) + layout::kRecordHeaderSize;
+  v.size_ = f.size;
+  v.sequence_ = f.sequence;
+  v.publish_ns_ = f.publish_ns;
+  v.end_ = view_end_ = f.position + f.total;
   ++expected_;
   return v;
 }
@@ -318,6 +324,8 @@ ReadResult Subscriber::overrun() noexcept {
     const std::uint64_t lost = seq > expected_ ? seq - expected_ : 0;
     lost_ += lost;
     expected_ = std::max(expected_, seq);
+    s.subscribers[slot_].lost.store(lost_, std::memory_order_relaxed);          // relaxed: statistics only
+    s.subscribers[slot_].sequence.store(expected_, std::memory_order_relaxed);  // relaxed: statistics only
     position_ = o;
     cursor_ = o;
     ReadResult r = rr(Status::overrun);
@@ -428,19 +436,49 @@ ReadResult Subscriber::read(std::span<std::byte> buffer, std::chrono::nanosecond
   }
 }
 
-MessageView Subscriber::read_view(std::chrono::nanoseconds timeout) noexcept {
-  MessageView v = try_read_view();  // try first, as in read
-  if (v.status != Status::empty) return v;
+TopicReadLoan Subscriber::acquire(std::chrono::nanoseconds timeout) noexcept {
+  TopicReadLoan v = try_acquire();  // try first, as in read
+  if (v.status_ != Status::empty) return v;
   const Deadline deadline = Deadline::after(timeout);
   for (;;) {
     const bool timed_out = wait_readable(deadline) == Status::timeout;
-    v = try_read_view();
-    if (v.status != Status::empty) return v;
+    v = try_acquire();
+    if (v.status_ != Status::empty) return v;
     if (timed_out) {
-      v.status = Status::timeout;
+      v.status_ = Status::timeout;
       return v;
     }
   }
+}
+
+// ---------------------------------------------------------------- TopicReadLoan
+
+TopicReadLoan::TopicReadLoan(TopicReadLoan&& o) noexcept
+    : owner_(std::exchange(o.owner_, nullptr)),
+      data_(o.data_),
+      size_(o.size_),
+      sequence_(o.sequence_),
+      publish_ns_(o.publish_ns_),
+      end_(o.end_),
+      status_(o.status_) {}
+
+TopicReadLoan& TopicReadLoan::operator=(TopicReadLoan&& o) noexcept {
+  if (this != &o) {
+    if (owner_ != nullptr) release();
+    owner_ = std::exchange(o.owner_, nullptr);
+    data_ = o.data_;
+    size_ = o.size_;
+    sequence_ = o.sequence_;
+    publish_ns_ = o.publish_ns_;
+    end_ = o.end_;
+    status_ = o.status_;
+  }
+  return *this;
+}
+
+void TopicReadLoan::release() noexcept {
+  if (owner_ == nullptr) return;
+  std::exchange(owner_, nullptr)->release_loan(end_);
 }
 
 }  // namespace zipc

@@ -108,7 +108,7 @@ std::uint64_t run_queue(int dead, std::chrono::milliseconds recovery, int rep) {
   const std::string name = "bench.rl.q." + std::to_string(getpid()) + "." + std::to_string(rep);
   zipc::QueueOptions o;
   o.block_size = 64;
-  o.capacity = 256;
+  o.block_count = 256;
   o.max_participants = static_cast<std::uint32_t>(dead + 8);
   o.recovery_time = recovery;
   RemoveAtExit<zipc::Queue> cleanup{name};
@@ -159,9 +159,9 @@ std::uint64_t run_queue(int dead, std::chrono::milliseconds recovery, int rep) {
 std::uint64_t run_topic(int dead, std::chrono::milliseconds recovery, int rep) {
   const std::string name = "bench.rl.t." + std::to_string(getpid()) + "." + std::to_string(rep);
   zipc::TopicOptions o;
-  o.capacity = 1 << 20;
-  o.max_message = 256;
-  o.publishers = zipc::PublisherKind::multi;
+  o.capacity_bytes = 1 << 20;
+  o.max_message_size = 256;
+  o.publishers = zipc::Multiplicity::multi;
   o.recovery_time = recovery;
   RemoveAtExit<zipc::Topic> cleanup{name};
   zipc::Topic t = zipc::Topic::create(name, o);

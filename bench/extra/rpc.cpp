@@ -8,7 +8,7 @@
 // Workload "reqrep", as the harness runs its request/response baselines: the
 // client writes every byte of the request (header + pattern) straight into a
 // request loan; the server checks every byte and writes a fresh response of
-// the same size (reply_in_place: a block-sized response overwrites the
+// the same size (reserve_reply_in_place: a block-sized response overwrites the
 // request's block, already checked); the client checks every byte of the
 // response where it lies. Workload "reqrep-echo" (256 KiB, 4 MiB): the server
 // checks the request and answers with it (reply(req.data()): the request's
@@ -98,7 +98,7 @@ int run_server(const std::string& name, std::size_t size, zipc::WaitStrategy wai
           return;
         }
         zipc::Status st;
-        auto out = req.reply_in_place(req.size(), &st);  // the checked request's block takes the response
+        auto out = req.reserve_reply_in_place(req.size(), &st);  // the checked request's block takes the response
         if (st != zipc::Status::ok) return;
         h.sender = good ? 1u : 0xbadu;
         fill(out.data(), out.size(), h);
@@ -121,8 +121,8 @@ Result run_client(const std::string& name, std::size_t size, bool echo, int call
     const auto t0 = Clock::now();
     // Zero copy both ways: the request is written into its slot or block,
     // the response read where the server wrote it.
-    zipc::RpcRequestLoan loan = client.loan(size);
-    if (!loan.ok()) continue;
+    zipc::RpcWriteLoan loan = client.reserve(size);
+    if (!loan) continue;
     const Head sent{static_cast<std::uint64_t>(i + warmup), 0, 0, 0, 0};
     fill(loan.data().data(), size, sent);
     zipc::RpcResponse resp = client.call(std::move(loan), 10s);

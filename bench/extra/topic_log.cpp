@@ -102,7 +102,7 @@ std::uint64_t publish(zipc::Publisher& pub, std::uint64_t first, std::uint64_t c
   for (std::uint64_t n = first; n < first + count; ++n) {
     std::memcpy(buf.data(), &n, sizeof n);
     buf[8] = std::byte{1};  // status
-    const zipc::PublishResult r = pub.publish(buf, std::chrono::seconds(30));
+    const zipc::CommitResult r = pub.publish(buf, std::chrono::seconds(30));
     if (!r.ok() || r.sequence != n) return 0;
   }
   const std::uint64_t wall = now_ns() - t0;

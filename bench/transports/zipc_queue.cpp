@@ -1,7 +1,7 @@
 // The benchmark plug-ins for zipc::Queue: one-way channels over the queue.
 //   zipc-queue       zero-copy on both ends: prepare() returns the reserved
 //                    block itself, acquire() the block the message was
-//                    written into (WriteLoan / ReadLoan).
+//                    written into (QueueWriteLoan / QueueReadLoan).
 //   zipc-queue-copy  the copy API: the sender writes into its own buffer and
 //                    send() copies it in; recv() copies it out into the
 //                    receiver's buffer, which the harness then checks.
@@ -39,13 +39,13 @@ class QueueSender final : public Sender {
   void* prepare(std::size_t n) override {
     if (n > q_.block_size()) return nullptr;
     loan_ = q_.reserve(kForever);  // waits while the ring is full
-    return loan_ ? loan_.data() : nullptr;
+    return loan_ ? loan_.data().data() : nullptr;
   }
-  bool commit(std::size_t n) override { return loan_ && loan_.commit(n) == Status::ok; }
+  bool commit(std::size_t n) override { return loan_ && loan_.commit(n).ok(); }
 
  private:
   Queue q_;
-  WriteLoan loan_;
+  QueueWriteLoan loan_;
 };
 
 class QueueReceiver final : public Receiver {
@@ -55,13 +55,13 @@ class QueueReceiver final : public Receiver {
     loan_ = q_.acquire(kForever);
     if (!loan_) return nullptr;
     *n = loan_.size();
-    return loan_.data();
+    return loan_.data().data();
   }
   void release() override { loan_.release(); }
 
  private:
   Queue q_;
-  ReadLoan loan_;
+  QueueReadLoan loan_;
 };
 
 class QueueCopySender final : public Sender {

@@ -50,7 +50,7 @@ class TopicSender final : public Sender {
  public:
   TopicSender(zipc::Topic topic) : topic_(std::move(topic)), pub_(topic_.publisher()) {}
   void* prepare(std::size_t n) override {
-    loan_ = pub_.claim(n, kPatience);
+    loan_ = pub_.reserve(n, kPatience);
     return loan_ ? loan_.data().data() : nullptr;
   }
   bool commit(std::size_t n) override { return loan_.commit(n).ok(); }
@@ -58,7 +58,7 @@ class TopicSender final : public Sender {
  private:
   zipc::Topic topic_;
   zipc::Publisher pub_;
-  zipc::Loan loan_;
+  zipc::TopicWriteLoan loan_;
 };
 
 class TopicReceiver final : public Receiver {
@@ -66,16 +66,17 @@ class TopicReceiver final : public Receiver {
   TopicReceiver(zipc::Topic topic)
       : topic_(std::move(topic)), sub_(topic_.subscribe({zipc::From::latest(), zipc::Delivery::reliable})) {}
   const void* acquire(std::size_t* n) override {
-    const zipc::MessageView v = sub_.read_view(kPatience);
-    if (!v.ok()) return nullptr;
-    *n = v.data.size();
-    return v.data.data();
+    view_ = sub_.acquire(kPatience);
+    if (!view_) return nullptr;
+    *n = view_.size();
+    return view_.data().data();
   }
-  void release() override { sub_.release(); }
+  void release() override { view_.release(); }
 
  private:
   zipc::Topic topic_;
   zipc::Subscriber sub_;
+  zipc::TopicReadLoan view_;  // after sub_: destroyed (released) first
 };
 
 // zipc-topic: the default options. zipc-topic-bulk: TopicOptions::streaming_stores

@@ -43,6 +43,9 @@ enum class Errc : int {
   closed = 20,               // the channel was closed
   timeout = 21,              // a bounded wait expired
   system = 22,               // an unexpected OS error (errno in the message)
+  options_mismatch = 23,     // open_or_create: options disagree with the existing segment
+  type_mismatch = 24,        // a typed channel opened with another message type
+  wrong_role = 25,           // a handle asked for something its role does not allow
 };
 
 const std::error_category& error_category() noexcept;
@@ -61,19 +64,30 @@ class Error : public std::system_error {
 // Result of a hot-path call. Never thrown.
 enum class Status : std::uint8_t {
   ok = 0,
-  full,          // try_* found no room
-  empty,         // try_* found nothing to read
-  timeout,       // a bounded wait expired
-  closed,        // the channel is closed (and, for readers, drained)
-  too_large,     // the message exceeds the configured maximum; nothing was sent
-  corrupt,       // shared state failed validation; the call did nothing harmful
-  overrun,       // a lossy reader was lapped; see lost()
-  peer_dead,     // the other side died
-  not_retained,  // the requested position is no longer held
-  busy,          // no free participant slot
+  full,           // try_* found no room
+  empty,          // try_* found nothing to read
+  timeout,        // a bounded wait expired
+  closed,         // the channel is closed (and, for readers, drained)
+  too_large,      // the message exceeds the configured maximum; nothing was sent
+  corrupt,        // shared state failed validation; the call did nothing harmful
+  overrun,        // a lossy reader was lapped; see lost()
+  peer_dead,      // the other side died
+  not_retained,   // the requested position is no longer held
+  busy,           // no free participant slot
+  wrong_role,     // API misuse: the handle lacks the role (send on a consumer-only queue handle, ...)
+  not_supported,  // API misuse: this mode does not offer the call (acquire on a lossy subscriber, ...)
 };
 
 const char* to_string(Status s) noexcept;
+
+// What every write loan's commit (and Topic publish) returns: ok with the
+// message's sequence (Topic: its dense sequence number; Queue: its position
+// in the ring), or why nothing was published.
+struct [[nodiscard]] CommitResult {
+  Status status = Status::ok;
+  std::uint64_t sequence = 0;  // when ok
+  [[nodiscard]] bool ok() const noexcept { return status == Status::ok; }
+};
 
 }  // namespace zipc
 

@@ -61,6 +61,12 @@ struct HeapOptions {
   void* address = nullptr;
   // segment options (mode, path, prefault, ...); fixed_address is set by Heap
   SegmentOptions segment;
+  // open_or_create on an existing heap of another size (rounded to pages) or
+  // address mode: false fails with Errc::options_mismatch naming both
+  // values; true attaches to the existing heap as it is.
+  bool accept_existing = false;
+  // (No wait or recovery_time: the heap never blocks on a peer for long; a
+  // dead lock holder is detected within 1 ms.)
 };
 
 // Result of a heap call. Never thrown.
@@ -192,7 +198,7 @@ class Heap {
   // Walks every block under the allocator lock.
   [[nodiscard]] HeapCheck check() const noexcept;
 
-  [[nodiscard]] bool is_open() const noexcept { return control_ != nullptr; }
+  [[nodiscard]] bool is_attached() const noexcept { return control_ != nullptr; }
   [[nodiscard]] AddressMode address_mode() const noexcept { return mode_; }
   [[nodiscard]] void* base_address() const noexcept { return segment_.base(); }
   [[nodiscard]] std::byte* arena() const noexcept { return arena_; }
@@ -200,7 +206,9 @@ class Heap {
   [[nodiscard]] const Segment& segment() const noexcept { return segment_; }
   [[nodiscard]] const std::string& name() const noexcept { return segment_.name(); }
   [[nodiscard]] layout::HeapControl* control() const noexcept { return control_; }
-  void close() noexcept;
+  // Unmaps this process's view now (the destructor does the same); the heap
+  // and its objects stay for every other process.
+  void detach() noexcept;
 
  private:
   struct NamedSlot {

@@ -10,13 +10,14 @@
 //   std::array<std::byte, 256> buf;
 //   zipc::IoResult r = q.recv(buf, std::chrono::milliseconds(100));  // r.size == 6
 //   {
-//     zipc::WriteLoan loan = q.reserve(std::chrono::milliseconds(100));  // zero-copy
+//     zipc::QueueWriteLoan loan = q.reserve(std::chrono::milliseconds(100));  // zero-copy
 //     if (loan) {
-//       std::memcpy(loan.data(), "abc", 3);
-//       (void)loan.commit(3);
+//       std::memcpy(loan.data().data(), "abc", 3);
+//       zipc::CommitResult c = loan.commit(3);  // c.sequence: the message's ring position
+//       (void)c;
 //     }
 //   }
-//   if (zipc::ReadLoan in = q.acquire(std::chrono::milliseconds(100))) {
+//   if (zipc::QueueReadLoan in = q.acquire(std::chrono::milliseconds(100))) {
 //     (void)in.size();  // 3; the block returns to the ring when `in` is destroyed
 //   }
 //   zipc::QueueStats st = q.stats();  // sent == 2, received == 2
@@ -47,7 +48,7 @@ namespace zipc {
 // What a handle does. On a single-producer queue a handle with the producer
 // role is exclusive (a second live one fails with Errc::busy); same for
 // consumers. Sending on a handle without the producer role (receiving
-// without the consumer role) asserts in debug builds and returns Status::busy.
+// without the consumer role) returns Status::wrong_role.
 enum class Role : std::uint8_t {
   none = 0,  // neither: only close(), stats(), recover() (e.g. a supervisor)
   producer = 1,
@@ -97,26 +98,27 @@ struct QueueImpl;
 }
 class Queue;
 
-// A reserved block: fill data() (capacity() bytes) and commit(len). Destroyed
+// A reserved block: fill data() (size() bytes) and commit(n). Destroyed
 // without commit, the reservation is aborted (never delivered).
-class WriteLoan {
+class QueueWriteLoan {
  public:
-  WriteLoan() = default;
-  explicit WriteLoan(Status s) noexcept : status_(s) {}
-  WriteLoan(WriteLoan&& o) noexcept;
-  WriteLoan& operator=(WriteLoan&& o) noexcept;
-  WriteLoan(const WriteLoan&) = delete;
-  WriteLoan& operator=(const WriteLoan&) = delete;
-  ~WriteLoan() {
+  QueueWriteLoan() = default;
+  explicit QueueWriteLoan(Status s) noexcept : status_(s) {}
+  QueueWriteLoan(QueueWriteLoan&& o) noexcept;
+  QueueWriteLoan& operator=(QueueWriteLoan&& o) noexcept;
+  QueueWriteLoan(const QueueWriteLoan&) = delete;
+  QueueWriteLoan& operator=(const QueueWriteLoan&) = delete;
+  ~QueueWriteLoan() {
     if (impl_ != nullptr) abort();  // (inline: a committed loan costs no call)
   }
 
   [[nodiscard]] explicit operator bool() const noexcept { return impl_ != nullptr; }
   [[nodiscard]] Status status() const noexcept { return status_; }  // why reserve failed
-  [[nodiscard]] std::byte* data() const noexcept { return data_; }
-  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
-  // Publishes the first len bytes; too_large (loan kept) if len > capacity().
-  [[nodiscard]] Status commit(std::size_t len) noexcept;
+  [[nodiscard]] std::span<std::byte> data() const noexcept { return {data_, capacity_}; }
+  [[nodiscard]] std::size_t size() const noexcept { return capacity_; }  // bytes available (block_size)
+  // Publishes the first n bytes; sequence = the message's position in the
+  // ring. too_large (loan kept) if n > size().
+  [[nodiscard]] CommitResult commit(std::size_t n) noexcept;
   void abort() noexcept;
 
  private:
@@ -129,23 +131,24 @@ class WriteLoan {
 };
 
 // An acquired message: read data() (size() bytes). Released when destroyed.
-class ReadLoan {
+class QueueReadLoan {
  public:
-  ReadLoan() = default;
-  explicit ReadLoan(Status s) noexcept : status_(s) {}
-  ReadLoan(ReadLoan&& o) noexcept;
-  ReadLoan& operator=(ReadLoan&& o) noexcept;
-  ReadLoan(const ReadLoan&) = delete;
-  ReadLoan& operator=(const ReadLoan&) = delete;
-  ~ReadLoan() {
+  QueueReadLoan() = default;
+  explicit QueueReadLoan(Status s) noexcept : status_(s) {}
+  QueueReadLoan(QueueReadLoan&& o) noexcept;
+  QueueReadLoan& operator=(QueueReadLoan&& o) noexcept;
+  QueueReadLoan(const QueueReadLoan&) = delete;
+  QueueReadLoan& operator=(const QueueReadLoan&) = delete;
+  ~QueueReadLoan() {
     if (impl_ != nullptr) release();  // (inline: a released loan costs no call)
   }
 
   [[nodiscard]] explicit operator bool() const noexcept { return impl_ != nullptr; }
   [[nodiscard]] Status status() const noexcept { return status_; }  // why acquire failed
-  [[nodiscard]] const std::byte* data() const noexcept { return data_; }
+  [[nodiscard]] std::span<const std::byte> data() const noexcept { return {data_, size_}; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return {data_, size_}; }
+  // The message's position in the ring (what its commit returned).
+  [[nodiscard]] std::uint64_t sequence() const noexcept { return pos_; }
   void release() noexcept;
 
  private:
@@ -175,7 +178,7 @@ class Queue {
   Queue() noexcept;
   Queue(Queue&&) noexcept;
   Queue& operator=(Queue&&) noexcept;
-  ~Queue();  // detaches (every loan of this handle must be gone)
+  ~Queue();  // detach()es (every loan of this handle must be gone)
 
   // Copy API. Never truncates: a message over block_size() is too_large.
   [[nodiscard]] Status try_send(std::span<const std::byte> msg) noexcept;
@@ -199,13 +202,13 @@ class Queue {
   }
 
   // Zero-copy loans.
-  [[nodiscard]] WriteLoan reserve(Timeout timeout) noexcept;
-  [[nodiscard]] WriteLoan try_reserve() noexcept { return reserve(Timeout::zero()); }
-  [[nodiscard]] ReadLoan acquire(Timeout timeout) noexcept;
-  [[nodiscard]] ReadLoan try_acquire() noexcept { return acquire(Timeout::zero()); }
+  [[nodiscard]] QueueWriteLoan reserve(Timeout timeout) noexcept;
+  [[nodiscard]] QueueWriteLoan try_reserve() noexcept { return reserve(Timeout::zero()); }
+  [[nodiscard]] QueueReadLoan acquire(Timeout timeout) noexcept;
+  [[nodiscard]] QueueReadLoan try_acquire() noexcept { return acquire(Timeout::zero()); }
   // Fill out with up to out.size() loans at once (waiting up to timeout for the first).
-  std::size_t reserve_batch(std::span<WriteLoan> out, Timeout timeout, Status* status = nullptr) noexcept;
-  std::size_t acquire_batch(std::span<ReadLoan> out, Timeout timeout, Status* status = nullptr) noexcept;
+  std::size_t reserve_batch(std::span<QueueWriteLoan> out, Timeout timeout, Status* status = nullptr) noexcept;
+  std::size_t acquire_batch(std::span<QueueReadLoan> out, Timeout timeout, Status* status = nullptr) noexcept;
 
   // Wakes every waiter; later sends fail with closed; receivers drain what is
   // left (including reservations made before close() and committed after it),
@@ -225,7 +228,11 @@ class Queue {
   [[nodiscard]] Multiplicity producers() const noexcept;
   [[nodiscard]] Multiplicity consumers() const noexcept;
   [[nodiscard]] const Segment& segment() const noexcept;
-  [[nodiscard]] bool is_open() const noexcept { return impl_ != nullptr; }
+  [[nodiscard]] bool is_attached() const noexcept { return impl_ != nullptr; }
+  // Lets go of this handle's participant record and mapping now (the
+  // destructor does the same); the queue stays open for everyone else
+  // (close() is the verb that closes it for everyone).
+  void detach() noexcept;
 
  private:
   using BatchFn = void (*)(void*, std::span<const std::byte>) noexcept;

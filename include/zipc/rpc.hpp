@@ -21,8 +21,11 @@
 //   zipc::RpcTicket b = client.call_async(std::as_bytes(std::span(hello)));
 //   same = same && a.wait(std::chrono::seconds(1)).ok() && b.wait(std::chrono::seconds(1)).ok();
 //   // Zero copy: write the request where the server will read it.
-//   zipc::RpcRequestLoan loan = client.loan(4);
-//   if (loan.ok()) std::memcpy(loan.data().data(), "ping", 4);
+//   zipc::RpcWriteLoan loan = client.reserve(4);
+//   if (loan) {
+//     std::memcpy(loan.data().data(), "ping", 4);
+//     (void)loan.commit(4);  // the length sent
+//   }
 //   same = same && client.call(std::move(loan), std::chrono::seconds(1)).size() == 4;
 //   server.stop();
 //   t.join();
@@ -89,7 +92,7 @@ struct RpcConnection;
 class RpcClientImpl;
 }  // namespace detail
 
-// One request being served. Reply once (reply() or reply_loan()+commit());
+// One request being served. Reply once (reply() or reserve_reply()+commit());
 // a request dropped without a reply gets an empty response. data() stays
 // valid until the reply is committed.
 class RpcRequest {
@@ -117,14 +120,16 @@ class RpcRequest {
   [[nodiscard]] Status reply(std::span<const std::byte> response) noexcept;
   // Zero copy: writable memory for an n-byte response (empty span with
   // *status set when n is too large or no block is free). Then commit(n').
-  [[nodiscard]] std::span<std::byte> reply_loan(std::size_t n, Status* status = nullptr) noexcept;
-  // Like reply_loan, but a response larger than the inline area is written
+  [[nodiscard]] std::span<std::byte> reserve_reply(std::size_t n, Status* status = nullptr) noexcept;
+  // Like reserve_reply, but a response larger than the inline area is written
   // over the request's own block when the request has one (its cache lines
   // are already here, and no second block is taken). data() is overwritten
   // as you write: read the request first.
-  [[nodiscard]] std::span<std::byte> reply_in_place(std::size_t n, Status* status = nullptr) noexcept;
-  // Publishes the first n bytes of the loan (n <= the loaned size).
-  [[nodiscard]] Status commit(std::size_t n) noexcept;
+  [[nodiscard]] std::span<std::byte> reserve_reply_in_place(std::size_t n, Status* status = nullptr) noexcept;
+  // Publishes the first n bytes of the reserved reply: too_large when n is
+  // over the reserved size (or nothing was reserved). sequence is 0: a
+  // response is matched to its call by slot, not numbered.
+  [[nodiscard]] CommitResult commit(std::size_t n) noexcept;
 
  private:
   friend struct detail::RpcServerImpl;
@@ -229,23 +234,28 @@ class RpcTicket {
   std::uint64_t call_id_ = 0;
 };
 
-// Request memory in the segment (zero copy): fill data(), then send.
-class RpcRequestLoan {
+// Request memory in the segment (zero copy): fill data(), commit(n) the
+// length to send, then call(std::move(loan), ...) or call_async. A loan
+// passed to call uncommitted is sent whole (as commit(size())). Destroyed
+// (or aborted) unsent, it gives its slot back.
+class RpcWriteLoan {
  public:
-  RpcRequestLoan() = default;
-  RpcRequestLoan(RpcRequestLoan&& other) noexcept;
-  RpcRequestLoan& operator=(RpcRequestLoan&& other) noexcept;
-  RpcRequestLoan(const RpcRequestLoan&) = delete;
-  RpcRequestLoan& operator=(const RpcRequestLoan&) = delete;
-  ~RpcRequestLoan();  // an unsent loan gives its slot back
+  RpcWriteLoan() = default;
+  RpcWriteLoan(RpcWriteLoan&& other) noexcept;
+  RpcWriteLoan& operator=(RpcWriteLoan&& other) noexcept;
+  RpcWriteLoan(const RpcWriteLoan&) = delete;
+  RpcWriteLoan& operator=(const RpcWriteLoan&) = delete;
+  ~RpcWriteLoan();
 
+  [[nodiscard]] explicit operator bool() const noexcept { return data_ != nullptr; }
+  // Why reserve gave no loan (ok when it did).
   [[nodiscard]] Status status() const noexcept { return status_; }
-  [[nodiscard]] bool ok() const noexcept { return status_ == Status::ok; }
   [[nodiscard]] std::span<std::byte> data() const noexcept { return {data_, size_}; }
-  // Sends only the first n bytes (n <= data().size()).
-  void shrink(std::size_t n) noexcept {
-    if (n < size_) size_ = n;
-  }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }  // bytes reserved
+  // Sets the length sent to the first n bytes: too_large (nothing changed)
+  // when n > size(). sequence is 0 (a call is numbered when it is sent).
+  [[nodiscard]] CommitResult commit(std::size_t n) noexcept;
+  void abort() noexcept;
 
  private:
   friend class detail::RpcClientImpl;
@@ -255,6 +265,8 @@ class RpcRequestLoan {
   std::uint32_t slot_ = 0;
   std::byte* data_ = nullptr;
   std::size_t size_ = 0;
+  std::size_t length_ = 0;  // bytes to send (commit); size_ when not committed
+  bool committed_ = false;
 };
 
 class RpcClient {
@@ -270,12 +282,13 @@ class RpcClient {
 
   // Blocking call: sends request, waits up to timeout for the response.
   [[nodiscard]] RpcResponse call(std::span<const std::byte> request, std::chrono::nanoseconds timeout) noexcept;
-  [[nodiscard]] RpcResponse call(RpcRequestLoan&& loan, std::chrono::nanoseconds timeout) noexcept;
+  [[nodiscard]] RpcResponse call(RpcWriteLoan&& loan, std::chrono::nanoseconds timeout) noexcept;
   // Sends without waiting; full when inflight_per_client calls are outstanding.
   [[nodiscard]] RpcTicket call_async(std::span<const std::byte> request) noexcept;
-  [[nodiscard]] RpcTicket call_async(RpcRequestLoan&& loan) noexcept;
-  // Memory for an n-byte request (too_large over max_request_size).
-  [[nodiscard]] RpcRequestLoan loan(std::size_t n) noexcept;
+  [[nodiscard]] RpcTicket call_async(RpcWriteLoan&& loan) noexcept;
+  // Memory for an n-byte request (too_large over max_request_size, full
+  // when every slot is in use).
+  [[nodiscard]] RpcWriteLoan reserve(std::size_t n) noexcept;
 
   // How this client waits (default: the server's strategy).
   void set_wait(const WaitOptions& wait) noexcept;

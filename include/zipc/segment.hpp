@@ -120,7 +120,7 @@ class Segment {
   Segment& operator=(const Segment&) = delete;
   ~Segment();
 
-  [[nodiscard]] bool is_open() const noexcept { return base_ != nullptr; }
+  [[nodiscard]] bool is_attached() const noexcept { return base_ != nullptr; }
   [[nodiscard]] std::byte* payload() const noexcept { return base_ + payload_offset_; }
   [[nodiscard]] std::size_t payload_size() const noexcept { return payload_size_; }
   [[nodiscard]] std::byte* base() const noexcept { return base_; }
@@ -136,8 +136,9 @@ class Segment {
 
   // Flushes a file-backed segment to disk (msync + fsync).
   void sync() const;
-  // Unmaps now (the destructor does the same).
-  void close() noexcept;
+  // Unmaps this process's view now (the destructor does the same); the
+  // segment stays for every other process (remove() deletes the name).
+  void detach() noexcept;
 
  private:
   std::byte* base_ = nullptr;

@@ -12,19 +12,19 @@
 //   const char hello[] = "hello";
 //   auto sent = pub.try_publish(std::as_bytes(std::span(hello)));  // sent.sequence == 0
 //   {
-//     auto loan = pub.try_claim(8);  // zero copy: write into the log itself
+//     auto loan = pub.try_reserve(8);  // zero copy: write into the log itself
 //     if (loan) {
 //       std::memset(loan.data().data(), 1, 8);
-//       (void)loan.commit();  // without commit, the destructor aborts the loan
+//       (void)loan.commit(8);  // without commit, the destructor aborts the loan
 //     }
 //   }
 //   std::array<std::byte, 4096> buf;
 //   zipc::ReadResult got = sub.read(buf, std::chrono::milliseconds(100));
 //   // got.status == ok, got.sequence == 0, got.size == 6, got.publish_ns: CLOCK_REALTIME
-//   zipc::MessageView view = sub.try_read_view();  // reliable mode: valid until the next call
+//   zipc::TopicReadLoan view = sub.try_acquire();  // reliable mode; released when destroyed
 //   (void)sent;
 //   (void)got;
-//   (void)view;
+//   (void)view.sequence();
 //   zipc::Topic::remove(name);
 //
 // A topic is a byte ring of variable-size records with dense sequence numbers
@@ -93,12 +93,6 @@ struct SubscribeOptions {
   Delivery delivery = Delivery::reliable;
 };
 
-struct PublishResult {
-  Status status = Status::ok;
-  std::uint64_t sequence = 0;  // when ok
-  [[nodiscard]] bool ok() const noexcept { return status == Status::ok; }
-};
-
 struct ReadResult {
   Status status = Status::empty;
   std::uint64_t sequence = 0;
@@ -109,41 +103,35 @@ struct ReadResult {
   [[nodiscard]] bool ok() const noexcept { return status == Status::ok; }
 };
 
-struct MessageView {
-  Status status = Status::empty;
-  std::uint64_t sequence = 0;
-  std::uint64_t publish_ns = 0;     // as in ReadResult
-  std::span<const std::byte> data;  // valid until the subscriber's next call
-  [[nodiscard]] bool ok() const noexcept { return status == Status::ok; }
-};
-
 namespace detail {
 struct TopicState;
 }
 
 class Publisher;
+class Subscriber;
 
-// A claimed record: write data(), then commit(). Destroyed uncommitted, it is
-// aborted (readers skip it; no sequence number is used). A publisher has at
+// A reserved record: write data(), then commit(n). Destroyed uncommitted, it
+// is aborted (readers skip it; no sequence number is used). A publisher has at
 // most one loan out; do not move or destroy the Publisher while it is.
-class Loan {
+class TopicWriteLoan {
  public:
-  Loan() = default;
-  Loan(Loan&& o) noexcept;
-  Loan& operator=(Loan&& o) noexcept;
-  Loan(const Loan&) = delete;
-  Loan& operator=(const Loan&) = delete;
-  ~Loan() {
+  TopicWriteLoan() = default;
+  TopicWriteLoan(TopicWriteLoan&& o) noexcept;
+  TopicWriteLoan& operator=(TopicWriteLoan&& o) noexcept;
+  TopicWriteLoan(const TopicWriteLoan&) = delete;
+  TopicWriteLoan& operator=(const TopicWriteLoan&) = delete;
+  ~TopicWriteLoan() {
     if (owner_ != nullptr) abort();  // (inline: a committed loan costs no call)
   }
 
   [[nodiscard]] explicit operator bool() const noexcept { return owner_ != nullptr; }
-  // Why try_claim/claim gave no loan (ok when it did).
+  // Why try_reserve/reserve gave no loan (ok when it did).
   [[nodiscard]] Status status() const noexcept { return status_; }
   [[nodiscard]] std::span<std::byte> data() const noexcept { return {payload_, size_}; }
-  // Publishes the first n bytes (n <= size claimed; default all).
-  [[nodiscard]] PublishResult commit() noexcept { return commit(size_); }
-  [[nodiscard]] PublishResult commit(std::size_t n) noexcept;
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }  // bytes reserved
+  // Publishes the first n bytes; sequence = the message's sequence number.
+  // too_large (loan kept) if n > size().
+  [[nodiscard]] CommitResult commit(std::size_t n) noexcept;
   void abort() noexcept;
 
  private:
@@ -167,12 +155,12 @@ class Publisher {
   ~Publisher();
 
   // Never blocks: full when a reliable subscriber has not read the room needed.
-  [[nodiscard]] PublishResult try_publish(std::span<const std::byte> message) noexcept;
+  [[nodiscard]] CommitResult try_publish(std::span<const std::byte> message) noexcept;
   // Waits at most timeout for room.
-  [[nodiscard]] PublishResult publish(std::span<const std::byte> message, std::chrono::nanoseconds timeout) noexcept;
+  [[nodiscard]] CommitResult publish(std::span<const std::byte> message, std::chrono::nanoseconds timeout) noexcept;
   // Zero copy: a loan of size bytes in the log itself.
-  [[nodiscard]] Loan try_claim(std::size_t size) noexcept;
-  [[nodiscard]] Loan claim(std::size_t size, std::chrono::nanoseconds timeout) noexcept;
+  [[nodiscard]] TopicWriteLoan try_reserve(std::size_t size) noexcept;
+  [[nodiscard]] TopicWriteLoan reserve(std::size_t size, std::chrono::nanoseconds timeout) noexcept;
 
   // Streaming mode (TopicOptions::streaming_stores, single publisher): makes
   // every commit visible now. Commits otherwise become visible in batches
@@ -181,15 +169,18 @@ class Publisher {
   void flush() noexcept;
 
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }
+  // Gives this publisher's slot back now (the destructor does the same).
+  void detach() noexcept;
 
  private:
   friend class Topic;
-  friend class Loan;
-  Status reserve(std::size_t size, Deadline deadline, Loan& loan) noexcept;
-  PublishResult finish(Loan& loan, std::size_t n, bool abort) noexcept;
+  friend class TopicWriteLoan;
+  Status reserve(std::size_t size, Deadline deadline, TopicWriteLoan& loan) noexcept;
+  CommitResult finish(TopicWriteLoan& loan, std::size_t n, bool abort) noexcept;
   Status make_room(std::uint64_t needed_end, bool may_wait_for_liveness) noexcept;
   Status await_token(std::uint64_t position) noexcept;
   void publish_commit(std::uint64_t end, std::uint64_t next) noexcept;
+  void count_commit(std::uint32_t size) noexcept;
   void note_record_start(std::uint64_t record) noexcept;
   std::uint64_t drop_mark(std::uint64_t lo, std::uint64_t hi) const noexcept;
 
@@ -211,6 +202,40 @@ class Publisher {
   std::uint64_t next_mark_ = 0;
 };
 
+// An acquired record, read in place: data() (size() bytes) stays valid until
+// release() or destruction (or the subscriber's next read/acquire).
+class TopicReadLoan {
+ public:
+  TopicReadLoan() = default;
+  explicit TopicReadLoan(Status s) noexcept : status_(s) {}
+  TopicReadLoan(TopicReadLoan&& o) noexcept;
+  TopicReadLoan& operator=(TopicReadLoan&& o) noexcept;
+  TopicReadLoan(const TopicReadLoan&) = delete;
+  TopicReadLoan& operator=(const TopicReadLoan&) = delete;
+  ~TopicReadLoan() {
+    if (owner_ != nullptr) release();
+  }
+
+  [[nodiscard]] explicit operator bool() const noexcept { return owner_ != nullptr; }
+  // ok while it holds a record; else why acquire gave none.
+  [[nodiscard]] Status status() const noexcept { return status_; }
+  [[nodiscard]] std::span<const std::byte> data() const noexcept { return {data_, size_}; }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] std::uint64_t sequence() const noexcept { return sequence_; }
+  [[nodiscard]] std::uint64_t publish_ns() const noexcept { return publish_ns_; }  // as in ReadResult
+  void release() noexcept;
+
+ private:
+  friend class Subscriber;
+  Subscriber* owner_ = nullptr;
+  const std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::uint64_t sequence_ = 0;
+  std::uint64_t publish_ns_ = 0;
+  std::uint64_t end_ = 0;  // where the record ends: names this loan to its subscriber
+  Status status_ = Status::empty;
+};
+
 class Subscriber {
  public:
   Subscriber() = default;
@@ -226,11 +251,13 @@ class Subscriber {
   // retained), corrupt.
   [[nodiscard]] ReadResult try_read(std::span<std::byte> buffer) noexcept;
   [[nodiscard]] ReadResult read(std::span<std::byte> buffer, std::chrono::nanoseconds timeout) noexcept;
-  // Zero copy (reliable mode only; lossy subscribers get Status::corrupt).
-  [[nodiscard]] MessageView try_read_view() noexcept;
-  [[nodiscard]] MessageView read_view(std::chrono::nanoseconds timeout) noexcept;
-  // Gives back the record the last view showed (the next call does it anyway).
-  void release() noexcept;
+  // Zero copy (reliable mode only; lossy subscribers get Status::not_supported):
+  // the record in the log itself, held back from the publisher until the
+  // loan is released. One loan at a time: the subscriber's next read or
+  // acquire releases the previous loan (its data() is then no longer valid).
+  // Do not move or destroy the Subscriber while a loan is out.
+  [[nodiscard]] TopicReadLoan try_acquire() noexcept;
+  [[nodiscard]] TopicReadLoan acquire(std::chrono::nanoseconds timeout) noexcept;
 
   // Messages this (lossy) subscriber missed so far.
   [[nodiscard]] std::uint64_t lost() const noexcept { return lost_; }
@@ -240,9 +267,12 @@ class Subscriber {
   [[nodiscard]] std::uint64_t next_sequence() const noexcept { return expected_; }
   [[nodiscard]] Delivery delivery() const noexcept { return delivery_; }
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }
+  // Gives this subscriber's slot back now (the destructor does the same).
+  void detach() noexcept;
 
  private:
   friend class Topic;
+  friend class TopicReadLoan;
   enum class Step : std::uint8_t { message, empty, corrupt, overrun };
   // A record a reliable reader validated; every field comes from the one
   // private copy of its header that was checked (never re-read from the ring).
@@ -259,6 +289,7 @@ class Subscriber {
   bool cursor_due() noexcept;
   ReadResult overrun() noexcept;
   void release_view() noexcept;
+  void release_loan(std::uint64_t end) noexcept;
   Status wait_readable(Deadline deadline) noexcept;
   ReadResult read_lossy(std::span<std::byte> buffer) noexcept;
   void publish_position() noexcept;
@@ -310,6 +341,10 @@ class Topic {
   // Holes recovery made since creation.
   [[nodiscard]] std::uint64_t abandoned() const noexcept;
   [[nodiscard]] const Segment& segment() const noexcept;
+  [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }
+  // Lets go of this handle's mapping (the destructor does the same); its
+  // publishers and subscribers keep theirs until they detach.
+  void detach() noexcept { state_.reset(); }
 
  private:
   std::shared_ptr<detail::TopicState> state_;

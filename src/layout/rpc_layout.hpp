@@ -11,7 +11,8 @@
 // Payload (offsets from the payload start; C = max_clients, K = slots per client):
 //
 //   0        RpcControl (256 B)
-//            line 0: rpc_magic u64 | server u64 (packed ProcessId) | state u32
+//            line 0: rpc_magic u64 | server u64 (packed ProcessId) | state u32 |
+//                    layout_version u32 (kRpcLayoutVersion; checked first by connect)
 //            line 1: server_event (Event: server threads sleep here; clients notify)
 //   256      RpcClientRecord[C] (128 B each)
 //            owner u64 (packed ProcessId, 0 free, 1 detached, 2 reaping) |
@@ -40,6 +41,9 @@
 namespace zipc::layout {
 
 inline constexpr std::uint64_t kRpcMagic = 0x31435052'5049535aull;  // "ZSIPRPC1"
+// Bumped whenever anything in this file changes meaning; connect refuses
+// another version (Errc::version_mismatch naming both).
+inline constexpr std::uint32_t kRpcLayoutVersion = 1;
 inline constexpr std::uint32_t kRpcRunning = 1;
 inline constexpr std::uint32_t kRpcClosed = 2;
 
@@ -66,7 +70,8 @@ struct RpcControl {
   std::uint64_t rpc_magic;
   std::atomic<std::uint64_t> server;  // packed ProcessId of the serving process
   std::atomic<std::uint32_t> state;   // kRpcRunning / kRpcClosed
-  std::uint8_t pad0[128 - 20];
+  std::uint32_t layout_version;       // kRpcLayoutVersion; written once by the creator
+  std::uint8_t pad0[128 - 24];
   Event server_event;
   std::uint8_t pad1[128 - sizeof(Event)];
 };
@@ -97,6 +102,7 @@ static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 static_assert(sizeof(RpcControl) == 256);
 static_assert(offsetof(RpcControl, server) == 8);
 static_assert(offsetof(RpcControl, state) == 16);
+static_assert(offsetof(RpcControl, layout_version) == 20, "layout_version sits right after state in line 0");
 static_assert(offsetof(RpcControl, server_event) == 128);
 static_assert(sizeof(RpcClientRecord) == 128);
 static_assert(offsetof(RpcClientRecord, response_event) == 16);

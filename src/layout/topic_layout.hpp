@@ -132,19 +132,35 @@ static_assert(offsetof(AdminLine, stall_cursor) == 32, "the stall clock takes fo
 struct alignas(128) PublisherSlot {
   std::atomic<std::uint64_t> owner;   // packed ProcessId, 0 = free
   std::atomic<std::uint64_t> intent;  // multi mode: tail value this publisher CASes from (written before the CAS)
-  std::uint8_t reserved[112];
+  // Statistics for `zipc top` (docs/cli.md): messages and payload bytes
+  // committed through this slot, cumulative over every publisher that held it
+  // (single mode: slot 0). Written only by the slot's current publisher, in
+  // this line it already owns; relaxed, never reset. Zero in segments made
+  // before these fields existed (the bytes were reserved, zero-filled).
+  std::atomic<std::uint64_t> messages;
+  std::atomic<std::uint64_t> bytes;
+  std::uint8_t reserved[96];
 };
-static_assert(sizeof(PublisherSlot) == 128);
+static_assert(sizeof(PublisherSlot) == 128, "a publisher slot is one 128-byte line");
+static_assert(offsetof(PublisherSlot, messages) == 16, "the statistics follow owner and intent");
 
 struct alignas(128) SubscriberSlot {
   std::atomic<std::uint64_t> owner;  // packed ProcessId, 0 = free
   std::atomic<std::uint32_t> mode;   // SubscriberMode
   std::uint32_t reserved0;
   std::atomic<std::uint64_t> position;  // reliable: everything below was read
-  std::uint8_t reserved[104];
+  // Statistics for `zipc top` / `zipc stat` (docs/cli.md), written only by the
+  // slot's subscriber, relaxed; reset when a subscriber takes the slot.
+  // sequence: reliable: the next sequence to read, stored just before position
+  // (so lag = next_sequence - sequence); lossy: stored when it was lapped.
+  // lost: lossy: messages missed so far, stored when it was lapped.
+  std::atomic<std::uint64_t> sequence;
+  std::atomic<std::uint64_t> lost;
+  std::uint8_t reserved[88];
 };
-static_assert(sizeof(SubscriberSlot) == 128);
+static_assert(sizeof(SubscriberSlot) == 128, "a subscriber slot is one 128-byte line");
 static_assert(offsetof(SubscriberSlot, position) == 16);
+static_assert(offsetof(SubscriberSlot, sequence) == 24, "the statistics follow position");
 
 struct TopicControl {
   TopicConfig config;

@@ -199,7 +199,7 @@ TEST(HeapAllocator, AllZeroMemoryIsNotTakenForAHeap) {
   zipc::SegmentSpec spec;
   spec.kind = zipc::SegmentKind::heap;
   spec.payload_size = 1 << 16;
-  zipc::Segment::create(name.str(), spec, nullptr).close();
+  zipc::Segment::create(name.str(), spec, nullptr).detach();
   try {
     Heap::open(name.str());
     FAIL() << "opened an all-zero heap";

@@ -42,7 +42,7 @@ void map_from_processes() {
   std::vector<zipc::test::Child> kids;
   for (int id = 0; id < workers; ++id) {
     kids.push_back(zipc::test::spawn([&, id] {
-      heap.close();  // drop the mapping fork inherited; open maps at the recorded address
+      heap.detach();  // drop the mapping fork inherited; open maps at the recorded address
       auto h = Heap::open(name.str());
       auto* s = h.find<Shared<Lock>>("shared");
       if (s == nullptr) return 2;
@@ -96,7 +96,7 @@ TEST(HeapContainers, VectorStringDequeAndUnorderedMapBuiltByAChildAreReadAndFree
   zipc::test::TempName name("heap");
   auto heap = Heap::create(name.str(), 4 << 20, zipc::test::fixed_options());
   auto child = zipc::test::spawn([&] {
-    heap.close();  // drop the mapping fork inherited; open maps at the recorded address
+    heap.detach();  // drop the mapping fork inherited; open maps at the recorded address
     auto h = Heap::open(name.str());
     StlAllocator<char> a(h);
     auto* v = h.construct<Vec>("vec", a);
@@ -172,7 +172,7 @@ TEST(HeapContainers, VectorStringAndDequeWithOffsetPointersReadTheSameFromAnothe
   ASSERT_EQ(v->size(), 1000u);
   EXPECT_EQ(std::string_view((*v)[999]), "grown through the second mapping 999");
   // Unmap the first: the second still reads everything, then frees it.
-  first.close();
+  first.detach();
   EXPECT_EQ(std::string_view((*v2)[0]), "relocatable string number 0");
   second.destroy<RVec>("vec");
   second.destroy<RDeque>("deque");
@@ -200,7 +200,7 @@ TEST(HeapContainers, AnAllocatorWhoseHeapWasClosedFailsWithBadAllocInsteadOfCras
   StlAllocator<int> alloc(heap);
   int* p = alloc.allocate(4);
   alloc.deallocate(p, 4);
-  heap.close();
+  heap.detach();
   EXPECT_THROW((void)alloc.allocate(4), std::bad_alloc);
 }
 

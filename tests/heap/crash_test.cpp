@@ -137,7 +137,7 @@ TEST(HeapFixedAddress, EveryProcessMapsAFixedHeapAtTheRecordedAddress) {
   auto sut = Heap::create(name.str(), 1 << 16, zipc::test::fixed_options());
   void* base = sut.base_address();
   auto child = zipc::test::spawn([&] {
-    sut.close();
+    sut.detach();
     auto h = Heap::open(name.str());
     return h.base_address() == base && h.address_mode() == zipc::AddressMode::fixed ? 0 : 1;
   });
@@ -149,7 +149,7 @@ TEST(HeapFixedAddress, OpeningWhereTheAddressIsTakenFailsWithAddressUnavailable)
   auto sut = Heap::create(name.str(), 1 << 16, zipc::test::fixed_options());
   void* base = sut.base_address();
   const std::size_t size = sut.segment().mapped_size();
-  sut.close();
+  sut.detach();
   // Something else now lives at the heap's address.
   void* squatter = ::mmap(base, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
   ASSERT_EQ(squatter, base);
@@ -173,7 +173,7 @@ TEST(HeapFixedAddress, CreateAtAGivenAddressUsesItOrFailsWhenItIsTaken) {
   options.address = first.base_address();
   EXPECT_EQ(errc_of([&] { Heap::create(other.str(), 1 << 16, options); }), Errc::address_unavailable);
   const auto wanted = first.base_address();
-  first.close();
+  first.detach();
   auto second = Heap::create(other.str(), 1 << 16, options);
   EXPECT_EQ(second.base_address(), wanted);
   options.address = reinterpret_cast<void*>(0x1001);

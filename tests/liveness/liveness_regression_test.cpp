@@ -32,7 +32,7 @@ std::span<const std::byte> bytes(const std::string& s) {
 QueueOptions many_many(std::chrono::milliseconds recovery) {
   QueueOptions o;
   o.block_size = 64;
-  o.capacity = 16;
+  o.block_count = 16;
   o.recovery_time = recovery;
   return o;
 }
@@ -135,7 +135,7 @@ TEST(LivenessRegression, StallSeenByAKilledSurvivorIsRecoveredByAnotherPollingOn
 TEST(LivenessRegression, SingleProducerReplacingOneThatFilledTheRingByTheConsumersDoneSeesFullNotCorrupt) {
   test::TempName name("lv.spsc");
   QueueOptions o = many_many(100ms);
-  o.capacity = 64;
+  o.block_count = 64;
   o.producers = Multiplicity::single;
   o.consumers = Multiplicity::single;
   Queue consumer = Queue::create(name.str(), o, Role::consumer);
@@ -159,9 +159,9 @@ TEST(LivenessRegression, SingleProducerReplacingOneThatFilledTheRingByTheConsume
 TEST(LivenessRegression, TenDeadPublisherClaimsBecomeHolesInOnePass) {
   test::TempName name("lv.topic");
   TopicOptions o;
-  o.capacity = 1 << 16;
-  o.max_message = 256;
-  o.publishers = PublisherKind::multi;
+  o.capacity_bytes = 1 << 16;
+  o.max_message_size = 256;
+  o.publishers = Multiplicity::multi;
   o.recovery_time = 1000ms;
   Topic t = Topic::create(name.str(), o);
   Subscriber sub = t.subscribe();
@@ -230,6 +230,13 @@ TEST(LivenessRegression, NewRpcServerTakesOverTheNameOfADeadServerWithADamagedHe
   } catch (const Error& e) {
     ADD_FAILURE() << "create failed: " << e.what();
   }
+}
+
+TEST(LivenessRegression, RpcServerNeverRemovesASegmentOfAnotherKindUnderItsName) {
+  test::TempName name("lv.rpc3");
+  Queue q = Queue::create(name.str(), many_many(100ms));
+  EXPECT_THROW((void)RpcServer::create(name.str()), Error);
+  EXPECT_NO_THROW((void)Queue::open(name.str(), Role::consumer));  // still there
 }
 
 TEST(LivenessRegression, DamagedHeaderOfALiveServerGivesAClearErrorNamingTheCure) {

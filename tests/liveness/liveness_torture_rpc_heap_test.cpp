@@ -41,7 +41,7 @@ TEST(RpcTorture, RandomKillsOfServersAndClientsNeverMixOrLoseAnswers) {
   ASSERT_TRUE(served.ok() && answered.ok() && ctl.ok());
   std::mt19937_64 rng(test::test_seed());
   RpcOptions opt;
-  opt.reap_interval = 10ms;
+  opt.recovery_time = 10ms;
   const auto spawn_server = [&](std::uint64_t seed) {
     return test::spawn([&, seed]() {
       RpcServer s = RpcServer::create(name.str(), opt);

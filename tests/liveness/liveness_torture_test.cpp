@@ -54,7 +54,7 @@ TEST_P(QueueTorture, RandomKillsLoseNothingAndCloseDrains) {
   test::TempName name(std::string("lv.tq.") + qc.label);
   QueueOptions o;
   o.block_size = 16;
-  o.capacity = 64;
+  o.block_count = 64;
   o.producers = qc.producers;
   o.consumers = qc.consumers;
   o.recovery_time = 50ms;
@@ -240,19 +240,19 @@ INSTANTIATE_TEST_SUITE_P(AllModes, QueueTorture,
 // Topic: publishers killed at random (one per round); a reliable subscriber in
 // the parent reads everything between rounds. Every confirmed message is seen
 // exactly once, in sequence order.
-class TopicTorture : public ::testing::TestWithParam<PublisherKind> {};
+class TopicTorture : public ::testing::TestWithParam<Multiplicity> {};
 
 TEST_P(TopicTorture, RandomPublisherKillsLoseNoConfirmedMessage) {
-  const PublisherKind kind = GetParam();
-  const bool multi = kind == PublisherKind::multi;
+  const Multiplicity kind = GetParam();
+  const bool multi = kind == Multiplicity::multi;
   const int rounds = test::torture_rounds(20);
   const std::size_t np = multi ? 3 : 1;
   const std::size_t per_round = np + 1;  // a replacement included
   constexpr std::uint64_t kMax = 1500;   // per publisher child
   test::TempName name(multi ? "lv.tt.multi" : "lv.tt.single");
   TopicOptions o;
-  o.capacity = 1 << 16;
-  o.max_message = 64;
+  o.capacity_bytes = 1 << 16;
+  o.max_message_size = 64;
   o.publishers = kind;
   o.recovery_time = 50ms;
   Topic t = Topic::create(name.str(), o);
@@ -376,9 +376,9 @@ TEST_P(TopicTorture, RandomPublisherKillsLoseNoConfirmedMessage) {
       static_cast<double>(ctl[2].load()) / 1000.0, ctl[6].load() != 0 ? "behind a hole" : "no hole");
 }
 
-INSTANTIATE_TEST_SUITE_P(BothKinds, TopicTorture, ::testing::Values(PublisherKind::single, PublisherKind::multi),
+INSTANTIATE_TEST_SUITE_P(BothKinds, TopicTorture, ::testing::Values(Multiplicity::single, Multiplicity::multi),
                          [](const auto& info) {
-                           return std::string(info.param == PublisherKind::multi ? "multi" : "single");
+                           return std::string(info.param == Multiplicity::multi ? "multi" : "single");
                          });
 
 }  // namespace

@@ -61,9 +61,9 @@ int produce(const std::string& name, const Round& r, int p, int inc) {
       // makes a kill while holding a reservation likely.
       std::size_t len = 0;
       for (int i = 0; i < 20; ++i)
-        len = zipc::test::stress_fill(loan.data(), loan.capacity(), static_cast<std::uint32_t>(p),
+        len = zipc::test::stress_fill(loan.data().data(), loan.size(), static_cast<std::uint32_t>(p),
                                       static_cast<std::uint32_t>(inc), seq);
-      if (loan.commit(len) != Status::ok) return 2;
+      if (loan.commit(len).status != Status::ok) return 2;
     } else {
       const auto len = zipc::test::stress_fill(buf.data(), buf.size(), static_cast<std::uint32_t>(p),
                                                static_cast<std::uint32_t>(inc), seq);
@@ -101,7 +101,7 @@ int consume(const std::string& name, const Round& r, int c) {
         zipc::test::report(std::string("acquire: ") + zipc::to_string(loan.status()));
         return 1;
       }
-      take(loan.bytes());
+      take(loan.data());
     } else {
       Status st = Status::ok;
       if (q.recv_batch(8, 30s, take, &st) == 0) return st == Status::closed ? 0 : 1;

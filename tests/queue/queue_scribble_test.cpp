@@ -34,8 +34,8 @@ int producer_body(const std::string& name, Clock::time_point end) {
       case 0: (void)q.send(std::span(buf).first(i % buf.size()), 2ms); break;
       case 1:
         if (auto loan = q.reserve(2ms)) {
-          std::memset(loan.data(), 0x33, loan.capacity());  // every byte the loan promises
-          (void)loan.commit(loan.capacity() / 2);
+          std::memset(loan.data().data(), 0x33, loan.size());  // every byte the loan promises
+          (void)loan.commit(loan.size() / 2);
         }
         break;
       case 2: {

@@ -41,8 +41,8 @@ bool produce(Queue& q, int p, std::uint64_t n) {
         auto loan = q.reserve(30s);
         if (!loan) return false;
         const std::size_t len =
-            zipc::test::stress_fill(loan.data(), loan.capacity(), static_cast<std::uint32_t>(p), 0, seq);
-        if (loan.commit(len) != Status::ok) return false;
+            zipc::test::stress_fill(loan.data().data(), loan.size(), static_cast<std::uint32_t>(p), 0, seq);
+        if (loan.commit(len).status != Status::ok) return false;
         ++seq;
         break;
       }
@@ -97,7 +97,7 @@ std::uint64_t consume(Queue& q, int c, const StressPlan& plan, std::atomic<std::
       case 0: {
         auto loan = q.acquire(60s);
         if (!loan) return loan.status() == Status::closed ? bad : bad + 1;
-        take(loan.bytes());
+        take(loan.data());
         break;
       }
       case 1: {

@@ -175,35 +175,35 @@ TEST_P(QueueModes, ReservationMadeBeforeCloseAndCommittedAfterIsDelivered) {
   sut.close();
   EXPECT_EQ(sut.try_send(bytes_of("too late")), Status::closed);
   EXPECT_EQ(recv_string(rx), "<empty>");  // not yet closed: a reservation is in flight
-  std::memcpy(loan.data(), "late", 4);
-  ASSERT_EQ(loan.commit(4), Status::ok);
+  std::memcpy(loan.data().data(), "late", 4);
+  ASSERT_EQ(loan.commit(4).status, Status::ok);
   EXPECT_EQ(recv_string(rx), "late");
   EXPECT_EQ(recv_string(rx), "<closed>");
 }
 
-TEST_P(QueueModes, WriteLoanDestroyedWithoutCommitIsNeverDelivered) {
+TEST_P(QueueModes, QueueWriteLoanDestroyedWithoutCommitIsNeverDelivered) {
   zipc::test::TempName name("q");
   auto sut = Queue::create(name.str(), opts(), Role::producer);
   auto rx = consumer_of(name);
   {
     auto a = sut.try_reserve();
     ASSERT_TRUE(a);
-    std::memcpy(a.data(), "garbage", 7);
+    std::memcpy(a.data().data(), "garbage", 7);
     auto b = sut.try_reserve();
     ASSERT_TRUE(b);
-    std::memcpy(b.data(), "kept", 4);
-    EXPECT_EQ(b.commit(4), Status::ok);
+    std::memcpy(b.data().data(), "kept", 4);
+    EXPECT_EQ(b.commit(4).status, Status::ok);
   }  // a aborts here
   EXPECT_EQ(recv_string(rx), "kept");
   EXPECT_EQ(recv_string(rx), "<empty>");
   auto c = sut.try_reserve();
   ASSERT_TRUE(c);
-  EXPECT_EQ(c.commit(c.capacity() + 1), Status::too_large);
-  EXPECT_EQ(c.commit(0), Status::ok);
+  EXPECT_EQ(c.commit(c.size() + 1).status, Status::too_large);
+  EXPECT_EQ(c.commit(0).status, Status::ok);
   EXPECT_EQ(recv_string(rx), "");
 }
 
-TEST_P(QueueModes, ReadLoanReturnsItsBlockWhenDestroyed) {
+TEST_P(QueueModes, QueueReadLoanReturnsItsBlockWhenDestroyed) {
   zipc::test::TempName name("q");
   auto sut = Queue::create(name.str(), opts(2), Role::producer);
   auto rx = consumer_of(name);
@@ -212,7 +212,7 @@ TEST_P(QueueModes, ReadLoanReturnsItsBlockWhenDestroyed) {
   {
     auto loan = rx.try_acquire();
     ASSERT_TRUE(loan);
-    EXPECT_EQ(string_of(loan.bytes()), "1");
+    EXPECT_EQ(string_of(loan.data()), "1");
     EXPECT_EQ(sut.try_send(bytes_of("3")), Status::full);  // still held
   }
   EXPECT_EQ(sut.try_send(bytes_of("3")), Status::ok);
@@ -251,15 +251,15 @@ TEST_P(QueueModes, BatchCallsMoveManyMessagesAtOnce) {
   ASSERT_EQ(got.size(), 16u);
   for (int i = 0; i < 16; ++i) EXPECT_EQ(got[i], text[i]);
 
-  std::array<zipc::WriteLoan, 5> w;
+  std::array<zipc::QueueWriteLoan, 5> w;
   EXPECT_EQ(sut.reserve_batch(w, 0ns), 5u);
   for (std::size_t i = 0; i < w.size(); ++i) {
     w[i].data()[0] = static_cast<std::byte>('A' + i);
-    EXPECT_EQ(w[i].commit(1), Status::ok);
+    EXPECT_EQ(w[i].commit(1).status, Status::ok);
   }
-  std::array<zipc::ReadLoan, 8> r;
+  std::array<zipc::QueueReadLoan, 8> r;
   EXPECT_EQ(rx.acquire_batch(r, 1s), 5u);
-  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(string_of(r[i].bytes()), std::string(1, static_cast<char>('A' + i)));
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(string_of(r[i].data()), std::string(1, static_cast<char>('A' + i)));
 }
 
 TEST_P(QueueModes, StatsCountWhatEveryHandleDid) {
@@ -308,7 +308,7 @@ TEST_P(QueueModes, DeadProducersReservationIsAbandonedNotDelivered) {
   auto child = zipc::test::spawn([&]() -> int {
     auto q = Queue::open(name.str(), Role::producer);
     auto loan = q.try_reserve();
-    std::memcpy(loan.data(), "garbage", 7);
+    std::memcpy(loan.data().data(), "garbage", 7);
     ::_exit(loan ? 0 : 1);  // dies holding the reservation
   });
   ASSERT_EQ(child.wait().exit_code, 0);
@@ -325,7 +325,7 @@ TEST_P(QueueModes, MessageOfAConsumerThatDiedHoldingItIsRedelivered) {
   auto child = zipc::test::spawn([&]() -> int {
     auto q = Queue::open(name.str(), Role::consumer);
     auto loan = q.try_acquire();
-    ::_exit(loan && string_of(loan.bytes()) == "precious" ? 0 : 1);  // dies holding it
+    ::_exit(loan && string_of(loan.data()) == "precious" ? 0 : 1);  // dies holding it
   });
   ASSERT_EQ(child.wait().exit_code, 0);
   auto rx = consumer_of(name);

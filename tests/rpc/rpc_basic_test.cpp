@@ -90,7 +90,7 @@ TEST(Rpc, RequestOverTheMaximumFailsWithTooLargeAndNothingIsSent) {
   std::vector<std::byte> big(1001);
   EXPECT_EQ(sut.call({big.data(), big.size()}, 1s).status(), Status::too_large);
   EXPECT_EQ(sut.call_async({big.data(), big.size()}).status(), Status::too_large);
-  EXPECT_EQ(sut.loan(1001).status(), Status::too_large);
+  EXPECT_EQ(sut.reserve(1001).status(), Status::too_large);
   std::vector<std::byte> fits(1000);
   EXPECT_TRUE(sut.call({fits.data(), fits.size()}, 1s).ok());
   EXPECT_EQ(served.load(), 1);
@@ -194,16 +194,16 @@ TEST(Rpc, LoansCarryRequestsAndRepliesWithoutCopies) {
   opt.max_request_size = opt.max_response_size = 1 << 20;
   Serving s(name.str(), opt, [](RpcRequest& req) {
     zipc::Status st;
-    auto out = req.reply_loan(req.size() + 1, &st);
+    auto out = req.reserve_reply(req.size() + 1, &st);
     ASSERT_EQ(st, Status::ok);
     std::memcpy(out.data(), req.data().data(), req.size());
     out[req.size()] = std::byte{0x5a};
-    EXPECT_EQ(req.commit(out.size()), Status::ok);
+    EXPECT_EQ(req.commit(out.size()).status, Status::ok);
   });
   auto sut = RpcClient::connect(name.str(), 2s);
   for (std::size_t n : {0ul, 10ul, 5000ul, 500000ul}) {
-    auto loan = sut.loan(n);
-    ASSERT_TRUE(loan.ok());
+    auto loan = sut.reserve(n);
+    ASSERT_TRUE(loan);
     for (std::size_t i = 0; i < n; ++i) loan.data()[i] = static_cast<std::byte>(i);
     auto r = sut.call(std::move(loan), 5s);
     ASSERT_TRUE(r.ok());
@@ -222,10 +222,10 @@ TEST(Rpc, ReplyInPlaceOverwritesTheRequestBlockAndReachesTheCaller) {
   Serving s(name.str(), opt, [](RpcRequest& req) {
     const std::byte first = req.size() > 0 ? req.data()[0] : std::byte{0};
     zipc::Status st;
-    auto out = req.reply_in_place(req.size(), &st);
+    auto out = req.reserve_reply_in_place(req.size(), &st);
     ASSERT_EQ(st, Status::ok);
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<std::byte>(static_cast<unsigned>(first) + 1);
-    EXPECT_EQ(req.commit(out.size()), Status::ok);
+    EXPECT_EQ(req.commit(out.size()).status, Status::ok);
   });
   auto sut = RpcClient::connect(name.str(), 2s);
   for (std::size_t n : {0ul, 100ul, 70000ul, 1ul << 20}) {
@@ -241,14 +241,15 @@ TEST(Rpc, ReplyInPlaceOverwritesTheRequestBlockAndReachesTheCaller) {
   }
 }
 
-TEST(Rpc, ShrunkLoanSendsOnlyItsPrefix) {
+TEST(Rpc, CommittedLoanSendsOnlyItsPrefix) {
   zipc::test::TempName name("rpc");
   Serving s(name.str(), {}, echo);
   auto sut = RpcClient::connect(name.str(), 2s);
-  auto loan = sut.loan(20000);
-  ASSERT_TRUE(loan.ok());
+  auto loan = sut.reserve(20000);
+  ASSERT_TRUE(loan);
   std::memcpy(loan.data().data(), "abc", 3);
-  loan.shrink(3);
+  EXPECT_EQ(loan.commit(20001).status, Status::too_large);  // over the reservation: nothing changes
+  ASSERT_TRUE(loan.commit(3).ok());
   auto r = sut.call(std::move(loan), 5s);
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r.size(), 3u);

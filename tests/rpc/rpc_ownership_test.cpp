@@ -75,18 +75,18 @@ TEST(RpcOwnership, DisconnectingClientDoesNotFreeABlockTheServerGaveBackAndLentA
 
   // Another client takes a block and fills it: it must not get B.
   auto other = RpcClient::connect(name.str(), 1s);
-  auto loan = other.loan(kLarge);
-  ASSERT_TRUE(loan.ok()) << zipc::to_string(loan.status());
+  auto loan = other.reserve(kLarge);
+  ASSERT_TRUE(loan) << zipc::to_string(loan.status());
   std::memset(loan.data().data(), 0xEE, kLarge);
   EXPECT_TRUE(all_equal(in_service.data(), 0xA2)) << "a request being served was overwritten by another client";
 
   // Answering in place must not write into the other client's request either.
   zipc::Status st = Status::closed;
-  auto out = in_service.reply_in_place(kLarge, &st);
+  auto out = in_service.reserve_reply_in_place(kLarge, &st);
   ASSERT_EQ(st, Status::ok);
   std::memset(out.data(), 0x55, out.size());
   EXPECT_TRUE(all_equal(loan.data(), 0xEE)) << "a reply landed in another client's request";
-  EXPECT_EQ(in_service.commit(out.size()), Status::ok);
+  EXPECT_EQ(in_service.commit(out.size()).status, Status::ok);
 }
 
 // Finding 12, the close side: a server whose name was taken over (its file

@@ -76,7 +76,7 @@ inline void checksum_handler(zipc::RpcRequest& req, std::size_t max_reply) {
   }
   r.reply_len = max_reply == 0 ? 0 : (r.seq * 2654435761u) % (max_reply + 1);
   zipc::Status st;
-  auto out = req.reply_loan(sizeof r + r.reply_len, &st);
+  auto out = req.reserve_reply(sizeof r + r.reply_len, &st);
   if (st != zipc::Status::ok) return;
   std::memcpy(out.data(), &r, sizeof r);
   for (std::size_t i = 0; i < r.reply_len; ++i) out[sizeof r + i] = pattern(r.seq, i);

@@ -64,10 +64,10 @@ int publisher_body(const std::string& name, const Board& board, int index, int s
   std::array<std::byte, kMax> buf;
   for (std::uint64_t n = 0; n < per_publisher; ++n) {
     if (n % 3 == 0) {
-      auto loan = pub.claim(topic_test::size_for(static_cast<std::uint32_t>(index), n, kMax), 20s);
+      auto loan = pub.reserve(topic_test::size_for(static_cast<std::uint32_t>(index), n, kMax), 20s);
       if (!loan) return 11;
       topic_test::fill(loan.data().data(), static_cast<std::uint32_t>(index), n, kMax);
-      if (!loan.commit().ok()) return 12;
+      if (!loan.commit(loan.size()).ok()) return 12;
     } else {
       const std::size_t size = topic_test::fill(buf.data(), static_cast<std::uint32_t>(index), n, kMax);
       if (!pub.publish(std::span(buf).first(size), 20s).ok()) return 13;
@@ -237,7 +237,7 @@ TEST(TopicMultiProcess, PublisherKilledBetweenClaimAndCommitLeavesAHoleOthersSki
       const std::size_t size = topic_test::fill(buf.data(), 0, n, kMax);
       if (!pub.try_publish(std::span(buf).first(size)).ok()) return 1;
     }
-    auto loan = pub.try_claim(100);  // claimed, never committed
+    auto loan = pub.try_reserve(100);  // reserved, never committed
     if (!loan) return 2;
     board.at(0).store(1);
     for (;;) ::pause();
@@ -283,7 +283,7 @@ TEST(TopicMultiProcess, PublisherWaitingBehindADeadClaimantCommitsAfterRecovery)
   auto victim = zipc::test::spawn([&] {
     auto t = Topic::open(name.str(), o);
     auto pub = t.publisher();
-    auto loan = pub.try_claim(300);
+    auto loan = pub.try_reserve(300);
     if (!loan) return 2;
     board.at(0).store(1);
     for (;;) ::pause();
@@ -331,7 +331,7 @@ TEST(TopicMultiProcess, SinglePublisherKilledMidClaimIsReplacedAndItsClaimSkippe
     auto pub = t.publisher();
     std::array<std::byte, 8> one{};
     if (!pub.try_publish(one).ok()) return 1;
-    auto loan = pub.try_claim(100);
+    auto loan = pub.try_reserve(100);
     if (!loan) return 2;
     board.at(0).store(1);
     for (;;) ::pause();
@@ -362,10 +362,10 @@ TEST(TopicMultiProcess, PersistentTopicReplaysExactlyTheCommittedRecordsAfterKil
     auto t = Topic::open(name.str(), o);
     auto pub = t.publisher();
     for (std::uint64_t n = 0;; ++n) {
-      auto loan = pub.claim(topic_test::size_for(0, n, kMax), 10s);
+      auto loan = pub.reserve(topic_test::size_for(0, n, kMax), 10s);
       if (!loan) return 1;
       topic_test::fill(loan.data().data(), 0, n, kMax);
-      if (loan.commit().sequence != n) return 2;
+      if (loan.commit(loan.size()).sequence != n) return 2;
       board.at(0).store(n + 1);  // committed count, for the check after the crash
       if (n % 1000 == 999) t.sync();
     }

@@ -86,7 +86,7 @@ void zipc::detail::topic_test_point(TestPoint point, std::uint64_t position) noe
   if (g_at_point) g_at_point(point, position);
 }
 
-// Review finding 1: try_read / try_read_view re-read the size from the ring
+// Review finding 1: try_read / try_acquire re-read the size from the ring
 // after checking it, so a size scribbled in between was trusted.
 TEST(TopicRace, ReadUsesTheSizeItCheckedWhenAPeerScribblesItJustAfterTheCheck) {
   zipc::test::TempName name("topic");
@@ -115,10 +115,10 @@ TEST(TopicRace, ViewSpansTheSizeItCheckedWhenAPeerScribblesItJustAfterTheCheck) 
   AtPoint scribble([&](TestPoint p, std::uint64_t position) {
     if (p == TestPoint::reader_checked_record) header_at(topic, position)->size = kScribbledSize;
   });
-  const auto v = sut.try_read_view();
-  ASSERT_EQ(v.status, Status::ok);
-  EXPECT_EQ(v.data.size(), 100u);
-  EXPECT_TRUE(std::equal(m.begin(), m.end(), v.data.begin(), v.data.end()));
+  const auto v = sut.try_acquire();
+  ASSERT_EQ(v.status(), Status::ok);
+  EXPECT_EQ(v.data().size(), 100u);
+  EXPECT_TRUE(std::equal(m.begin(), m.end(), v.data().begin(), v.data().end()));
 }
 
 // Review finding 3: making room stopped at any record crossing "an eighth of
@@ -192,10 +192,10 @@ TEST(TopicRace, MultiPublisherStreamingRecordsAreIntactForAReaderRightBehind) {
   std::array<std::uint64_t, kPublishers> next{};
   std::uint64_t bad = 0;
   for (std::uint64_t got = 0; got < per * kPublishers; ++got) {
-    const auto v = sut.read_view(30s);
-    ASSERT_EQ(v.status, Status::ok) << got;
+    const auto v = sut.acquire(30s);
+    ASSERT_EQ(v.status(), Status::ok) << got;
     Stamp st;
-    if (!topic_test::intact(v.data, &st) || st.publisher >= kPublishers || st.sequence != next[st.publisher]) {
+    if (!topic_test::intact(v.data(), &st) || st.publisher >= kPublishers || st.sequence != next[st.publisher]) {
       ++bad;
       continue;
     }
@@ -381,7 +381,7 @@ TEST(TopicRace, LeftoverBytesThatLookLikeACommittedRecordAreNotReadWhileItIsClai
   fake->sequence = 1;  // the sequence the reader expects next
   fake->publish_ns = 1;
   fake->position = next;  // the tag: reads as committed
-  zipc::Loan loan = pub.claim(8, 0ns);
+  zipc::TopicWriteLoan loan = pub.reserve(8, 0ns);
   ASSERT_TRUE(loan);
   EXPECT_EQ(sut.try_read(buf).status, Status::empty) << "a claimed record was read before its commit";
   std::memcpy(loan.data().data(), "realdata", 8);

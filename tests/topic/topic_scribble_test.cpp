@@ -69,14 +69,14 @@ int scribble_rounds(const std::string& name, zipc::Multiplicity kind, std::uint6
       if (pub.is_attached()) {
         (void)pub.try_publish(std::span(buf).first(rng() % 301));
         (void)pub.publish(std::span(buf).first(rng() % 301), 1ms);
-        auto loan = pub.try_claim(rng() % 301);
-        if (loan && rng() % 2) (void)loan.commit();
+        auto loan = pub.try_reserve(rng() % 301);
+        if (loan && rng() % 2) (void)loan.commit(loan.size());
         calls += 3;
       }
       for (auto& s : subs) {
         (void)s.try_read(buf);
         (void)s.read(buf, 1ms);
-        if (s.delivery() == Delivery::reliable) (void)s.try_read_view();
+        if (s.delivery() == Delivery::reliable) (void)s.try_acquire();
         calls += 3;
       }
       (void)topic.oldest_sequence();

@@ -1,0 +1,383 @@
+// zipc-bench-bridge: zipc -> bridge -> NATS -> bridge -> zipc on loopback,
+// beside the raw NATS C client (publish and subscribe on the same server) and
+// beside local zipc (one topic, no network). Core and JetStream bridge modes.
+//
+//   zipc-bench-bridge [--server nats://127.0.0.1:4222] [--repetitions 3] [--json out.json]
+//
+// Without --server it starts its own nats-server (JetStream store in a
+// temporary directory) on a random loopback port and kills it at the end.
+// Each row: throughput (messages delivered per second, flat out, with the
+// count lost if any) and one-way latency p50/p99/p99.9 at a paced 5 k msgs/s
+// (send time in the payload, CLOCK_REALTIME, same host). Repetitions
+// alternate between the transports; the median run is reported.
+#include <fcntl.h>
+#include <nats/nats.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "zipc/bridge.hpp"
+#include "zipc/topic.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
+}
+
+struct Run {
+  double msgs_per_s = 0;
+  std::uint64_t lost = 0;
+  double p50_us = 0, p99_us = 0, p999_us = 0;
+};
+
+// Collects (send stamp -> arrival) samples and counts arrivals.
+struct Sink {
+  std::atomic<std::uint64_t> count{0};
+  std::atomic<std::uint64_t> last_ns{0};
+  std::vector<std::uint64_t> lat;  // written by one receiver thread only
+  bool record = false;
+  void on(const void* data, std::size_t n) {
+    const std::uint64_t t = now_ns();
+    if (record && n >= 8) {
+      std::uint64_t sent;
+      std::memcpy(&sent, data, 8);
+      lat.push_back(t - sent);
+    }
+    last_ns.store(t, std::memory_order_relaxed);
+    count.fetch_add(1, std::memory_order_release);  // release: lat is complete up to count
+  }
+};
+
+// A transport: send(bytes) and a sink that sees arrivals.
+struct Transport {
+  virtual ~Transport() = default;
+  virtual void send(const std::byte* data, std::size_t n) = 0;
+  virtual void flush() {}
+  Sink sink;
+};
+
+struct RawNats : Transport {
+  natsConnection *pub = nullptr, *sub_conn = nullptr;
+  natsSubscription* sub = nullptr;
+  std::string subject;
+  RawNats(const std::string& url, const std::string& subj) : subject(subj) {
+    if (natsConnection_ConnectTo(&pub, url.c_str()) != NATS_OK ||
+        natsConnection_ConnectTo(&sub_conn, url.c_str()) != NATS_OK)
+      throw std::runtime_error("raw nats: cannot connect to " + url);
+    natsConnection_Subscribe(
+        &sub, sub_conn, subject.c_str(),
+        [](natsConnection*, natsSubscription*, natsMsg* m, void* c) {
+          static_cast<Sink*>(c)->on(natsMsg_GetData(m), static_cast<std::size_t>(natsMsg_GetDataLength(m)));
+          natsMsg_Destroy(m);
+        },
+        &sink);
+    natsSubscription_SetPendingLimits(sub, 65536, 64 << 20);  // as the bridge's default
+    natsConnection_Flush(sub_conn);
+  }
+  ~RawNats() override {
+    natsSubscription_Unsubscribe(sub);
+    natsSubscription_Destroy(sub);
+    natsConnection_Destroy(pub);
+    natsConnection_Destroy(sub_conn);
+  }
+  void send(const std::byte* d, std::size_t n) override {
+    while (natsConnection_Publish(pub, subject.c_str(), d, static_cast<int>(n)) != NATS_OK)
+      std::this_thread::sleep_for(50us);
+  }
+  void flush() override { natsConnection_Flush(pub); }
+};
+
+// Reads a topic in a thread into the sink.
+struct TopicReader {
+  zipc::Subscriber s;
+  std::atomic<bool> stop{false};
+  std::thread t;
+  TopicReader(zipc::Topic& topic, Sink& sink) : s(topic.subscribe({zipc::From::latest(), zipc::Delivery::reliable})) {
+    t = std::thread([this, &sink] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        zipc::MessageView v = s.read_view(20ms);
+        if (v.ok()) sink.on(v.data.data(), v.data.size());
+      }
+    });
+  }
+  ~TopicReader() {
+    stop = true;
+    t.join();
+  }
+};
+
+struct LocalZipc : Transport {
+  std::string name;
+  zipc::Topic topic;
+  zipc::Publisher pub;
+  std::unique_ptr<TopicReader> reader;
+  explicit LocalZipc(const std::string& n) : name(n) {
+    zipc::Topic::remove(name);
+    zipc::TopicOptions o;
+    o.capacity_bytes = 1 << 22;
+    topic = zipc::Topic::create(name, o);
+    pub = topic.publisher();
+    reader = std::make_unique<TopicReader>(topic, sink);
+  }
+  ~LocalZipc() override {
+    reader.reset();
+    zipc::Topic::remove(name);
+  }
+  void send(const std::byte* d, std::size_t n) override { (void)pub.publish(std::span(d, n), 10s); }
+};
+
+struct Bridged : Transport {
+  std::string a_name, b_name;
+  std::unique_ptr<zipc::Bridge> a, b;
+  zipc::Topic ta, tb;
+  zipc::Publisher pub;
+  std::unique_ptr<TopicReader> reader;
+  Bridged(const std::string& url, const std::string& tag, zipc::BridgeMode mode, const std::string& state) {
+    a_name = "bench-bridge." + tag + ".hostA";
+    b_name = "bench-bridge." + tag + ".hostB";
+    zipc::Topic::remove(a_name);
+    zipc::Topic::remove(b_name);
+    const std::string subject = "bench." + tag;
+    auto cfg = [&](const std::string& host, const std::string& ch, zipc::BridgeDirection dir) {
+      zipc::BridgeConfig c;
+      c.host_id = host;
+      c.state_dir = state + "/" + host;
+      c.nats.servers = {url};
+      zipc::BridgeMapping m;
+      m.channel = ch;
+      m.subject = subject;
+      m.direction = dir;
+      m.mode = mode;
+      m.stream = "BENCH_" + tag;
+      c.mappings.push_back(m);
+      return c;
+    };
+    a = std::make_unique<zipc::Bridge>(cfg("hostA", a_name, zipc::BridgeDirection::outbound));
+    b = std::make_unique<zipc::Bridge>(cfg("hostB", b_name, zipc::BridgeDirection::inbound));
+    a->start();
+    b->start();
+    for (int i = 0; i < 1000 && !(a->ready() && b->ready()); ++i) std::this_thread::sleep_for(10ms);
+    if (!a->ready() || !b->ready()) throw std::runtime_error("bridge not ready: " + a->last_error() + b->last_error());
+    ta = zipc::Topic::open(a_name);
+    tb = zipc::Topic::open(b_name);
+    pub = ta.publisher();
+    reader = std::make_unique<TopicReader>(tb, sink);
+  }
+  ~Bridged() override {
+    reader.reset();
+    a->stop();
+    b->stop();
+    zipc::Topic::remove(a_name);
+    zipc::Topic::remove(b_name);
+  }
+  void send(const std::byte* d, std::size_t n) override { (void)pub.publish(std::span(d, n), 10s); }
+  std::uint64_t lost() const { return b->stats(0).lost; }
+};
+
+double pct(std::vector<std::uint64_t>& v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return static_cast<double>(v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))]) /
+         1000.0;
+}
+
+// Flat out: n messages; delivered rate = arrivals / (last arrival - first send).
+void throughput(Transport& t, std::size_t size, std::uint64_t n, Run& r) {
+  std::vector<std::byte> buf(size, std::byte{1});
+  const std::uint64_t base = t.sink.count.load();
+  const std::uint64_t t0 = now_ns();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::uint64_t ts = now_ns();
+    std::memcpy(buf.data(), &ts, 8);
+    t.send(buf.data(), size);
+  }
+  t.flush();
+  // Until everything arrived, or nothing more for 300 ms.
+  std::uint64_t seen = 0;
+  auto quiet_since = Clock::now();
+  while (t.sink.count.load() - base < n && Clock::now() - quiet_since < 300ms) {
+    std::this_thread::sleep_for(1ms);
+    if (t.sink.count.load() != seen) seen = t.sink.count.load(), quiet_since = Clock::now();
+  }
+  const std::uint64_t got = t.sink.count.load() - base;
+  r.msgs_per_s = static_cast<double>(got) / (static_cast<double>(t.sink.last_ns.load() - t0) / 1e9);
+  r.lost = n - got;
+}
+
+// Paced: n messages at `rate` per second, one-way latency of each.
+void latency(Transport& t, std::size_t size, std::uint64_t n, double rate, Run& r) {
+  std::vector<std::byte> buf(size, std::byte{2});
+  t.sink.lat.clear();
+  t.sink.lat.reserve(n);
+  const std::uint64_t base = t.sink.count.load(std::memory_order_acquire);
+  t.sink.record = true;
+  const auto period = std::chrono::nanoseconds(static_cast<std::int64_t>(1e9 / rate));
+  auto next = Clock::now();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::this_thread::sleep_until(next);  // (not a spin: the machine may have few cores)
+    next += period;
+    std::uint64_t ts = now_ns();
+    std::memcpy(buf.data(), &ts, 8);
+    t.send(buf.data(), size);
+    t.flush();
+  }
+  auto end = Clock::now() + 2s;
+  while (t.sink.count.load(std::memory_order_acquire) - base < n && Clock::now() < end)
+    std::this_thread::sleep_for(1ms);
+  t.sink.record = false;
+  std::this_thread::sleep_for(5ms);
+  std::vector<std::uint64_t> lat = t.sink.lat;
+  r.p50_us = pct(lat, 0.50);
+  r.p99_us = pct(lat, 0.99);
+  r.p999_us = pct(lat, 0.999);
+}
+
+int free_port() {
+  std::mt19937 rng(std::random_device{}());
+  for (;;) {
+    const int port = 20000 + static_cast<int>(rng() % 40000);
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+    ::close(fd);
+    if (ok) return port;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"zipc-bench-bridge: the NATS bridge beside raw NATS and local zipc"};
+  std::string server, json_out;
+  int reps = 3;
+  std::uint64_t n_small = 200000, n_large = 40000, n_lat = 5000;
+  double rate = 5000;
+  app.add_option("--server", server, "an existing nats-server URL (default: start one)");
+  app.add_option("--repetitions", reps, "alternating runs per row; the median is reported");
+  app.add_option("--json", json_out, "write the rows here");
+  app.add_option("--messages", n_small, "throughput messages, 100 B");
+  app.add_option("--messages-4k", n_large, "throughput messages, 4 KiB");
+  app.add_option("--latency-messages", n_lat, "latency samples per run");
+  app.add_option("--rate", rate, "latency runs: messages per second");
+  CLI11_PARSE(app, argc, argv);
+
+  std::string tmp =
+      (std::filesystem::temp_directory_path() / ("zipc-bench-bridge-" + std::to_string(::getpid()))).string();
+  std::filesystem::create_directories(tmp);
+  pid_t server_pid = -1;
+  if (server.empty()) {
+    const int port = free_port();
+    server = "nats://127.0.0.1:" + std::to_string(port);
+    server_pid = ::fork();
+    if (server_pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      int fd = ::open((tmp + "/nats.log").c_str(), O_WRONLY | O_CREAT, 0644);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      const std::string p = std::to_string(port), sd = tmp + "/js";
+      ::execl("/usr/sbin/nats-server", "nats-server", "-a", "127.0.0.1", "-p", p.c_str(), "-js", "-sd", sd.c_str(),
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    std::this_thread::sleep_for(500ms);
+  }
+
+  const std::vector<std::string> names{"local zipc", "raw NATS", "bridge core", "bridge JetStream"};
+  std::map<std::pair<std::string, std::size_t>, std::vector<Run>> runs;
+  int tag = 0;
+  for (int rep = 0; rep < reps; ++rep) {
+    for (std::size_t size : {std::size_t{100}, std::size_t{4096}}) {
+      for (const auto& name : names) {
+        const std::string t = std::to_string(::getpid()) + "_" + std::to_string(tag++);
+        std::unique_ptr<Transport> tr;
+        if (name == "local zipc") tr = std::make_unique<LocalZipc>("bench-bridge.local." + t);
+        if (name == "raw NATS") tr = std::make_unique<RawNats>(server, "bench.raw." + t);
+        if (name == "bridge core") tr = std::make_unique<Bridged>(server, t, zipc::BridgeMode::core, tmp);
+        if (name == "bridge JetStream") tr = std::make_unique<Bridged>(server, t, zipc::BridgeMode::jetstream, tmp);
+        Run r;
+        const bool js = name == "bridge JetStream";
+        std::uint64_t n = size == 100 ? n_small : n_large;
+        if (js) n /= 4;  // acknowledged per batch: slower, fewer messages keep the run short
+        Run warm;
+        latency(*tr, size, 200, rate, warm);  // connections, pages and wait strategies warm
+        latency(*tr, size, js ? n_lat / 2 : n_lat, js ? rate / 2 : rate, r);
+        throughput(*tr, size, n, r);
+        if (auto* b = dynamic_cast<Bridged*>(tr.get())) r.lost += b->lost();
+        runs[{name, size}].push_back(r);
+        std::fprintf(stderr, "rep %d %-17s %5zu B: %10.0f msgs/s lost %llu  p50 %.1f p99 %.1f p99.9 %.1f us\n", rep,
+                     name.c_str(), size, r.msgs_per_s, static_cast<unsigned long long>(r.lost), r.p50_us, r.p99_us,
+                     r.p999_us);
+      }
+    }
+  }
+  if (server_pid > 0) {
+    ::kill(server_pid, SIGKILL);
+    ::waitpid(server_pid, nullptr, 0);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(tmp, ec);
+
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  nlohmann::json rows = nlohmann::json::array();
+  std::printf("| transport | size | msgs/s | vs raw NATS | p50 us | p99 us | p99.9 us | p50 over raw |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  for (std::size_t size : {std::size_t{100}, std::size_t{4096}}) {
+    std::map<std::string, Run> med;
+    for (const auto& name : names) {
+      std::vector<double> tp, p50, p99, p999;
+      std::uint64_t lost = 0;
+      for (const auto& r : runs[{name, size}]) {
+        tp.push_back(r.msgs_per_s), p50.push_back(r.p50_us), p99.push_back(r.p99_us), p999.push_back(r.p999_us);
+        lost += r.lost;
+      }
+      med[name] = {median(tp), lost, median(p50), median(p99), median(p999)};
+    }
+    const Run& raw = med["raw NATS"];
+    for (const auto& name : names) {
+      const Run& m = med[name];
+      std::printf("| %s | %zu B | %.0f | %.2fx | %.1f | %.1f | %.1f | %+.1f |\n", name.c_str(), size, m.msgs_per_s,
+                  m.msgs_per_s / raw.msgs_per_s, m.p50_us, m.p99_us, m.p999_us, m.p50_us - raw.p50_us);
+      rows.push_back({{"transport", name},
+                      {"size", size},
+                      {"msgs_per_s", m.msgs_per_s},
+                      {"ratio_to_raw_nats", m.msgs_per_s / raw.msgs_per_s},
+                      {"lost_all_runs", m.lost},
+                      {"p50_us", m.p50_us},
+                      {"p99_us", m.p99_us},
+                      {"p999_us", m.p999_us},
+                      {"p50_over_raw_us", m.p50_us - raw.p50_us},
+                      {"repetitions", reps}});
+    }
+  }
+  if (!json_out.empty()) std::ofstream(json_out) << rows.dump(2) << "\n";
+  return 0;
+}

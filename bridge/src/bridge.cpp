@@ -1,0 +1,254 @@
+// zipc::Bridge: opens the local ends, connects (retrying with back-off), runs
+// one worker per mapping direction.
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "internal.hpp"
+#include "link.hpp"
+#include "zipc/error.hpp"
+
+namespace zipc {
+
+using namespace std::chrono_literals;
+using bridge_detail::MappingRuntime;
+
+namespace bridge_detail {
+
+std::uint64_t realtime_ns() noexcept {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
+}
+
+namespace {
+std::string file_safe(std::string s) {
+  for (char& c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) c = '_';
+  return s;
+}
+}  // namespace
+
+void open_local(MappingRuntime& m) {
+  const bool out = m.cfg.direction != BridgeDirection::inbound;
+  const bool in = m.cfg.direction != BridgeDirection::outbound;
+  const std::string base = m.state_dir.empty() ? "" : m.state_dir + "/" + file_safe(m.host_id + "." + m.cfg.name);
+  if (!base.empty() && out) m.out_state.open(base + ".out");
+  if (!base.empty() && in && m.cfg.mode == BridgeMode::jetstream) m.in_state.open(base + ".in");
+  std::optional<std::uint64_t> saved;
+  if (m.out_state.is_open())
+    if (auto r = m.out_state.read()) saved = (*r)[0];
+  if (m.cfg.kind == BridgeKind::topic) {
+    TopicOptions opt;
+    opt.capacity_bytes = m.cfg.topic_capacity_bytes;
+    opt.max_message_size = m.cfg.max_message_size;
+    opt.accept_existing = true;  // attach to the channel as its creator made it
+    opt.publishers = m.cfg.direction == BridgeDirection::both ? Multiplicity::multi : Multiplicity::single;
+    m.topic = m.cfg.create ? Topic::open_or_create(m.cfg.channel, opt) : Topic::open(m.cfg.channel, opt);
+    if (out) {
+      SubscribeOptions so{From::latest(), Delivery::reliable};
+      if (saved) so.from = From::sequence(*saved);
+      try {
+        m.subscriber = m.topic.subscribe(so);
+      } catch (const Error& e) {
+        if (e.errc() != Errc::not_retained) throw;
+        // The topic no longer holds where we stopped: what it dropped is lost, and counted.
+        m.subscriber = m.topic.subscribe({From::oldest(), Delivery::reliable});
+        if (m.subscriber.next_sequence() > *saved)
+          m.counters.lost.fetch_add(m.subscriber.next_sequence() - *saved, std::memory_order_relaxed);
+      }
+    }
+    if (out) m.start_position = m.subscriber.next_sequence();
+    if (in) m.publisher = m.topic.publisher();
+  } else {
+    QueueOptions opt;
+    opt.block_size = m.cfg.queue_block_size;
+    opt.block_count = m.cfg.queue_block_count;
+    opt.accept_existing = true;
+    const Role role = out ? Role::consumer : Role::producer;
+    Queue q = m.cfg.create ? Queue::open_or_create(m.cfg.channel, opt, role) : Queue::open(m.cfg.channel, role);
+    (out ? m.queue_out : m.queue_in) = std::move(q);
+    if (saved) m.out_next = *saved;
+  }
+}
+
+}  // namespace bridge_detail
+
+struct Bridge::Impl {
+  BridgeConfig config;
+  std::unique_ptr<bridge_detail::Link> link;
+  std::vector<std::unique_ptr<MappingRuntime>> maps;
+  std::atomic<bool> stop{false};
+  std::atomic<bool> failed{false};
+  std::atomic<bool> ready{false};
+  std::thread control;
+  bool started = false;
+
+  void run();
+  bool pause(std::chrono::milliseconds d) {
+    for (auto t = 0ms; t < d && !stop.load(std::memory_order_relaxed); t += 10ms) std::this_thread::sleep_for(10ms);
+    return !stop.load(std::memory_order_relaxed);
+  }
+};
+
+namespace {
+std::string default_host_id() {
+  std::ifstream in("/proc/sys/kernel/hostname");
+  std::string h;
+  std::getline(in, h);
+  return h.empty() ? "zipc-host" : h;
+}
+std::string durable_safe(std::string s) {
+  for (char& c : s)
+    if (c == '.' || c == '*' || c == '>' || c == ' ' || c == '/') c = '_';
+  return s;
+}
+}  // namespace
+
+Bridge::Bridge(BridgeConfig config) : impl_(std::make_unique<Impl>()) {
+  if (config.host_id.empty()) config.host_id = default_host_id();
+  for (auto& m : config.mappings) {
+    if (m.name.empty()) m.name = m.channel;
+    if (m.durable.empty()) m.durable = durable_safe(config.host_id + "_" + m.name);
+  }
+  validate(config);
+  impl_->config = std::move(config);
+}
+
+Bridge::~Bridge() {
+  stop();
+}
+
+void Bridge::start() {
+  if (impl_->started) return;
+  const auto& c = impl_->config;
+  try {
+    for (const auto& mc : c.mappings) {
+      auto m = std::make_unique<MappingRuntime>();
+      m->cfg = mc;
+      m->host_id = c.host_id;
+      m->state_dir = c.state_dir;
+      m->stop = &impl_->stop;
+      bridge_detail::open_local(*m);
+      impl_->maps.push_back(std::move(m));
+    }
+  } catch (...) {
+    impl_->maps.clear();
+    throw;
+  }
+  impl_->link = std::make_unique<bridge_detail::Link>(c.nats, "zipc-bridge " + c.host_id);
+  impl_->started = true;
+  impl_->control = std::thread([this] { impl_->run(); });
+}
+
+void Bridge::Impl::run() {
+  auto backoff = 100ms;
+  const auto begin = std::chrono::steady_clock::now();
+  for (;;) {
+    std::string err = link->connect_once();
+    if (err.empty()) break;
+    link->set_error(err + "; retrying in " + std::to_string(backoff.count()) + " ms");
+    const auto limit = config.nats.connect_timeout;
+    if (limit.count() > 0 && std::chrono::steady_clock::now() - begin + backoff > limit) {
+      link->set_error(err + "; gave up after " + std::to_string(limit.count()) + " ms");
+      failed.store(true, std::memory_order_relaxed);
+      return;
+    }
+    if (!pause(backoff)) return;
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
+  }
+  link->set_error("");
+  for (auto& m : maps) {
+    if (m->cfg.mode != BridgeMode::jetstream) continue;
+    for (auto wait = 100ms;;) {
+      std::string err = link->ensure_stream(m->cfg.stream, m->cfg.subject);
+      if (err.empty()) break;
+      link->set_error(err + "; retrying");
+      if (!pause(wait)) return;
+      wait = std::min(wait * 2, std::chrono::milliseconds(2000));
+    }
+  }
+  for (auto& mp : maps) {
+    MappingRuntime& m = *mp;
+    if (m.cfg.direction != BridgeDirection::inbound)
+      m.out_thread = std::thread([this, &m] { bridge_detail::run_outbound(m, *link, stop); });
+    if (m.cfg.direction == BridgeDirection::outbound) continue;
+    if (m.cfg.mode == BridgeMode::jetstream) {
+      m.in_thread = std::thread([this, &m] { bridge_detail::run_inbound_jetstream(m, *link, stop); });
+    } else {
+      for (auto wait = 100ms;;) {
+        std::string err = bridge_detail::start_inbound_core(m, *link);
+        if (err.empty()) break;
+        link->set_error(err + "; retrying");
+        if (!pause(wait)) return;
+      }
+    }
+  }
+  ready.store(true, std::memory_order_relaxed);
+}
+
+void Bridge::stop() noexcept {
+  if (!impl_ || !impl_->started) return;
+  impl_->stop.store(true, std::memory_order_relaxed);
+  if (impl_->control.joinable()) impl_->control.join();
+  for (auto& m : impl_->maps) {
+    if (m->core_sub != nullptr) {
+      if (natsSubscription_Drain(m->core_sub) == NATS_OK) natsSubscription_WaitForDrainCompletion(m->core_sub, 2000);
+      natsSubscription_Destroy(m->core_sub);
+      m->core_sub = nullptr;
+    }
+    if (m->out_thread.joinable()) m->out_thread.join();
+    if (m->in_thread.joinable()) m->in_thread.join();
+  }
+  if (impl_->link) {
+    if (impl_->link->conn() != nullptr) natsConnection_FlushTimeout(impl_->link->conn(), 1000);
+    impl_->link->close();
+  }
+  impl_->maps.clear();
+  impl_->started = false;
+  impl_->ready.store(false, std::memory_order_relaxed);
+  impl_->stop.store(false, std::memory_order_relaxed);
+}
+
+bool Bridge::connected() const noexcept {
+  return impl_->link && impl_->link->up();
+}
+bool Bridge::ready() const noexcept {
+  return impl_->ready.load(std::memory_order_relaxed) && connected();
+}
+bool Bridge::failed() const noexcept {
+  return impl_->failed.load(std::memory_order_relaxed);
+}
+std::string Bridge::last_error() const {
+  return impl_->link ? impl_->link->last_error() : std::string();
+}
+std::size_t Bridge::mapping_count() const noexcept {
+  return impl_->config.mappings.size();
+}
+const BridgeConfig& Bridge::config() const noexcept {
+  return impl_->config;
+}
+
+BridgeStats Bridge::stats(std::size_t i) const {
+  BridgeStats s;
+  if (i >= impl_->maps.size()) return s;
+  const auto& c = impl_->maps[i]->counters;
+  s.forwarded = c.forwarded.load(std::memory_order_relaxed);
+  s.received = c.received.load(std::memory_order_relaxed);
+  s.lost = c.lost.load(std::memory_order_relaxed);
+  s.duplicates = c.duplicates.load(std::memory_order_relaxed);
+  s.loops = c.loops.load(std::memory_order_relaxed);
+  s.errors = c.errors.load(std::memory_order_relaxed);
+  s.reconnects = impl_->link ? impl_->link->reconnects() : 0;
+  const auto& m = *impl_->maps[i];
+  if (m.cfg.kind == BridgeKind::topic && m.cfg.direction != BridgeDirection::inbound) {
+    const std::uint64_t next = m.topic.next_sequence();
+    const std::uint64_t sent = std::max(c.out_position.load(std::memory_order_relaxed), m.start_position);
+    s.lag = next > sent ? next - sent : 0;
+  }
+  return s;
+}
+
+}  // namespace zipc

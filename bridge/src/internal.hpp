@@ -1,0 +1,122 @@
+// Internal pieces of zipc::Bridge shared by its files.
+#pragma once
+
+#include <nats/nats.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+
+#include "state_file.hpp"
+#include "zipc/bridge.hpp"
+#include "zipc/queue.hpp"
+#include "zipc/topic.hpp"
+
+namespace zipc::bridge_detail {
+
+// NATS header names the bridge writes and reads.
+inline constexpr const char* kHdrOrigin = "Zipc-Origin";
+inline constexpr const char* kHdrChannel = "Zipc-Channel";
+inline constexpr const char* kHdrSeq = "Zipc-Seq";
+inline constexpr const char* kHdrTime = "Zipc-Time";
+// Sequences the sender skipped on purpose (echoes) just before this message.
+inline constexpr const char* kHdrSkip = "Zipc-Skip";
+// A batch (core mode): this many frames in the payload, Zipc-Seq is the first.
+inline constexpr const char* kHdrCount = "Zipc-Count";
+
+// One message inside a batch payload, followed by size bytes and zero padding
+// to a multiple of 8.
+struct Frame {
+  std::uint32_t size;
+  std::uint32_t skip;  // as Zipc-Skip
+  std::uint64_t seq;
+  std::uint64_t origin_ns;
+};
+static_assert(sizeof(Frame) == 24, "a batch frame header is 24 bytes on every platform");
+inline constexpr std::size_t kBatchBytes = 60 * 1024;  // payload bytes per batch (NATS default max: 1 MiB)
+
+// Counters of one mapping; written by its worker, read by stats() (relaxed:
+// each is an independent counter, no other data is published through them).
+struct Counters {
+  std::atomic<std::uint64_t> forwarded{0}, received{0}, lost{0}, duplicates{0}, loops{0}, errors{0};
+  std::atomic<std::uint64_t> out_position{0};  // outbound topic: next local sequence to be sent
+};
+
+// Local sequences of records the inbound side put into a topic, so that the
+// outbound side of a `both` mapping does not send them back out.
+class EchoSet {
+ public:
+  // The inbound side holds this across publishing and add_held(): the
+  // outbound side's take() then cannot look for a record before it is listed.
+  [[nodiscard]] std::unique_lock<std::mutex> hold() { return std::unique_lock(mu_); }
+  void add_held(std::uint64_t seq) {
+    seqs_.push_back(seq);
+    if (seqs_.size() > 1u << 20) seqs_.pop_front();  // bounded: older ones were read long ago
+  }
+  // True (and forgotten) when seq was put there by the inbound side.
+  bool take(std::uint64_t seq) {
+    std::lock_guard lock(mu_);
+    while (!seqs_.empty() && seqs_.front() < seq) seqs_.pop_front();
+    if (!seqs_.empty() && seqs_.front() == seq) {
+      seqs_.pop_front();
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  std::mutex mu_;
+  std::deque<std::uint64_t> seqs_;
+};
+
+class Link;
+
+// One mapping at run time.
+struct MappingRuntime {
+  BridgeMapping cfg;
+  std::string host_id;
+  std::string state_dir;
+  Counters counters;
+  EchoSet echoes;
+  Topic topic;  // when kind == topic
+  std::thread out_thread, in_thread;
+  natsSubscription* core_sub = nullptr;  // inbound core
+  std::mutex local_mu;                   // serializes local publishing (callback threads)
+  Publisher publisher;                   // inbound into a topic
+  Queue queue_in;                        // inbound into a queue (producer)
+  Queue queue_out;                       // outbound from a queue (consumer)
+  Subscriber subscriber;                 // outbound from a topic (reliable)
+  StateFile out_state;                   // outbound: {next sequence to send}
+  StateFile in_state;                    // inbound jetstream: {prev delivered, delivering, local next before}
+  std::uint64_t start_position = 0;      // outbound topic: where the subscriber started
+  std::uint64_t out_next = 0;            // queue outbound: first sequence number to use
+  // Inbound: next expected Zipc-Seq per origin and channel (under local_mu).
+  std::unordered_map<std::string, std::uint64_t> expected;
+  std::string last_origin, last_channel;  // the key of `last` (most messages repeat it)
+  std::uint64_t* last = nullptr;
+  std::string scratch;                // envelope building
+  std::atomic<bool>* stop = nullptr;  // the bridge's stop flag (callbacks read it)
+};
+
+// Opens (or creates) the local channel ends a mapping needs. Throws zipc::Error.
+void open_local(MappingRuntime& m);
+
+// Builds the envelope prefix for a message into out (resized); returns header bytes.
+std::size_t build_envelope(std::string& out, std::string_view origin, std::string_view channel, std::uint64_t seq,
+                           std::uint64_t origin_ns);
+
+// Workers. They run until stop is set; reconnects are handled by the client.
+void run_outbound(MappingRuntime& m, Link& link, const std::atomic<bool>& stop);
+void run_inbound_jetstream(MappingRuntime& m, Link& link, const std::atomic<bool>& stop);
+// Core inbound is a subscription callback; returns the error text or "".
+std::string start_inbound_core(MappingRuntime& m, Link& link);
+
+std::uint64_t realtime_ns() noexcept;
+std::string status_text(natsStatus s);
+
+}  // namespace zipc::bridge_detail

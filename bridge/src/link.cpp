@@ -1,0 +1,177 @@
+#include "link.hpp"
+
+#include <chrono>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "internal.hpp"
+
+namespace zipc::bridge_detail {
+
+std::string status_text(natsStatus s) {
+  std::string text = natsStatus_GetText(s);
+  const char* last = nats_GetLastError(nullptr);
+  if (last != nullptr && *last != '\0' && text != last) text += std::string(" (") + last + ")";
+  return text;
+}
+
+Link::Link(const NatsOptions& options, std::string client_name) : options_(options), name_(std::move(client_name)) {}
+
+Link::~Link() {
+  close();
+}
+
+std::string Link::servers_text() const {
+  std::string s;
+  for (const auto& u : options_.servers) s += (s.empty() ? "" : ",") + u;
+  return s;
+}
+
+std::string Link::last_error() const {
+  std::lock_guard lock(error_mu_);
+  return last_error_;
+}
+
+void Link::set_error(std::string text) {
+  std::lock_guard lock(error_mu_);
+  last_error_ = std::move(text);
+}
+
+void Link::on_disconnected(natsConnection*, void* closure) {
+  auto* self = static_cast<Link*>(closure);
+  self->up_.store(false, std::memory_order_relaxed);
+  self->set_error("nats: disconnected from " + self->servers_text() + "; reconnecting");
+}
+
+void Link::on_reconnected(natsConnection*, void* closure) {
+  auto* self = static_cast<Link*>(closure);
+  self->reconnects_.fetch_add(1, std::memory_order_relaxed);
+  self->up_.store(true, std::memory_order_relaxed);
+  self->set_error("nats: reconnected (" + std::to_string(self->reconnects()) + " reconnects so far)");
+}
+
+void Link::on_closed(natsConnection*, void* closure) {
+  // release: pairs with the acquire in close(); after it the Link may be freed.
+  static_cast<Link*>(closure)->closed_.store(true, std::memory_order_release);
+}
+
+void Link::on_error(natsConnection*, natsSubscription*, natsStatus err, void* closure) {
+  // Slow consumer and similar asynchronous errors: the sequence gaps count the loss.
+  static_cast<Link*>(closure)->set_error(std::string("nats: ") + natsStatus_GetText(err));
+}
+
+std::string Link::build_options(natsOptions** out) const {
+  natsOptions* o = nullptr;
+  natsStatus s = natsOptions_Create(&o);
+  auto fail = [&](const char* what) {
+    std::string e = std::string("nats option ") + what + ": " + status_text(s);
+    natsOptions_Destroy(o);
+    return e;
+  };
+  if (s != NATS_OK) return fail("create");
+  std::vector<const char*> urls;
+  for (const auto& u : options_.servers) urls.push_back(u.c_str());
+  if ((s = natsOptions_SetServers(o, urls.data(), static_cast<int>(urls.size()))) != NATS_OK) return fail("servers");
+  if ((s = natsOptions_SetName(o, name_.c_str())) != NATS_OK) return fail("name");
+  if (!options_.user.empty() &&
+      (s = natsOptions_SetUserInfo(o, options_.user.c_str(), options_.password.c_str())) != NATS_OK)
+    return fail("user/password");
+  if (!options_.token.empty() && (s = natsOptions_SetToken(o, options_.token.c_str())) != NATS_OK) return fail("token");
+  if (!options_.creds_file.empty() &&
+      (s = natsOptions_SetUserCredentialsFromFiles(o, options_.creds_file.c_str(), nullptr)) != NATS_OK)
+    return fail("creds_file");
+  const bool tls = options_.tls || !options_.tls_ca.empty() || !options_.tls_cert.empty();
+  if (tls && (s = natsOptions_SetSecure(o, true)) != NATS_OK) return fail("tls");
+  if (!options_.tls_ca.empty() && (s = natsOptions_LoadCATrustedCertificates(o, options_.tls_ca.c_str())) != NATS_OK)
+    return fail("tls_ca");
+  if (!options_.tls_cert.empty() &&
+      (s = natsOptions_LoadCertificatesChain(o, options_.tls_cert.c_str(), options_.tls_key.c_str())) != NATS_OK)
+    return fail("tls_cert/tls_key");
+  natsOptions_SetNoRandomize(o, !options_.randomize);
+  natsOptions_SetNoEcho(o, true);
+  // Write in the publishing thread instead of waking the client's flusher
+  // thread: one write per (batched) publish, no hand-off latency.
+  natsOptions_SetSendAsap(o, true);
+  natsOptions_SetIOBufSize(
+      o, 256 * 1024);  // a whole batch per read and write  // our own publications never come back on this connection
+  natsOptions_SetAllowReconnect(o, true);
+  natsOptions_SetMaxReconnect(o, -1);  // forever; the bridge is long-running
+  natsOptions_SetReconnectWait(o, options_.reconnect_wait.count());
+  natsOptions_SetReconnectBufSize(o, options_.reconnect_buffer_bytes);
+  natsOptions_SetMaxPendingMsgs(o, options_.pending_msgs);
+  natsOptions_SetTimeout(o, 2000);
+  natsOptions_SetPingInterval(o, 1000);  // a silently dead server is noticed within ~3 s
+  natsOptions_SetMaxPingsOut(o, 2);
+  natsOptions_SetDisconnectedCB(o, &Link::on_disconnected, const_cast<Link*>(this));
+  natsOptions_SetReconnectedCB(o, &Link::on_reconnected, const_cast<Link*>(this));
+  natsOptions_SetErrorHandler(o, &Link::on_error, const_cast<Link*>(this));
+  natsOptions_SetClosedCB(o, &Link::on_closed, const_cast<Link*>(this));
+  *out = o;
+  return {};
+}
+
+std::string Link::connect_once() {
+  natsOptions* o = nullptr;
+  std::string err = build_options(&o);
+  if (!err.empty()) return err;
+  natsStatus s = natsConnection_Connect(&conn_, o);
+  natsOptions_Destroy(o);
+  if (s != NATS_OK) {
+    conn_ = nullptr;
+    return "nats: cannot connect to " + servers_text() + ": " + status_text(s);
+  }
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.Wait = 5000;
+  if ((s = natsConnection_JetStream(&js_, conn_, &jo)) != NATS_OK) {
+    natsConnection_Destroy(conn_);
+    conn_ = nullptr;
+    return "nats: JetStream context: " + status_text(s);
+  }
+  up_.store(true, std::memory_order_relaxed);
+  return {};
+}
+
+std::string Link::ensure_stream(const std::string& stream, const std::string& subject) {
+  jsStreamInfo* si = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  natsStatus s = js_GetStreamInfo(&si, js_, stream.c_str(), nullptr, &code);
+  if (s == NATS_OK) {
+    jsStreamInfo_Destroy(si);
+    return {};
+  }
+  jsStreamConfig cfg;
+  jsStreamConfig_Init(&cfg);
+  cfg.Name = stream.c_str();
+  const char* subjects[1] = {subject.c_str()};
+  cfg.Subjects = subjects;
+  cfg.SubjectsLen = 1;
+  cfg.Storage = js_FileStorage;
+  cfg.Duplicates = 120LL * 1000 * 1000 * 1000;  // de-duplication window: 2 min (ns)
+  s = js_AddStream(&si, js_, &cfg, nullptr, &code);
+  if (s == NATS_OK || code == JSStreamNameExistErr) {
+    if (si != nullptr) jsStreamInfo_Destroy(si);
+    return {};
+  }
+  return "jetstream: cannot create stream '" + stream + "' for '" + subject + "': " + status_text(s);
+}
+
+void Link::close() noexcept {
+  if (js_ != nullptr) {
+    jsCtx_Destroy(js_);
+    js_ = nullptr;
+  }
+  if (conn_ != nullptr) {
+    // The client calls back from its own thread, even after Destroy: wait for
+    // the closed callback (the last one) before this Link can go away.
+    natsConnection_Close(conn_);
+    for (int i = 0; i < 500 && !closed_.load(std::memory_order_acquire); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    natsConnection_Destroy(conn_);
+    conn_ = nullptr;
+  }
+  up_.store(false, std::memory_order_relaxed);
+}
+
+}  // namespace zipc::bridge_detail

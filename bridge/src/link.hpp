@@ -1,0 +1,57 @@
+// The bridge's NATS connection: options passed through, JetStream context,
+// reconnect counting.
+#pragma once
+
+#include <nats/nats.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "zipc/bridge.hpp"
+
+namespace zipc::bridge_detail {
+
+class Link {
+ public:
+  Link(const NatsOptions& options, std::string client_name);
+  ~Link();
+  Link(const Link&) = delete;
+  Link& operator=(const Link&) = delete;
+
+  // One connection attempt: "" when connected, else why not (names the servers).
+  std::string connect_once();
+  // Creates the stream covering subject unless one by that name exists.
+  std::string ensure_stream(const std::string& stream, const std::string& subject);
+  void close() noexcept;
+
+  [[nodiscard]] natsConnection* conn() const noexcept { return conn_; }
+  [[nodiscard]] jsCtx* js() const noexcept { return js_; }
+  [[nodiscard]] bool up() const noexcept { return up_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::uint64_t reconnects() const noexcept { return reconnects_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::string servers_text() const;
+  [[nodiscard]] int pending_msgs() const noexcept { return options_.pending_msgs; }
+  [[nodiscard]] int pending_bytes() const noexcept { return options_.pending_bytes; }
+  [[nodiscard]] std::string last_error() const;
+  void set_error(std::string text);
+
+ private:
+  static void on_disconnected(natsConnection* nc, void* closure);
+  static void on_reconnected(natsConnection* nc, void* closure);
+  static void on_closed(natsConnection* nc, void* closure);
+  static void on_error(natsConnection* nc, natsSubscription* sub, natsStatus err, void* closure);
+  std::string build_options(natsOptions** out) const;
+
+  NatsOptions options_;
+  std::string name_;
+  natsConnection* conn_ = nullptr;
+  jsCtx* js_ = nullptr;
+  std::atomic<bool> up_{false};
+  std::atomic<bool> closed_{false};  // the client's last callback for this connection ran
+  std::atomic<std::uint64_t> reconnects_{0};
+  mutable std::mutex error_mu_;
+  std::string last_error_;
+};
+
+}  // namespace zipc::bridge_detail

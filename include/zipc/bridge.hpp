@@ -1,0 +1,157 @@
+// zipc/bridge.hpp - carry topics and queues across hosts through NATS.
+//
+//   zipc::BridgeConfig cfg;
+//   cfg.nats.servers = {"nats://10.0.0.5:4222", "nats://10.0.0.6:4222"};
+//   cfg.host_id = "hostA";
+//   cfg.state_dir = "/var/lib/zipc-bridge";  // positions survive a restart
+//   zipc::BridgeMapping m;
+//   m.channel = "prices";                    // a local topic
+//   m.subject = "zipc.prices";
+//   m.direction = zipc::BridgeDirection::outbound;
+//   m.mode = zipc::BridgeMode::jetstream;
+//   m.stream = "ZIPC_PRICES";
+//   cfg.mappings.push_back(m);
+//   zipc::Bridge bridge(cfg);  // validates; throws zipc::Error(invalid_argument) naming the field
+//   bridge.start();            // connects in the background (retrying with back-off)
+//   ...
+//   zipc::BridgeStats st = bridge.stats(0);  // forwarded, received, lost, duplicates, reconnects
+//   bridge.stop();
+//
+// Every message the bridge sends carries NATS headers Zipc-Origin (host id),
+// Zipc-Channel, Zipc-Seq and Zipc-Time (CLOCK_REALTIME ns at the origin). With
+// BridgeMapping::envelope the receiving bridge prefixes each local message with
+// those headers (parse_envelope() reads them back). docs/bridge.md has the
+// config format and the guarantees of each mode.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zipc {
+
+enum class BridgeKind : std::uint8_t { topic, queue };
+enum class BridgeDirection : std::uint8_t { outbound, inbound, both };
+enum class BridgeMode : std::uint8_t {
+  core,       // lowest latency; losses counted exactly from sequence gaps
+  jetstream,  // at least once on the wire, exactly once at the receiving channel
+};
+// What happens when the next hop has no room (NATS buffers full outbound,
+// the local channel full inbound).
+enum class BridgeOverflow : std::uint8_t {
+  block,  // back-pressure: wait (the local publisher is held back by the bridge's reliable read)
+  drop,   // drop and count the message in `lost`
+};
+
+// NATS connection options, passed through to the C client.
+struct NatsOptions {
+  std::vector<std::string> servers{"nats://127.0.0.1:4222"};  // a cluster: several URLs
+  std::string user, password, token;
+  std::string creds_file;                        // a .creds file (JWT + NKey seed)
+  std::string tls_ca, tls_cert, tls_key;         // PEM files; any of them turns TLS on
+  bool tls = false;                              // TLS with the system's trust store
+  bool randomize = true;                         // pick servers in random order (false: in list order)
+  std::chrono::milliseconds connect_timeout{0};  // give up starting after this (0: never)
+  std::chrono::milliseconds reconnect_wait{100};
+  int reconnect_buffer_bytes = 8 << 20;  // what is kept while disconnected (bounded memory)
+  int pending_msgs = 65536;              // per inbound subscription; beyond: NATS drops (counted)
+  int pending_bytes = 64 << 20;
+};
+
+struct BridgeMapping {
+  std::string name;  // for logs and stats (default: channel)
+  BridgeKind kind = BridgeKind::topic;
+  std::string channel;  // local zipc name
+  std::string subject;  // NATS subject (inbound: wildcards * and > allowed)
+  BridgeDirection direction = BridgeDirection::outbound;
+  BridgeMode mode = BridgeMode::core;
+  BridgeOverflow overflow = BridgeOverflow::block;
+  std::string stream;     // jetstream: stream name (created when absent, covering subject)
+  std::string durable;    // jetstream inbound: durable consumer name (default: <host_id>_<name>)
+  bool envelope = false;  // inbound: prefix local messages with the origin headers
+  // Core outbound: messages already waiting go out together in one NATS
+  // message (Zipc-Count frames, docs/bridge.md); a lone message goes alone.
+  // false: always one NATS message per local message (for non-bridge readers).
+  bool batch = true;
+  bool create = true;  // create the local channel when absent (with the sizes below)
+  std::uint64_t topic_capacity_bytes = 1 << 22;
+  std::uint32_t max_message_size = 1 << 16;
+  std::size_t queue_block_size = 4096;
+  std::size_t queue_block_count = 1024;
+};
+
+struct BridgeConfig {
+  std::string host_id;    // origin id carried in headers (default: the host name)
+  std::string state_dir;  // positions files (required for jetstream mappings)
+  NatsOptions nats;
+  std::vector<BridgeMapping> mappings;
+};
+
+// Reads a JSON config (format in docs/bridge.md). Throws zipc::Error
+// (invalid_argument / not_found) naming the file and the offending field.
+BridgeConfig load_bridge_config(const std::string& path);
+BridgeConfig parse_bridge_config(std::string_view json, std::string_view origin = "config");
+// Throws zipc::Error(invalid_argument) naming the first problem.
+void validate(const BridgeConfig& config);
+
+struct BridgeStats {
+  std::uint64_t forwarded = 0;   // local -> NATS (acked by JetStream in that mode)
+  std::uint64_t received = 0;    // NATS -> local, published locally
+  std::uint64_t lost = 0;        // sequence gaps seen inbound + drops by overflow=drop
+  std::uint64_t duplicates = 0;  // inbound messages already delivered, dropped
+  std::uint64_t loops = 0;       // inbound messages of our own origin, dropped
+  std::uint64_t reconnects = 0;  // of the bridge's NATS connection
+  std::uint64_t errors = 0;      // failed NATS or local operations (retried)
+  std::uint64_t lag = 0;         // outbound topic: messages published locally, not yet sent
+};
+
+// The origin headers as a local message carries them (BridgeMapping::envelope).
+struct BridgeEnvelope {
+  std::string_view origin;
+  std::string_view channel;
+  std::uint64_t sequence = 0;
+  std::uint64_t origin_ns = 0;
+  std::span<const std::byte> payload;
+};
+// Envelope layout (little endian): u32 magic 0x5A425231 ("ZBR1"), u16 total
+// header bytes (a multiple of 8), u8 origin length, u8 channel length, u64
+// sequence, u64 origin_ns, origin bytes, channel bytes, zero padding, payload.
+inline constexpr std::uint32_t kEnvelopeMagic = 0x5A425231;
+std::optional<BridgeEnvelope> parse_envelope(std::span<const std::byte> message) noexcept;
+
+class Bridge {
+ public:
+  explicit Bridge(BridgeConfig config);  // validates
+  ~Bridge();                             // stops
+  Bridge(const Bridge&) = delete;
+  Bridge& operator=(const Bridge&) = delete;
+
+  // Opens the local channels (throws zipc::Error) and starts connecting; the
+  // mappings run once connected. Connection failures are retried with back-off
+  // (see last_error()); after nats.connect_timeout start gives up and
+  // failed() says so.
+  void start();
+  void stop() noexcept;
+
+  [[nodiscard]] bool connected() const noexcept;
+  // Connected once and every mapping running (subscriptions made).
+  [[nodiscard]] bool ready() const noexcept;
+  [[nodiscard]] bool failed() const noexcept;  // gave up connecting
+  [[nodiscard]] std::string last_error() const;
+  [[nodiscard]] std::size_t mapping_count() const noexcept;
+  [[nodiscard]] BridgeStats stats(std::size_t mapping) const;
+  [[nodiscard]] const BridgeConfig& config() const noexcept;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace zipc

@@ -1,0 +1,188 @@
+// Faults: bridges SIGKILLed and restarted, nats-server restarted, a cluster
+// node killed. Two hosts by name prefix (see common.hpp).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include "common.hpp"
+
+namespace zipc::bridge_test {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool log_has(const std::string& path, const std::string& text, std::size_t times = 1) {
+  const std::string s = read_file(path);
+  std::size_t n = 0;
+  for (auto p = s.find(text); p != std::string::npos; p = s.find(text, p + 1)) ++n;
+  return n >= times;
+}
+
+void expect_exactly(const RemoteReader& r, std::uint64_t n) {
+  const auto seqs = r.seqs();
+  EXPECT_EQ(r.bad(), 0u);
+  ASSERT_EQ(seqs.size(), n) << "lost or duplicated";
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(seqs[i], i) << "at " << i;
+}
+
+TEST(BridgeJetStream, BridgesKilledMidStreamAndRestartedLoseAndDuplicateNothing) {
+  TempDir dir;
+  Hosts h;
+  NatsServer server(dir.path());
+  const std::string stream = "K" + std::to_string(::getpid());
+  const auto args_a = bridge_args("hostA", server.url(), dir.path() + "/a", h.a("prices"), h.subject("prices"), "out",
+                                  "jetstream", stream);
+  const auto args_b = bridge_args("hostB", server.url(), dir.path() + "/b", h.b("prices"), h.subject("prices"), "in",
+                                  "jetstream", stream);
+  const std::string log_a = dir.path() + "/a.log", log_b = dir.path() + "/b.log";
+  Proc a(args_a, log_a), b(args_b, log_b);
+  ASSERT_TRUE(wait_for([&] { return log_has(log_a, "ready") && log_has(log_b, "ready"); }, 15s))
+      << read_file(log_a) << read_file(log_b);
+  RemoteReader reader(h.b("prices"));
+  auto topic = Topic::open(h.a("prices"));
+  constexpr std::uint64_t n = 12000;
+  std::thread producer([&] { publish_range(topic, 0, n, 2ms); });
+  ASSERT_TRUE(wait_for([&] { return reader.count() > n / 5; }, 30s)) << read_file(log_a) << read_file(log_b);
+  a.kill(SIGKILL);
+  EXPECT_EQ(a.wait(5s), 128 + SIGKILL);
+  a = Proc(args_a, log_a);  // restarted: resumes from its position file
+  ASSERT_TRUE(wait_for([&] { return reader.count() > n / 2; }, 30s)) << read_file(log_a) << read_file(log_b);
+  b.kill(SIGKILL);
+  EXPECT_EQ(b.wait(5s), 128 + SIGKILL);
+  b = Proc(args_b, log_b);
+  producer.join();
+  ASSERT_TRUE(wait_for([&] { return reader.count() >= n; }, 40s)) << reader.count() << "\n"
+                                                                  << read_file(log_a) << read_file(log_b);
+  std::this_thread::sleep_for(500ms);  // a duplicate would arrive by now
+  expect_exactly(reader, n);
+}
+
+TEST(BridgeCore, ABridgeKilledMidStreamAndRestartedCountsItsLossesExactly) {
+  TempDir dir;
+  Hosts h;
+  NatsServer server(dir.path());
+  const auto args_a =
+      bridge_args("hostA", server.url(), dir.path() + "/a", h.a("prices"), h.subject("prices"), "out", "core", "");
+  const std::string log_a = dir.path() + "/a.log";
+  Proc a(args_a, log_a);
+  auto cb = host_config("hostB", {server.url()}, dir.path() + "/b");
+  cb.mappings.push_back(mapping(h.b("prices"), h.subject("prices"), BridgeDirection::inbound, BridgeMode::core));
+  Bridge b(cb);
+  b.start();
+  ASSERT_TRUE(wait_for([&] { return log_has(log_a, "ready") && b.ready(); }, 15s)) << read_file(log_a);
+  RemoteReader reader(h.b("prices"));
+  auto topic = Topic::open(h.a("prices"));
+  constexpr std::uint64_t n = 12000;
+  std::thread producer([&] { publish_range(topic, 0, n - 1, 1ms); });
+  ASSERT_TRUE(wait_for([&] { return reader.count() > n / 3; }, 30s)) << read_file(log_a);
+  a.kill(SIGKILL);
+  EXPECT_EQ(a.wait(5s), 128 + SIGKILL);
+  a = Proc(args_a, log_a);
+  producer.join();
+  ASSERT_TRUE(wait_for([&] { return log_has(log_a, "ready", 2); }, 15s)) << read_file(log_a);
+  std::this_thread::sleep_for(300ms);
+  publish_range(topic, n - 1, n);  // the last one, after everything settled: it shows any gap before it
+  ASSERT_TRUE(wait_for(
+      [&] {
+        auto s = reader.seqs();
+        return !s.empty() && s.back() == n - 1;
+      },
+      30s))
+      << read_file(log_a);
+  const auto seqs = reader.seqs();
+  EXPECT_TRUE(strictly_increasing(seqs));
+  EXPECT_EQ(seqs.front(), 0u);
+  const auto s = b.stats(0);
+  EXPECT_EQ(s.received, seqs.size());
+  EXPECT_EQ(s.lost, n - seqs.size()) << "lost must be exactly the missing sequences";
+  std::printf("core bridge SIGKILL: %zu delivered, %llu lost, %llu duplicates dropped\n", seqs.size(),
+              static_cast<unsigned long long>(s.lost), static_cast<unsigned long long>(s.duplicates));
+}
+
+TEST(BridgeJetStream, ANatsServerRestartedMidStreamLosesAndDuplicatesNothing) {
+  TempDir dir;
+  Hosts h;
+  NatsServer server(dir.path());
+  const std::string stream = "R" + std::to_string(::getpid());
+  auto ca = host_config("hostA", {server.url()}, dir.path() + "/a");
+  ca.mappings.push_back(
+      mapping(h.a("prices"), h.subject("prices"), BridgeDirection::outbound, BridgeMode::jetstream, stream));
+  auto cb = host_config("hostB", {server.url()}, dir.path() + "/b");
+  cb.mappings.push_back(
+      mapping(h.b("prices"), h.subject("prices"), BridgeDirection::inbound, BridgeMode::jetstream, stream));
+  Bridge a(ca), b(cb);
+  a.start();
+  b.start();
+  ASSERT_TRUE(wait_for([&] { return a.ready() && b.ready(); }, 15s)) << a.last_error() << b.last_error();
+  RemoteReader reader(h.b("prices"));
+  auto topic = Topic::open(h.a("prices"));
+  constexpr std::uint64_t n = 10000;
+  std::thread producer([&] { publish_range(topic, 0, n, 2ms); });
+  ASSERT_TRUE(wait_for([&] { return reader.count() > n / 4; }, 30s));
+  server.kill();
+  std::this_thread::sleep_for(300ms);
+  server.start();
+  producer.join();
+  ASSERT_TRUE(wait_for([&] { return reader.count() >= n; }, 60s))
+      << reader.count() << " " << a.last_error() << " | " << b.last_error();
+  std::this_thread::sleep_for(500ms);
+  expect_exactly(reader, n);
+  EXPECT_GE(a.stats(0).reconnects, 1u);
+  EXPECT_GE(b.stats(0).reconnects, 1u);
+}
+
+TEST(BridgeCore, AClusterNodeKilledMidStreamIsFailedOverWithExactAccounting) {
+  TempDir dir;
+  Hosts h;
+  const int p1 = free_port(), p2 = free_port(), p3 = free_port();
+  const int c1 = free_port(), c2 = free_port(), c3 = free_port();
+  NatsServer n1(dir.path(), "n1", p1, {c1, {c2, c3}, "zc"});
+  NatsServer n2(dir.path(), "n2", p2, {c2, {c1, c3}, "zc"});
+  NatsServer n3(dir.path(), "n3", p3, {c3, {c1, c2}, "zc"});
+  const std::string n1_log = dir.path() + "/n1.log";
+  ASSERT_TRUE(wait_for([&] { return log_has(n1_log, "Route connection created", 2); }, 15s)) << n1.log();
+  auto ca = host_config("hostA", {n1.url(), n2.url(), n3.url()}, dir.path() + "/a");
+  ca.nats.randomize = false;  // host A on n1, the node killed below
+  ca.mappings.push_back(mapping(h.a("prices"), h.subject("prices"), BridgeDirection::outbound, BridgeMode::core));
+  auto cb = host_config("hostB", {n2.url(), n3.url(), n1.url()}, dir.path() + "/b");
+  cb.nats.randomize = false;
+  cb.mappings.push_back(mapping(h.b("prices"), h.subject("prices"), BridgeDirection::inbound, BridgeMode::core));
+  Bridge a(ca), b(cb);
+  a.start();
+  b.start();
+  ASSERT_TRUE(wait_for([&] { return a.ready() && b.ready(); }, 15s)) << a.last_error() << b.last_error();
+  RemoteReader reader(h.b("prices"));
+  auto topic = Topic::open(h.a("prices"));
+  // B's interest reaches n1 over the route: probe until a message arrives.
+  std::uint64_t next = 0;
+  while (reader.count() == 0 && next < 500) {
+    publish_range(topic, next, next + 1);
+    ++next;
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_GT(reader.count(), 0u) << "no route from n1 to n2";
+  const std::uint64_t first = reader.seqs().front();
+  constexpr std::uint64_t n = 8000;
+  std::thread producer([&] { publish_range(topic, next, n - 1, 1ms); });
+  ASSERT_TRUE(wait_for([&] { return reader.count() > n / 4; }, 30s));
+  n1.kill();
+  producer.join();
+  ASSERT_TRUE(wait_for([&] { return a.stats(0).reconnects >= 1; }, 15s)) << a.last_error();
+  std::this_thread::sleep_for(500ms);
+  publish_range(topic, n - 1, n);
+  ASSERT_TRUE(wait_for(
+      [&] {
+        auto s = reader.seqs();
+        return s.back() == n - 1;
+      },
+      30s))
+      << a.last_error() << " | " << b.last_error();
+  const auto seqs = reader.seqs();
+  EXPECT_TRUE(strictly_increasing(seqs));
+  const auto s = b.stats(0);
+  EXPECT_EQ(s.received, seqs.size());
+  EXPECT_EQ(s.lost, (n - first) - seqs.size()) << "lost must be exactly the missing sequences";
+  std::printf("cluster node killed: %zu delivered, %llu lost\n", seqs.size(), static_cast<unsigned long long>(s.lost));
+}
+
+}  // namespace
+}  // namespace zipc::bridge_test

@@ -235,7 +235,7 @@ typedef struct zipc_queue_options {
   uint32_t max_participants; /* handles attached at once, [2, 65535] (64) */
   uint32_t reserved0_;       /* zero */
   uint64_t recovery_time_ms; /* wait on a silent peer this long before checking it is alive (200) */
-  bool accept_existing;      /* open_or_create: accept an existing queue of other geometry */
+  bool accept_existing;      /* open_or_create: attach to an existing queue of other geometry (else OPTIONS_MISMATCH) */
   zipc_wait_options_t wait;  /* this handle's waiting */
   zipc_segment_options_t segment;
 } zipc_queue_options_t;
@@ -321,7 +321,7 @@ typedef struct zipc_topic_options {
   uint32_t max_subscribers;  /* subscriber slots (256) */
   uint64_t recovery_time_ms; /* a dead peer is worked around after this (200) */
   bool streaming_stores;     /* bulk logging: non-temporal copies, batched commits */
-  bool accept_existing;      /* open_or_create: accept an existing topic of other geometry */
+  bool accept_existing;      /* open_or_create: attach to an existing topic of other geometry (else OPTIONS_MISMATCH) */
   zipc_wait_options_t wait;
   zipc_segment_options_t segment; /* segment.path: a file-backed, persistent topic */
 } zipc_topic_options_t;

@@ -3,10 +3,7 @@
 #include <string>
 
 #include "c_api/c_api.hpp"
-
-#ifndef ZIPC_C_VERSION
-#error "ZIPC_C_VERSION (the release string) comes from CMakeLists.txt"
-#endif
+#include "zipc/version.hpp"
 
 namespace {
 // The message of the last failing call on this thread (zipc_last_error). A
@@ -52,6 +49,8 @@ zipc_status_t from(Status s) noexcept {
     case Status::peer_dead: return ZIPC_PEER_DEAD;
     case Status::not_retained: return ZIPC_NOT_RETAINED;
     case Status::busy: return ZIPC_BUSY;
+    case Status::wrong_role: return ZIPC_WRONG_ROLE;
+    case Status::not_supported: return ZIPC_NOT_SUPPORTED;
   }
   return ZIPC_CORRUPT;
 }
@@ -150,7 +149,7 @@ uint32_t zipc_abi_version(void) {
 }
 
 const char* zipc_version_string(void) {
-  return ZIPC_C_VERSION;
+  return ZIPC_VERSION_STRING;
 }
 
 zipc_status_t zipc_wait_options_init(zipc_wait_options_t* options) {

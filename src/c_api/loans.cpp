@@ -10,37 +10,38 @@ using namespace zipc::c_api;
 namespace {
 
 zipc_status_t commit_queue(zipc_write_loan_t* loan, size_t n, uint64_t* sequence) noexcept {
-  const zipc::Status s = slot<zipc::WriteLoan>(loan->private_)->commit(n);
-  if (s == zipc::Status::too_large) return ZIPC_TOO_LARGE;  // the loan is kept
-  destroy<zipc::WriteLoan>(loan->private_);
+  const zipc::CommitResult r = slot<zipc::QueueWriteLoan>(loan->private_)->commit(n);
+  if (r.status == zipc::Status::too_large) return ZIPC_TOO_LARGE;  // the loan is kept
+  destroy<zipc::QueueWriteLoan>(loan->private_);
   clear(loan);
-  if (s == zipc::Status::ok && sequence != nullptr) *sequence = 0;  // the C++ API does not tell the position yet
-  return from(s);
+  if (r.ok() && sequence != nullptr) *sequence = r.sequence;
+  return from(r.status);
 }
 
 zipc_status_t commit_topic(zipc_write_loan_t* loan, size_t n, uint64_t* sequence) noexcept {
   if (n > loan->size) return ZIPC_TOO_LARGE;  // the loan is kept
-  const zipc::PublishResult r = slot<zipc::Loan>(loan->private_)->commit(n);
-  destroy<zipc::Loan>(loan->private_);
+  const zipc::CommitResult r = slot<zipc::TopicWriteLoan>(loan->private_)->commit(n);
+  if (r.status == zipc::Status::too_large) return ZIPC_TOO_LARGE;  // the loan is kept
+  destroy<zipc::TopicWriteLoan>(loan->private_);
   clear(loan);
   if (r.ok() && sequence != nullptr) *sequence = r.sequence;
   return from(r.status);
 }
 
 zipc_status_t commit_rpc_request(zipc_write_loan_t* loan, size_t n) noexcept {
-  if (n > loan->size) return ZIPC_TOO_LARGE;
-  slot<zipc::RpcRequestLoan>(loan->private_)->shrink(n);  // sent by call_loan / call_async_loan
-  loan->size = n;
-  return ZIPC_OK;
+  // Sets the length sent by call_loan / call_async_loan; too_large changes nothing.
+  const zipc::CommitResult r = slot<zipc::RpcWriteLoan>(loan->private_)->commit(n);
+  if (r.ok()) loan->size = n;
+  return from(r.status);
 }
 
 zipc_status_t commit_rpc_reply(zipc_write_loan_t* loan, size_t n) noexcept {
   zipc::RpcRequest* request = *slot<zipc::RpcRequest*>(loan->private_);
-  const zipc::Status s = request->commit(n);
-  if (s == zipc::Status::too_large) return ZIPC_TOO_LARGE;  // the loan is kept
+  const zipc::CommitResult r = request->commit(n);
+  if (r.status == zipc::Status::too_large) return ZIPC_TOO_LARGE;  // the loan is kept
   loan->private_[0] = static_cast<std::uint64_t>(LoanKind::none);
   clear(loan);
-  return from(s);
+  return from(r.status);
 }
 
 }  // namespace
@@ -62,14 +63,14 @@ zipc_status_t zipc_write_loan_abort(zipc_write_loan_t* loan) {
   if (loan == nullptr) return invalid("zipc_write_loan_abort", "loan is NULL");
   switch (kind_of(loan->private_)) {
     case LoanKind::queue_write:
-      slot<zipc::WriteLoan>(loan->private_)->abort();
-      destroy<zipc::WriteLoan>(loan->private_);
+      slot<zipc::QueueWriteLoan>(loan->private_)->abort();
+      destroy<zipc::QueueWriteLoan>(loan->private_);
       break;
     case LoanKind::topic_write:
-      slot<zipc::Loan>(loan->private_)->abort();
-      destroy<zipc::Loan>(loan->private_);
+      slot<zipc::TopicWriteLoan>(loan->private_)->abort();
+      destroy<zipc::TopicWriteLoan>(loan->private_);
       break;
-    case LoanKind::rpc_request_loan: destroy<zipc::RpcRequestLoan>(loan->private_); break;
+    case LoanKind::rpc_request_loan: destroy<zipc::RpcWriteLoan>(loan->private_); break;
     case LoanKind::rpc_reply: break;  // nothing sent: releasing the request answers empty
     default: return invalid("zipc_write_loan_abort", "the loan is not live (never reserved, or already ended)");
   }
@@ -81,8 +82,8 @@ zipc_status_t zipc_read_loan_release(zipc_read_loan_t* loan) {
   if (loan == nullptr) return invalid("zipc_read_loan_release", "loan is NULL");
   switch (kind_of(loan->private_)) {
     case LoanKind::queue_read:
-      slot<zipc::ReadLoan>(loan->private_)->release();
-      destroy<zipc::ReadLoan>(loan->private_);
+      slot<zipc::QueueReadLoan>(loan->private_)->release();
+      destroy<zipc::QueueReadLoan>(loan->private_);
       break;
     case LoanKind::topic_read: release_topic_loan(*slot<zipc_subscriber*>(loan->private_)); break;
     case LoanKind::rpc_response: destroy<zipc::RpcResponse>(loan->private_); break;

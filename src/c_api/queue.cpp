@@ -160,11 +160,11 @@ zipc_status_t zipc_queue_reserve(zipc_queue_t* queue, int64_t timeout_ns, zipc_w
   ZIPC_CHECK_QUEUE("zipc_queue_reserve");
   if (loan == nullptr) return invalid("zipc_queue_reserve", "loan is NULL");
   clear(loan);
-  zipc::WriteLoan w = queue->queue.reserve(timeout(timeout_ns));
+  zipc::QueueWriteLoan w = queue->queue.reserve(timeout(timeout_ns));
   if (!w) return from(w.status());
-  loan->data = w.data();
-  loan->size = w.capacity();
-  emplace<zipc::WriteLoan>(loan->private_, LoanKind::queue_write, std::move(w));
+  loan->data = w.data().data();
+  loan->size = w.size();
+  emplace<zipc::QueueWriteLoan>(loan->private_, LoanKind::queue_write, std::move(w));
   return ZIPC_OK;
 }
 
@@ -172,11 +172,12 @@ zipc_status_t zipc_queue_acquire(zipc_queue_t* queue, int64_t timeout_ns, zipc_r
   ZIPC_CHECK_QUEUE("zipc_queue_acquire");
   if (loan == nullptr) return invalid("zipc_queue_acquire", "loan is NULL");
   clear(loan);
-  zipc::ReadLoan r = queue->queue.acquire(timeout(timeout_ns));
+  zipc::QueueReadLoan r = queue->queue.acquire(timeout(timeout_ns));
   if (!r) return from(r.status());
-  loan->data = r.data();
+  loan->data = r.data().data();
   loan->size = r.size();
-  emplace<zipc::ReadLoan>(loan->private_, LoanKind::queue_read, std::move(r));
+  loan->sequence = r.sequence();
+  emplace<zipc::QueueReadLoan>(loan->private_, LoanKind::queue_read, std::move(r));
   return ZIPC_OK;
 }
 
@@ -226,7 +227,7 @@ zipc_status_t zipc_queue_reserve_batch(zipc_queue_t* queue, zipc_write_loan_t* l
   if (loans == nullptr && count != 0) return invalid("zipc_queue_reserve_batch", "loans is NULL");
   if (got == nullptr) return invalid("zipc_queue_reserve_batch", "got is NULL");
   constexpr size_t kChunk = 32;
-  std::array<zipc::WriteLoan, kChunk> chunk;
+  std::array<zipc::QueueWriteLoan, kChunk> chunk;
   size_t done = 0;
   zipc::Status st = zipc::Status::ok;
   while (done < count) {
@@ -235,9 +236,9 @@ zipc_status_t zipc_queue_reserve_batch(zipc_queue_t* queue, zipc_write_loan_t* l
     for (size_t i = 0; i < k; ++i) {
       zipc_write_loan_t* l = &loans[done + i];
       clear(l);
-      l->data = chunk[i].data();
-      l->size = chunk[i].capacity();
-      emplace<zipc::WriteLoan>(l->private_, LoanKind::queue_write, std::move(chunk[i]));
+      l->data = chunk[i].data().data();
+      l->size = chunk[i].size();
+      emplace<zipc::QueueWriteLoan>(l->private_, LoanKind::queue_write, std::move(chunk[i]));
     }
     done += k;
     if (k < n) break;
@@ -253,7 +254,7 @@ zipc_status_t zipc_queue_acquire_batch(zipc_queue_t* queue, zipc_read_loan_t* lo
   if (loans == nullptr && count != 0) return invalid("zipc_queue_acquire_batch", "loans is NULL");
   if (got == nullptr) return invalid("zipc_queue_acquire_batch", "got is NULL");
   constexpr size_t kChunk = 32;
-  std::array<zipc::ReadLoan, kChunk> chunk;
+  std::array<zipc::QueueReadLoan, kChunk> chunk;
   size_t done = 0;
   zipc::Status st = zipc::Status::ok;
   while (done < count) {
@@ -262,9 +263,10 @@ zipc_status_t zipc_queue_acquire_batch(zipc_queue_t* queue, zipc_read_loan_t* lo
     for (size_t i = 0; i < k; ++i) {
       zipc_read_loan_t* l = &loans[done + i];
       clear(l);
-      l->data = chunk[i].data();
+      l->data = chunk[i].data().data();
       l->size = chunk[i].size();
-      emplace<zipc::ReadLoan>(l->private_, LoanKind::queue_read, std::move(chunk[i]));
+      l->sequence = chunk[i].sequence();
+      emplace<zipc::QueueReadLoan>(l->private_, LoanKind::queue_read, std::move(chunk[i]));
     }
     done += k;
     if (k < n) break;

@@ -81,11 +81,11 @@ zipc_status_t zipc_rpc_client_reserve(zipc_rpc_client_t* client, size_t n, zipc_
   if (client == nullptr) return invalid("zipc_rpc_client_reserve", "client is NULL");
   if (loan == nullptr) return invalid("zipc_rpc_client_reserve", "loan is NULL");
   clear(loan);
-  zipc::RpcRequestLoan l = client->client.loan(n);
-  if (!l.ok()) return from(l.status());
+  zipc::RpcWriteLoan l = client->client.reserve(n);
+  if (!l) return from(l.status());
   loan->data = l.data().data();
   loan->size = l.data().size();
-  emplace<zipc::RpcRequestLoan>(loan->private_, LoanKind::rpc_request_loan, std::move(l));
+  emplace<zipc::RpcWriteLoan>(loan->private_, LoanKind::rpc_request_loan, std::move(l));
   return ZIPC_OK;
 }
 
@@ -96,8 +96,8 @@ zipc_status_t zipc_rpc_client_call_loan(zipc_rpc_client_t* client, zipc_write_lo
     return invalid("zipc_rpc_client_call_loan", "loan is NULL or not a live rpc request loan");
   if (response == nullptr) return invalid("zipc_rpc_client_call_loan", "response is NULL");
   clear(response);
-  zipc::RpcRequestLoan l = std::move(*slot<zipc::RpcRequestLoan>(loan->private_));
-  destroy<zipc::RpcRequestLoan>(loan->private_);
+  zipc::RpcWriteLoan l = std::move(*slot<zipc::RpcWriteLoan>(loan->private_));
+  destroy<zipc::RpcWriteLoan>(loan->private_);
   clear(loan);
   return respond(client->client.call(std::move(l), timeout(timeout_ns)), response);
 }
@@ -110,8 +110,8 @@ zipc_status_t zipc_rpc_client_call_async_loan(zipc_rpc_client_t* client, zipc_wr
   }
   if (ticket == nullptr) return invalid("zipc_rpc_client_call_async_loan", "ticket is NULL");
   std::memset(ticket, 0, sizeof *ticket);
-  zipc::RpcRequestLoan l = std::move(*slot<zipc::RpcRequestLoan>(loan->private_));
-  destroy<zipc::RpcRequestLoan>(loan->private_);
+  zipc::RpcWriteLoan l = std::move(*slot<zipc::RpcWriteLoan>(loan->private_));
+  destroy<zipc::RpcWriteLoan>(loan->private_);
   clear(loan);
   return ticket_out(client->client.call_async(std::move(l)), ticket);
 }

@@ -141,7 +141,7 @@ zipc_status_t zipc_rpc_request_reserve_reply(zipc_rpc_request_t* request, size_t
   clear(loan);
   zipc::RpcRequest* r = slot<zipc::RpcRequest>(request->private_);
   zipc::Status st = zipc::Status::ok;
-  const std::span<std::byte> mem = r->reply_loan(n, &st);
+  const std::span<std::byte> mem = r->reserve_reply(n, &st);
   if (st != zipc::Status::ok) return from(st);
   loan->data = mem.data();
   loan->size = mem.size();

@@ -12,13 +12,14 @@ struct zipc_publisher {  // NOLINT(readability-identifier-naming): the C ABI nam
 };
 struct zipc_subscriber {  // NOLINT(readability-identifier-naming): the C ABI names it
   zipc::Subscriber subscriber;
-  bool loan_out = false;  // a read loan (the record the last view showed) is live
+  zipc::TopicReadLoan loan;  // the record a live zipc_read_loan_t shows (destroyed first)
+  bool loan_out = false;     // a zipc_read_loan_t holds `loan`
 };
 
 using namespace zipc::c_api;
 
 void zipc::c_api::release_topic_loan(zipc_subscriber* subscriber) noexcept {
-  subscriber->subscriber.release();
+  subscriber->loan.release();
   subscriber->loan_out = false;
 }
 
@@ -179,7 +180,7 @@ zipc_status_t zipc_topic_subscribe(zipc_topic_t* topic, const zipc_subscribe_opt
                                            : zipc::From::latest();
   so.delivery = o.delivery == ZIPC_LOSSY ? zipc::Delivery::lossy : zipc::Delivery::reliable;
   return guard("zipc_topic_subscribe", [&] {
-    *out = new zipc_subscriber{topic->topic.subscribe(so)};
+    *out = new zipc_subscriber{topic->topic.subscribe(so), {}, false};
     return ZIPC_OK;
   });
 }
@@ -190,7 +191,7 @@ zipc_status_t zipc_publisher_publish(zipc_publisher_t* publisher, const void* da
   if (data == nullptr && size != 0) return invalid("zipc_publisher_publish", "data is NULL");
   const std::span<const std::byte> msg(static_cast<const std::byte*>(data), size);
   zipc::Publisher& p = publisher->publisher;
-  const zipc::PublishResult r = timeout_ns == 0 ? p.try_publish(msg) : p.publish(msg, timeout(timeout_ns));
+  const zipc::CommitResult r = timeout_ns == 0 ? p.try_publish(msg) : p.publish(msg, timeout(timeout_ns));
   if (r.ok() && sequence != nullptr) *sequence = r.sequence;
   return from(r.status);
 }
@@ -201,11 +202,11 @@ zipc_status_t zipc_publisher_reserve(zipc_publisher_t* publisher, size_t size, i
   if (loan == nullptr) return invalid("zipc_publisher_reserve", "loan is NULL");
   clear(loan);
   zipc::Publisher& p = publisher->publisher;
-  zipc::Loan l = timeout_ns == 0 ? p.try_claim(size) : p.claim(size, timeout(timeout_ns));
+  zipc::TopicWriteLoan l = timeout_ns == 0 ? p.try_reserve(size) : p.reserve(size, timeout(timeout_ns));
   if (!l) return from(l.status());
   loan->data = l.data().data();
   loan->size = l.data().size();
-  emplace<zipc::Loan>(loan->private_, LoanKind::topic_write, std::move(l));
+  emplace<zipc::TopicWriteLoan>(loan->private_, LoanKind::topic_write, std::move(l));
   return ZIPC_OK;
 }
 
@@ -245,12 +246,13 @@ zipc_status_t zipc_subscriber_acquire(zipc_subscriber_t* subscriber, int64_t tim
   zipc::Subscriber& s = subscriber->subscriber;
   // A lossy reader copies out (a publisher may overwrite the record any time).
   if (s.delivery() != zipc::Delivery::reliable) return ZIPC_NOT_SUPPORTED;
-  const zipc::MessageView v = timeout_ns == 0 ? s.try_read_view() : s.read_view(timeout(timeout_ns));
-  if (!v.ok()) return from(v.status);
-  loan->data = v.data.data();
-  loan->size = v.data.size();
-  loan->sequence = v.sequence;
-  loan->publish_ns = v.publish_ns;
+  zipc::TopicReadLoan l = timeout_ns == 0 ? s.try_acquire() : s.acquire(timeout(timeout_ns));
+  if (!l) return from(l.status());
+  loan->data = l.data().data();
+  loan->size = l.size();
+  loan->sequence = l.sequence();
+  loan->publish_ns = l.publish_ns();
+  subscriber->loan = std::move(l);
   emplace<zipc_subscriber*>(loan->private_, LoanKind::topic_read, subscriber);
   subscriber->loan_out = true;
   return ZIPC_OK;

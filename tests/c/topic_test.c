@@ -246,7 +246,12 @@ TEST(open_and_open_or_create_share_one_topic) {
   bool created = false;
   OK(zipc_topic_open_or_create(name, &o, &a, &created));
   CHECK(created);
-  OK(zipc_topic_open_or_create(name, NULL, &b, &created));
+  EXPECT(zipc_topic_open_or_create(name, NULL, &b, &created), ZIPC_OPTIONS_MISMATCH);
+  CHECK_MESSAGE("capacity_bytes");
+  zipc_topic_options_t any;
+  OK(zipc_topic_options_init(&any));
+  any.accept_existing = true;
+  OK(zipc_topic_open_or_create(name, &any, &b, &created));
   CHECK(!created);
   OK(zipc_topic_open(name, NULL, &c));
   zipc_topic_info_t info;

@@ -1,7 +1,9 @@
-# cmake --install: headers, library, CMake package (find_package(zipc) -> zipc::zipc), pkg-config.
+# cmake --install: headers, the static and the shared library, CMake package
+# (find_package(zipc) -> zipc::zipc static, zipc::zipc_shared), pkg-config
+# (zipc.pc static C++, zipc-shared.pc the shared library for C and C++).
 include(CMakePackageConfigHelpers)
 
-install(TARGETS zipc EXPORT zipcTargets
+install(TARGETS zipc zipc_shared EXPORT zipcTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -16,4 +18,6 @@ install(FILES ${PROJECT_BINARY_DIR}/zipcConfig.cmake ${PROJECT_BINARY_DIR}/zipcC
 
 file(RELATIVE_PATH ZIPC_PC_TO_PREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/zipc.pc.in ${PROJECT_BINARY_DIR}/zipc.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/zipc.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/zipc-shared.pc.in ${PROJECT_BINARY_DIR}/zipc-shared.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/zipc.pc ${PROJECT_BINARY_DIR}/zipc-shared.pc
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "zipc/fd_passing.hpp"
+#include "zipc/heap.hpp"
 #include "zipc/queue.hpp"
 #include "zipc/topic.hpp"
 #include "zipc_test.hpp"
@@ -162,4 +163,25 @@ TEST(FdPassing, ReceiveTimesOutAndReportsAClosedPeer) {
   } catch (const zipc::Error& e) {
     EXPECT_EQ(e.errc(), zipc::Errc::closed) << e.what();
   }
+}
+
+TEST(FdPassing, AHeapOnAMemfdIsSharedThroughItsDescriptor) {
+  SocketPair sp;
+  auto child = zipc::test::spawn([&] {
+    const int fd = zipc::receive_fd(sp.fd[1], 10s);
+    auto heap = zipc::Heap::open_fd(fd);
+    ::close(fd);
+    int* counter = heap.find_or_construct<int>("counter", 0);
+    if (counter == nullptr || *counter != 41) return 2;
+    ++*counter;
+    return 0;
+  });
+  zipc::HeapOptions o;
+  o.segment.memfd = true;
+  auto heap = zipc::Heap::create("fd-heap", 1 << 16, o);
+  int* counter = heap.find_or_construct<int>("counter", 41);
+  ASSERT_NE(counter, nullptr);
+  zipc::send_fd(sp.fd[0], heap.segment().fd());
+  ASSERT_EQ(child.wait(30s).exit_code, 0);
+  EXPECT_EQ(*counter, 42);
 }

@@ -422,6 +422,7 @@ bool Segment::remove(std::string_view name, const SegmentOptions& options) {
 
 SegmentInfo Segment::inspect(std::string_view name, const SegmentOptions& options) {
   validate_name(name);
+  if (options.memfd) fail(Errc::invalid_argument, name, "a memfd segment has no name to inspect");
   SegmentInfo info;
   info.name = std::string(name);
   info.path = path_for(name, options);

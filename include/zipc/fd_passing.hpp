@@ -1,8 +1,12 @@
 // zipc/fd_passing.hpp - hand a channel to another process over a Unix socket,
 // for processes without a shared /dev/shm (sandboxes, containers).
 //
+//   #include <sys/socket.h>
+//   #include <unistd.h>
+//   #include "zipc/topic.hpp"
+//   ---
 //   int sv[2];
-//   socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+//   if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return;
 //   zipc::TopicOptions o;
 //   o.segment.memfd = true;                      // no name in /dev/shm
 //   auto topic = zipc::Topic::create("news", o);

@@ -7,7 +7,10 @@
 #include <cstdlib>
 #include <string>
 
+#include <thread>
+
 #include "zipc/queue.hpp"
+#include "zipc/rpc.hpp"
 #include "zipc/topic.hpp"
 #include "zipc_test.hpp"
 
@@ -137,4 +140,28 @@ TEST(NameSpace, AnUnusableNameSpaceIsAnInvalidName) {
   EXPECT_THROW(zipc::Segment::validate_name(":x"), zipc::Error);
   EXPECT_THROW(zipc::Segment::validate_name("ns:"), zipc::Error);
   EXPECT_NO_THROW(zipc::Segment::validate_name("ns:x.y"));
+}
+
+TEST(NameSpace, TwoRpcServersWithOneNameInTwoNameSpacesOfOneProcessStayApart) {
+  zipc::test::TempName name("nsrpc");
+  const std::string a = ns_tag("ra"), b = ns_tag("rb");
+  zipc::RpcOptions oa, ob;
+  oa.segment = in(a);
+  ob.segment = in(b);
+  auto sa = zipc::RpcServer::create(name.str(), oa);
+  auto sb = zipc::RpcServer::create(name.str(), ob);
+  std::thread ta([&] { sa.serve([](zipc::RpcRequest& req) { (void)req.reply(bytes("a")); }); });
+  std::thread tb([&] { sb.serve([](zipc::RpcRequest& req) { (void)req.reply(bytes("b")); }); });
+  std::string got;
+  for (const std::string& ns : {a, b}) {
+    EnvNameSpace env(ns.c_str());
+    auto client = zipc::RpcClient::connect(name.str(), 1s);
+    zipc::RpcResponse r = client.call(bytes("?"), 5s);
+    if (r.ok()) got += std::string(reinterpret_cast<const char*>(r.data().data()), r.size());
+  }
+  sa.stop();
+  sb.stop();
+  ta.join();
+  tb.join();
+  EXPECT_EQ(got, "ab");
 }

@@ -261,6 +261,9 @@ Segment Segment::create(std::string_view name, const SegmentSpec& spec, const In
     if (int r = platform::allocate_fd(fd.get(), total); r < 0 && r != -EOPNOTSUPP) {
       fail_errno(r, name, "reserve " + std::to_string(total) + " bytes");
     }
+    if (options.memfd) {
+      if (int r = platform::seal_size(fd.get()); r < 0) fail_errno(r, name, "seal the memfd's size");
+    }
     layout::SegmentHeader h{};
     h.magic = layout::kMagic;
     h.layout_version = layout::kLayoutVersion;

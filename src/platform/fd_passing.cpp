@@ -12,8 +12,12 @@
 namespace zipc::platform {
 
 int create_memfd(const std::string& name) noexcept {
-  const int fd = ::memfd_create(name.c_str(), MFD_CLOEXEC);
+  const int fd = ::memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
   return fd >= 0 ? fd : -errno;
+}
+
+int seal_size(int fd) noexcept {
+  return ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0 ? 0 : -errno;
 }
 
 int dup_fd(int fd) noexcept {

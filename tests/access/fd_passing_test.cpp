@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <string>
 
 #include "zipc/fd_passing.hpp"
@@ -184,4 +185,15 @@ TEST(FdPassing, AHeapOnAMemfdIsSharedThroughItsDescriptor) {
   zipc::send_fd(sp.fd[0], heap.segment().fd());
   ASSERT_EQ(child.wait(30s).exit_code, 0);
   EXPECT_EQ(*counter, 42);
+}
+
+TEST(FdPassing, AReceiverCannotTruncateAMemfdChannelUnderItsPeers) {
+  zipc::TopicOptions o;
+  o.segment.memfd = true;
+  auto t = zipc::Topic::create("fd-sealed", o);
+  const int fd = t.segment().fd();
+  EXPECT_NE(::ftruncate(fd, 0), 0);
+  EXPECT_EQ(errno, EPERM);
+  EXPECT_NE(::ftruncate(fd, 1 << 30), 0);
+  EXPECT_EQ(zipc::Topic::open_fd(fd).capacity_bytes(), t.capacity_bytes());
 }

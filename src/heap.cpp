@@ -209,6 +209,25 @@ Heap Heap::open_or_create(std::string_view name, std::uint64_t size, const HeapO
   }
 }
 
+Heap Heap::open_fd(int fd, const HeapOptions& options) {
+  const std::string name = "fd " + std::to_string(fd);
+  SegmentOptions so = options.segment;
+  so.fixed_address = nullptr;
+  Segment seg = Segment::open_fd(fd, SegmentKind::heap, so, name);
+  const auto& params = seg.params();
+  if (params[0] != kHeapMagic) fail(Errc::corrupt_header, name, "segment parameters do not describe a heap");
+  if (params[1] == static_cast<std::uint64_t>(AddressMode::fixed)) {
+    const std::uint64_t want = params[2];
+    if (want == 0 || want % platform::page_size() != 0) fail(Errc::corrupt_header, name, "bad fixed address");
+    if (reinterpret_cast<std::uint64_t>(seg.base()) != want) {
+      seg.detach();
+      so.fixed_address = reinterpret_cast<void*>(want);
+      seg = Segment::open_fd(fd, SegmentKind::heap, so, name);
+    }
+  }
+  return attach(std::move(seg), options);
+}
+
 bool Heap::remove(std::string_view name, const SegmentOptions& options) {
   return Segment::remove(name, options);
 }

@@ -357,6 +357,13 @@ Queue Queue::open_or_create(std::string_view name, const QueueOptions& options, 
   return Queue(std::move(impl));
 }
 
+Queue Queue::open_fd(int fd, Role role, const WaitOptions& wait, const SegmentOptions& segment) {
+  const std::string name = "fd " + std::to_string(fd);
+  auto impl = from_segment(Segment::open_fd(fd, SegmentKind::queue, segment, name), name, wait);
+  detail::QueueAttach::attach(*impl, role);
+  return Queue(std::move(impl));
+}
+
 bool Queue::remove(std::string_view name, const SegmentOptions& segment) {
   return Segment::remove(name, segment);
 }

@@ -90,7 +90,7 @@ std::shared_ptr<RpcConnection> RpcClientImpl::open(std::string_view name, Deadli
       const std::uint64_t now = platform::monotonic_ns();
       so.open_timeout = std::chrono::milliseconds(
           deadline.is_never() ? 1000 : (deadline.ns() > now ? (deadline.ns() - now) / 1'000'000 : 0));
-      std::shared_ptr<Segment> seg = rpc_find_local(name);
+      std::shared_ptr<Segment> seg = rpc_find_local(Segment::path_for(name, so));
       if (!seg) seg = std::make_shared<Segment>(Segment::open(name, SegmentKind::rpc, so));
       // The layout version first: another version may lay out the params differently.
       if (seg->payload_size() >= sizeof(layout::RpcControl)) {

@@ -344,7 +344,7 @@ void RpcServerImpl::close() noexcept {
   view.control()->state.store(layout::kRpcClosed, std::memory_order_release);
   view.control()->server_event.notify_all();
   for (std::uint64_t c = 0; c < view.geometry().max_clients; ++c) view.record(c)->response_event.notify_all();
-  rpc_unregister_local(name, segment.get());
+  rpc_unregister_local(path, segment.get());  // keyed by path: the name space is part of it
   // Only our own file: if the name was taken from us (an outsider removed it,
   // a successor now serves there), the successor's file stays (review
   // finding 12). Our mapping keeps our inode alive, so no successor can have
@@ -398,7 +398,7 @@ RpcServer RpcServer::create(std::string_view name, const RpcOptions& options) {
   s.impl_->live_lock.take(path);
   s.impl_->segment = std::make_shared<Segment>(std::move(seg));
   s.impl_->view = detail::RpcView(s.impl_->segment->payload(), g);
-  detail::rpc_register_local(name, s.impl_->segment);
+  detail::rpc_register_local(path, s.impl_->segment);
   s.impl_->options = options;
   s.impl_->name = std::string(name);
   return s;

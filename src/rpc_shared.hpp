@@ -86,7 +86,8 @@ class RpcView {
 bool rpc_geometry_from_params(const std::array<std::uint64_t, 8>& params, std::size_t payload_size,
                               layout::RpcGeometry* g) noexcept;
 
-// This process's servers by name (src/rpc_local.cpp): a client of a server
+// This process's servers by segment path, Segment::path_for (src/rpc_local.cpp),
+// so equal names in two name spaces stay apart: a client of a server
 // in its own process shares the server's mapping.
 void rpc_register_local(std::string_view name, const std::shared_ptr<Segment>& segment);
 void rpc_unregister_local(std::string_view name, const Segment* segment) noexcept;

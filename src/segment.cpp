@@ -3,11 +3,13 @@
 #include <fcntl.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
 #include "layout/segment_header.hpp"
 #include "platform/clock.hpp"
+#include "platform/fd_passing.hpp"
 #include "platform/file.hpp"
 #include "platform/process.hpp"
 #include "segment_header.hpp"
@@ -169,10 +171,34 @@ struct SegmentAccess {
   static void set_created(Segment& s) { s.created_here_ = true; }
 };
 
+namespace {
+
+constexpr std::size_t kMaxNameSpaceLength = 64;
+
+// Throws invalid_name unless ns is usable as a name space ("" is none).
+void validate_name_space(std::string_view ns, std::string_view name) {
+  if (ns.size() > kMaxNameSpaceLength) {
+    fail(Errc::invalid_name, name, "name space longer than " + std::to_string(kMaxNameSpaceLength) + " characters");
+  }
+  for (char c : ns) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    if (!ok) fail(Errc::invalid_name, name, "name space '" + std::string(ns) + "': only letters, digits, '_' and '-'");
+  }
+}
+
+}  // namespace
+
 void Segment::validate_name(std::string_view name) {
   if (name.empty()) fail(Errc::invalid_name, name, "the name is empty");
   if (name.size() > kMaxNameLength) {
     fail(Errc::invalid_name, name.substr(0, 32), "longer than " + std::to_string(kMaxNameLength) + " characters");
+  }
+  if (const auto colon = name.find(':'); colon != std::string_view::npos) {
+    // "ns:x": a name qualified with its name space.
+    if (colon == 0) fail(Errc::invalid_name, name, "empty name space before ':'");
+    validate_name_space(name.substr(0, colon), name);
+    name = name.substr(colon + 1);
+    if (name.empty()) fail(Errc::invalid_name, name, "the name after ':' is empty");
   }
   if (name.front() == '.') fail(Errc::invalid_name, name, "a name may not start with '.'");
   for (char c : name) {
@@ -183,9 +209,22 @@ void Segment::validate_name(std::string_view name) {
   }
 }
 
+std::string Segment::name_space_for(const SegmentOptions& options) {
+  std::string ns;
+  if (options.name_space) {
+    ns = *options.name_space;
+  } else if (const char* env = std::getenv("ZIPC_NAMESPACE"); env != nullptr) {  // NOLINT(concurrency-mt-unsafe)
+    ns = env;
+  }
+  validate_name_space(ns, "ZIPC_NAMESPACE");
+  return ns;
+}
+
 std::string Segment::path_for(std::string_view name, const SegmentOptions& options) {
   if (!options.path.empty()) return options.path;
-  return std::string(platform::kShmDir) + "/" + kPrefix + std::string(name);
+  if (options.memfd) return "memfd:" + std::string(name);
+  const std::string ns = name.find(':') == std::string_view::npos ? name_space_for(options) : std::string();
+  return std::string(platform::kShmDir) + "/" + kPrefix + (ns.empty() ? "" : ns + ":") + std::string(name);
 }
 
 Segment Segment::create(std::string_view name, const SegmentSpec& spec, const InitFn& init,
@@ -198,7 +237,8 @@ Segment Segment::create(std::string_view name, const SegmentSpec& spec, const In
     fail(Errc::invalid_argument, name, "size " + std::to_string(spec.payload_size) + " is over 64 TiB");
   }
   const std::string path = path_for(name, options);
-  Fd fd(platform::open_file(path, O_RDWR | O_CREAT | O_EXCL, options.mode));
+  Fd fd(options.memfd ? platform::create_memfd(std::string(kPrefix) + std::string(name))
+                      : platform::open_file(path, O_RDWR | O_CREAT | O_EXCL, options.mode));
   if (fd.get() < 0) fail_errno(fd.get(), name, "create " + path);
   // Held until init_state is stored: openers that can take this lock while
   // the segment is not ready know the creator died.
@@ -206,12 +246,24 @@ Segment Segment::create(std::string_view name, const SegmentSpec& spec, const In
 
   Segment seg;
   try {
+    if (!options.group.empty()) {
+      std::uint32_t gid = 0;
+      if (int r = platform::resolve_group(options.group, &gid); r < 0) {
+        fail_errno(r, name, "group '" + options.group + "'");
+      }
+      if (int r = platform::chgrp_fd(fd.get(), gid); r < 0)
+        fail_errno(r, name, "give to group '" + options.group + "'");
+    }
+    // After the group change: fchown may clear mode bits.
     if (int r = platform::chmod_fd(fd.get(), options.mode); r < 0) fail_errno(r, name, "fchmod");
     if (int r = platform::truncate_fd(fd.get(), total); r < 0) fail_errno(r, name, "ftruncate");
     // Reserve the pages now, so a full /dev/shm is an error here and not a
     // SIGBUS on first touch later.
     if (int r = platform::allocate_fd(fd.get(), total); r < 0 && r != -EOPNOTSUPP) {
       fail_errno(r, name, "reserve " + std::to_string(total) + " bytes");
+    }
+    if (options.memfd) {
+      if (int r = platform::seal_size(fd.get()); r < 0) fail_errno(r, name, "seal the memfd's size");
     }
     layout::SegmentHeader h{};
     h.magic = layout::kMagic;
@@ -238,17 +290,18 @@ Segment Segment::create(std::string_view name, const SegmentSpec& spec, const In
     live->init_state.store(layout::kInitReady, std::memory_order_release);
   } catch (...) {
     seg.detach();
-    platform::unlink_path(path);
+    if (!options.memfd) platform::unlink_path(path);
     throw;
   }
   SegmentAccess::set_created(seg);
   platform::unlock_fd(fd.get());
-  if (!options.path.empty()) seg.fd_ = fd.release();
+  if (!options.path.empty() || options.memfd) seg.fd_ = fd.release();
   return seg;
 }
 
 Segment Segment::open(std::string_view name, SegmentKind kind, const SegmentOptions& options) {
   validate_name(name);
+  if (options.memfd) fail(Errc::invalid_argument, name, "a memfd segment has no name to open; use open_fd");
   const std::string path = path_for(name, options);
   Fd fd(platform::open_file(path, O_RDWR, 0));
   if (fd.get() < 0) fail_errno(fd.get(), name, "open " + path);
@@ -295,6 +348,26 @@ Segment Segment::open(std::string_view name, SegmentKind kind, const SegmentOpti
   }
 }
 
+Segment Segment::open_fd(int fd, SegmentKind kind, const SegmentOptions& options, std::string_view name) {
+  Fd own(platform::dup_fd(fd));
+  if (own.get() < 0) fail_errno(own.get(), name, "duplicate descriptor " + std::to_string(fd));
+  HeaderRead hr = read_header(own.get(), name, kind);
+  if (hr.check.state == detail::HeaderState::invalid) fail(hr.check.errc, name, hr.check.why);
+  if (hr.check.state != detail::HeaderState::ready) {
+    // A descriptor is handed on after create() returned, so this is no race
+    // to wait out: the creator died or the descriptor is not a finished segment.
+    fail(Errc::creator_died, name, describe_creator(hr.header()) + ": the segment was never finished");
+  }
+  Segment seg;
+  SegmentAccess::map_into(seg, own.get(), name, "fd:" + std::to_string(fd), hr.header(), options, false);
+  // acquire: pairs with the creator's release store of init_state.
+  if (SegmentAccess::header(seg)->init_state.load(std::memory_order_acquire) != layout::kInitReady) {
+    fail(Errc::corrupt_header, name, "init_state changed while opening");
+  }
+  seg.fd_ = own.release();
+  return seg;
+}
+
 namespace {
 
 // Removes an abandoned segment, unless someone replaced it meanwhile.
@@ -316,6 +389,10 @@ void reclaim_abandoned(std::string_view name, const std::string& path) {
 Segment Segment::open_or_create(std::string_view name, const SegmentSpec& spec, const InitFn& init,
                                 const SegmentOptions& options, bool* created) {
   validate_name(name);
+  if (options.memfd) {  // a new memfd is never an existing segment
+    if (created) *created = true;
+    return create(name, spec, init, options);
+  }
   const std::string path = path_for(name, options);
   for (int attempt = 0;; ++attempt) {
     try {
@@ -343,6 +420,7 @@ Segment Segment::open_or_create(std::string_view name, const SegmentSpec& spec, 
 bool Segment::remove(std::string_view name, const SegmentOptions& options) {
   validate_name(name);
   const std::string path = path_for(name, options);
+  if (options.memfd) return false;  // nothing to unlink: gone with its last descriptor
   int r = platform::unlink_path(path);
   if (r == 0) return true;
   if (r == -ENOENT) return false;
@@ -351,6 +429,7 @@ bool Segment::remove(std::string_view name, const SegmentOptions& options) {
 
 SegmentInfo Segment::inspect(std::string_view name, const SegmentOptions& options) {
   validate_name(name);
+  if (options.memfd) fail(Errc::invalid_argument, name, "a memfd segment has no name to inspect");
   SegmentInfo info;
   info.name = std::string(name);
   info.path = path_for(name, options);
@@ -379,7 +458,9 @@ std::vector<SegmentInfo> Segment::list() {
   for (const std::string& file : platform::list_dir(platform::kShmDir, kPrefix)) {
     const std::string name = file.substr(std::strlen(kPrefix));
     try {
-      out.push_back(inspect(name));
+      SegmentOptions exact;
+      exact.name_space = std::string();  // the file name already carries any name space
+      out.push_back(inspect(name, exact));
     } catch (const Error& e) {
       SegmentInfo info;
       info.name = name;

@@ -469,6 +469,13 @@ Topic Topic::open_or_create(std::string_view name, const TopicOptions& options, 
   return t;
 }
 
+Topic Topic::open_fd(int fd, const TopicOptions& options) {
+  Topic t;
+  const std::string name = "fd " + std::to_string(fd);
+  t.state_ = attach(Segment::open_fd(fd, SegmentKind::topic, segment_options(options), name), options);
+  return t;
+}
+
 bool Topic::remove(std::string_view name, const SegmentOptions& segment) {
   return Segment::remove(name, segment);
 }

@@ -130,6 +130,9 @@ class Heap {
   static Heap open(std::string_view name, const HeapOptions& options = {});
   static Heap open_or_create(std::string_view name, std::uint64_t size, const HeapOptions& options = {},
                              bool* created = nullptr);
+  // Opens a heap from a descriptor (SegmentOptions::memfd + zipc::receive_fd);
+  // fd is duplicated, the caller keeps its own.
+  static Heap open_fd(int fd, const HeapOptions& options = {});
   static bool remove(std::string_view name, const SegmentOptions& options = {});
 
   Heap() = default;

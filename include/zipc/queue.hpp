@@ -173,6 +173,10 @@ class Queue {
   // Opens, or creates with options when absent (race-free).
   static Queue open_or_create(std::string_view name, const QueueOptions& options, Role role = Role::both,
                               bool* created = nullptr);
+  // Opens a queue from a descriptor (SegmentOptions::memfd + zipc::receive_fd);
+  // fd is duplicated, the caller keeps its own.
+  static Queue open_fd(int fd, Role role = Role::both, const WaitOptions& wait = {},
+                       const SegmentOptions& segment = {});
   static bool remove(std::string_view name, const SegmentOptions& segment = {});
 
   Queue() noexcept;

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,11 +55,27 @@ inline constexpr unsigned everyone = 0666;
 struct SegmentOptions {
   std::string path;             // non-empty: a file at this path instead of /dev/shm/zipc.<name>
   unsigned mode = mode::owner;  // permission bits for create
-  bool prefault = false;        // MAP_POPULATE: take every page fault at create/open time
+  // Group owner for create: a group name or a numeric gid ("" keeps the
+  // creator's group). Pair it with mode::group to share with that group.
+  // Errc::not_found for an unknown group; Errc::permission_denied when the
+  // creator may not give the file to that group (not a member, not root).
+  std::string group;
+  bool prefault = false;  // MAP_POPULATE: take every page fault at create/open time
   HugePages huge_pages = HugePages::off;
   bool lock_memory = false;                      // mlock the mapping (needs RLIMIT_MEMLOCK)
   std::chrono::milliseconds open_timeout{1000};  // how long open waits for a creator to finish
   void* fixed_address = nullptr;                 // map exactly here, or fail with address_unavailable
+  // Name space: segment "x" lives at /dev/shm/zipc.<name_space>:x, so equal
+  // names in different name spaces are different channels. Unset: the
+  // environment variable ZIPC_NAMESPACE, and when that is unset or empty, no
+  // name space (/dev/shm/zipc.x, the default). Set to "": no name space even
+  // when ZIPC_NAMESPACE is set. Letters, digits, '_' and '-' only. A name of
+  // the form "ns:x" names its name space itself and ignores this field.
+  std::optional<std::string> name_space;
+  // create(): the segment lives in an anonymous memfd instead of /dev/shm or
+  // a path; nothing else can open it by name. Hand Segment::fd() to another
+  // process (zipc::send_fd over a Unix socket) which opens it with open_fd().
+  bool memfd = false;
 };
 
 // What to create: the kind, the bytes the kind needs, and its parameters
@@ -101,6 +118,10 @@ class Segment {
   // *created (if given) tells which happened.
   static Segment open_or_create(std::string_view name, const SegmentSpec& spec, const InitFn& init,
                                 const SegmentOptions& options = {}, bool* created = nullptr);
+  // Opens a segment from a descriptor (a memfd or an open segment file, e.g.
+  // received with zipc::receive_fd). The descriptor is duplicated: the caller
+  // keeps and closes its own. name only labels errors and name().
+  static Segment open_fd(int fd, SegmentKind kind, const SegmentOptions& options = {}, std::string_view name = "fd");
   // Removes the name (mappings stay valid until unmapped). False if absent.
   static bool remove(std::string_view name, const SegmentOptions& options = {});
   // Every zipc segment in /dev/shm, with its header read (not mapped writable).
@@ -110,7 +131,10 @@ class Segment {
 
   // Throws Errc::invalid_name with the reason when name is not usable.
   static void validate_name(std::string_view name);
-  // Where a name lives: /dev/shm/zipc.<name>, or options.path.
+  // The name space that applies (options.name_space, else ZIPC_NAMESPACE);
+  // "" for none. Throws Errc::invalid_name for an unusable name space.
+  static std::string name_space_for(const SegmentOptions& options = {});
+  // Where a name lives: /dev/shm/zipc.<name>, /dev/shm/zipc.<ns>:<name>, or options.path.
   static std::string path_for(std::string_view name, const SegmentOptions& options = {});
 
   Segment() = default;
@@ -131,6 +155,9 @@ class Segment {
   [[nodiscard]] const std::array<std::uint64_t, 8>& params() const noexcept { return params_; }
   [[nodiscard]] ProcessId creator() const noexcept { return creator_; }
   [[nodiscard]] bool created_here() const noexcept { return created_here_; }
+  // The descriptor kept open (file-backed, memfd or open_fd segments), else -1.
+  // Owned by the segment: pass it on, do not close it.
+  [[nodiscard]] int fd() const noexcept { return fd_; }
   // Remarks about options that could not be honoured (e.g. huge pages fell back).
   [[nodiscard]] const std::string& notes() const noexcept { return notes_; }
 

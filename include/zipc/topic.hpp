@@ -314,6 +314,9 @@ class Topic {
   // supply segment (path, prefault, ...), wait and recovery_time.
   static Topic open(std::string_view name, const TopicOptions& options = {});
   static Topic open_or_create(std::string_view name, const TopicOptions& options = {}, bool* created = nullptr);
+  // Opens a topic from a descriptor (SegmentOptions::memfd + zipc::receive_fd);
+  // fd is duplicated, the caller keeps its own.
+  static Topic open_fd(int fd, const TopicOptions& options = {});
   static bool remove(std::string_view name, const SegmentOptions& segment = {});
 
   Topic() = default;

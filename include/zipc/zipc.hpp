@@ -3,6 +3,7 @@
 
 #include "zipc/error.hpp"
 #include "zipc/event.hpp"
+#include "zipc/fd_passing.hpp"
 #include "zipc/heap.hpp"
 #include "zipc/introspect.hpp"
 #include "zipc/log.hpp"

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -36,10 +37,38 @@ int chmod_fd(int fd, unsigned mode) noexcept {
   return ::fchmod(fd, static_cast<mode_t>(mode)) == 0 ? 0 : -errno;
 }
 
+int chgrp_fd(int fd, std::uint32_t gid) noexcept {
+  return ::fchown(fd, static_cast<uid_t>(-1), static_cast<gid_t>(gid)) == 0 ? 0 : -errno;
+}
+
+int resolve_group(const std::string& group, std::uint32_t* gid) noexcept {
+  if (group.empty()) return -EINVAL;
+  if (group.find_first_not_of("0123456789") == std::string::npos) {
+    if (group.size() > 9) return -EINVAL;
+    *gid = static_cast<std::uint32_t>(std::stoul(group));
+    return 0;
+  }
+  struct group gr;
+  struct group* found = nullptr;
+  std::vector<char> buf(4096);
+  for (;;) {
+    const int r = ::getgrnam_r(group.c_str(), &gr, buf.data(), buf.size(), &found);
+    if (r == ERANGE && buf.size() < (1u << 20)) {
+      buf.resize(buf.size() * 2);
+      continue;
+    }
+    if (r != 0) return -r;
+    if (found == nullptr) return -ENOENT;
+    *gid = static_cast<std::uint32_t>(gr.gr_gid);
+    return 0;
+  }
+}
+
 static void fill(const struct stat& st, FileStat* out) {
   out->size = static_cast<std::uint64_t>(st.st_size);
   out->mode = static_cast<std::uint32_t>(st.st_mode);
   out->uid = static_cast<std::uint32_t>(st.st_uid);
+  out->gid = static_cast<std::uint32_t>(st.st_gid);
   out->inode = static_cast<std::uint64_t>(st.st_ino);
   out->device = static_cast<std::uint64_t>(st.st_dev);
 }

@@ -16,6 +16,7 @@ struct FileStat {
   std::uint64_t size = 0;
   std::uint32_t mode = 0;
   std::uint32_t uid = 0;
+  std::uint32_t gid = 0;
   std::uint64_t inode = 0;
   std::uint64_t device = 0;
 };
@@ -25,6 +26,10 @@ int close_fd(int fd) noexcept;
 int truncate_fd(int fd, std::uint64_t size) noexcept;
 int allocate_fd(int fd, std::uint64_t size) noexcept;  // posix_fallocate: fail early on a full tmpfs
 int chmod_fd(int fd, unsigned mode) noexcept;
+// fchown(fd, unchanged, gid): gives the file to a group.
+int chgrp_fd(int fd, std::uint32_t gid) noexcept;
+// A group name or a decimal gid to a gid: 0, -ENOENT (no such group) or -errno.
+int resolve_group(const std::string& group, std::uint32_t* gid) noexcept;
 int stat_fd(int fd, FileStat* out) noexcept;
 int stat_path(const std::string& path, FileStat* out) noexcept;
 int unlink_path(const std::string& path) noexcept;

@@ -211,6 +211,10 @@ class Publisher {
   std::uint64_t next_mark_ = 0;
 };
 
+namespace detail {
+struct WaitHookAccess;
+}
+
 class Subscriber {
  public:
   Subscriber() = default;
@@ -242,6 +246,7 @@ class Subscriber {
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }
 
  private:
+  friend struct detail::WaitHookAccess;  // the WaitSet's readiness hook (src/wait_hook.hpp)
   friend class Topic;
   enum class Step : std::uint8_t { message, empty, corrupt, overrun };
   // A record a reliable reader validated; every field comes from the one

@@ -192,8 +192,5 @@ void poll_many(const int* fds, const std::uint32_t* events, std::uint32_t* reven
   for (unsigned i = 0; i < n; ++i) revents[i] = r > 0 ? static_cast<std::uint16_t>(p[i].revents) : 0u;
   if (p != stack) delete[] p;
 }
-void close_fd(int fd) noexcept {
-  if (fd >= 0) ::close(fd);
-}
 
 }  // namespace zipc::platform

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "platform/file.hpp"  // close_fd
+
 namespace zipc::platform {
 
 struct Completion {
@@ -57,6 +59,5 @@ std::uint32_t poll_now(int fd, std::uint32_t events) noexcept;  // revents now (
 // Waits on fds (poll(2)) until one is ready or timeout_ns passes; fills revents.
 void poll_many(const int* fds, const std::uint32_t* events, std::uint32_t* revents, unsigned n,
                std::uint64_t timeout_ns) noexcept;
-void close_fd(int fd) noexcept;
 
 }  // namespace zipc::platform

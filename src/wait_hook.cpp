@@ -12,6 +12,15 @@ namespace {
 bool queue_ready(const void* p) noexcept {
   return static_cast<const QueueImpl*>(p)->can_consume();
 }
+void queue_maintain(const void* p) noexcept {
+  // The handle's stall filter and recovery state are its own: the WaitSet
+  // thread is the one that uses this handle.
+  auto& q = *const_cast<QueueImpl*>(static_cast<const QueueImpl*>(p));
+  (void)poll_recovery(
+      SharedStall(q.ctl->stall_consumers, q.recovery_ns, &q.stall_local[0]),
+      // relaxed: the stall clock's key only.
+      [&]() noexcept { return q.ctl->head.load(std::memory_order_relaxed); }, [&]() noexcept { (void)q.recover(); });
+}
 }  // namespace
 
 WaitHook WaitHookAccess::of(const Queue& q) {
@@ -22,6 +31,7 @@ WaitHook WaitHookAccess::of(const Queue& q) {
   h.event = &q.impl_->ctl->not_empty;
   h.barrier = q.impl_->barrier;
   h.ready_fn = &queue_ready;
+  h.maintain_fn = &queue_maintain;
   h.endpoint = q.impl_.get();
   return h;
 }
@@ -37,6 +47,14 @@ WaitHook WaitHookAccess::of(const Subscriber& sub) {
     // acquire: pairs with the commit's release store of the cursor (publish_commit),
     // which comes before the publisher's wake of events().data.
     return s.state_->pub().cursor.load(std::memory_order_acquire) > want;
+  };
+  h.maintain_fn = [](const void* p) noexcept {
+    TopicState& s = *static_cast<const Subscriber*>(p)->state_;
+    (void)poll_recovery(
+        cursor_stall(s),
+        // relaxed: the stall clock's key only.
+        [&]() noexcept { return s.pub().cursor.load(std::memory_order_relaxed); },
+        [&]() noexcept { recover_frontier(s); });
   };
   h.endpoint = &sub;
   return h;

@@ -27,11 +27,16 @@ struct WaitHook {
   Event* event = nullptr;
   AsymmetricWait barrier;
   bool (*ready_fn)(const void* endpoint) noexcept = nullptr;
+  void (*maintain_fn)(const void* endpoint) noexcept = nullptr;
   const void* endpoint = nullptr;
 
   // Level-triggered: true while a receive would not find the endpoint empty
   // (data, or closed and drained for a queue). Consumes nothing.
   [[nodiscard]] bool ready() const noexcept { return ready_fn(endpoint); }
+  // What a blocked receive does between its sleep slices: when the channel
+  // stalled for its recovery time (shared clock), recover a dead peer's
+  // positions (queue) or claims (topic), so they stop hiding later data.
+  void maintain() const noexcept { maintain_fn(endpoint); }
   // Registers as a sleeper; returns the futex value to sleep on.
   [[nodiscard]] std::uint32_t enter() const noexcept {
     // acquire: pairs with the release increment of seq in Event::notify_*.

@@ -12,6 +12,7 @@
 
 #include "platform/clock.hpp"
 #include "platform/uring.hpp"
+#include "recovery_wait.hpp"
 #include "wait_hook.hpp"
 #include "zipc/error.hpp"
 
@@ -57,6 +58,7 @@ struct WaitSet::Impl {
   std::vector<std::uint32_t> rearm;
   std::vector<Ready> out;
   std::size_t count = 0;
+  std::uint64_t next_maintain = 0;  // fallback: when channels next run their recovery check
 
   static std::uint64_t id_of(std::uint32_t idx, std::uint32_t gen) { return (std::uint64_t{gen} << 32) | idx; }
   Slot* find(std::uint64_t id) {
@@ -205,24 +207,29 @@ struct WaitSet::Impl {
       if (!out.empty()) break;
       if (stopping.exchange(false, std::memory_order_acq_rel)) break;  // acq_rel: pairs with stop()
       if (d.expired()) break;
-      std::uint64_t until = d.ns();
-      if (degraded) {
-        // A channel's process lacks membarrier: a fence-free waker may miss
-        // us, so nap and re-check every armed channel (O(attached), rare).
-        until = std::min(until, platform::monotonic_ns() + static_cast<std::uint64_t>(opt.fallback_nap.count()));
-        ring.wait(until);
-        for (std::uint32_t i = 0; i < slots.size(); ++i)
-          if (slots[i].used && slots[i].armed && is_channel(slots[i].kind) && slots[i].hook.ready() && !slots[i].listed)
-            report(i, 0, 0);
-        if (!out.empty()) break;
-        continue;
+      // Sleep in slices: between two, every sleeping channel does what a
+      // blocked receive does (recovery of a dead peer, see WaitHook::maintain);
+      // without membarrier the slice is short and readiness is re-checked too.
+      const std::uint64_t slice =
+          degraded ? static_cast<std::uint64_t>(opt.fallback_nap.count()) : detail::kStallSliceNs;
+      const std::uint64_t now = platform::monotonic_ns();
+      ring.wait(std::min(d.ns(), now + slice));
+      if (ring.has_completions() || platform::monotonic_ns() < now + slice) continue;
+      for (std::uint32_t i = 0; i < slots.size(); ++i) {
+        Slot& s = slots[i];
+        if (!s.used || !s.armed || !is_channel(s.kind)) continue;
+        s.hook.maintain();
+        if (!s.listed && s.hook.ready()) report(i, 0, 0);
       }
-      ring.wait(until);
+      if (!out.empty()) break;
     }
     ring.submit();
     // readiness_fd: readable while something is reported (level) or completions wait.
-    platform::eventfd_drain(notify_fd);
-    if (!level.empty() || ring.has_completions() || !pending.empty()) platform::eventfd_signal(notify_fd);
+    // Left readable (no new write, so no new edge for EPOLLET) while
+    // something stays reported; drained, then re-checked, otherwise.
+    if (level.empty() && pending.empty()) platform::eventfd_drain(notify_fd);
+    if ((!level.empty() || ring.has_completions() || !pending.empty()) && platform::poll_now(notify_fd, POLLIN) == 0)
+      platform::eventfd_signal(notify_fd);
     return out;
   }
 
@@ -239,9 +246,13 @@ struct WaitSet::Impl {
       }
     rev.resize(fds.size());
     for (;;) {
-      for (std::uint32_t i = 0; i < slots.size(); ++i)
-        if (slots[i].used && is_channel(slots[i].kind) && slots[i].hook.ready())
-          out.push_back(Ready{data(i), slots[i].kind, 0, 0});
+      const bool maintain = platform::monotonic_ns() >= next_maintain;
+      if (maintain) next_maintain = platform::monotonic_ns() + detail::kStallSliceNs;
+      for (std::uint32_t i = 0; i < slots.size(); ++i) {
+        if (!slots[i].used || !is_channel(slots[i].kind)) continue;
+        if (maintain) slots[i].hook.maintain();
+        if (slots[i].hook.ready()) out.push_back(Ready{data(i), slots[i].kind, 0, 0});
+      }
       platform::poll_many(fds.data(), ev.data(), rev.data(), static_cast<unsigned>(fds.size()), 0);
       for (std::size_t k = 1; k < fds.size(); ++k) {
         if (rev[k] == 0) continue;

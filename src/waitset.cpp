@@ -198,15 +198,16 @@ struct WaitSet::Impl {
   std::span<const Ready> wait_uring(Deadline d) {
     out.clear();
     for (;;) {
+      // stop() wins over level readiness (a closed queue is always ready);
+      // what is on the level list is reported again by the next wait().
+      if (stopping.exchange(false, std::memory_order_acq_rel)) break;  // acq_rel: pairs with stop()
       recheck_level();
       for (const std::uint32_t idx : pending)
         if (slots[idx].used) completed(idx, 0);
       pending.clear();
       take_completions();
       arm_batch();
-      if (!out.empty()) break;
-      if (stopping.exchange(false, std::memory_order_acq_rel)) break;  // acq_rel: pairs with stop()
-      if (d.expired()) break;
+      if (!out.empty() || d.expired()) break;
       // Sleep in slices: between two, every sleeping channel does what a
       // blocked receive does (recovery of a dead peer, see WaitHook::maintain);
       // without membarrier the slice is short and readiness is re-checked too.
@@ -246,6 +247,7 @@ struct WaitSet::Impl {
       }
     rev.resize(fds.size());
     for (;;) {
+      if (stopping.exchange(false, std::memory_order_acq_rel)) return out;  // acq_rel: pairs with stop()
       const bool maintain = platform::monotonic_ns() >= next_maintain;
       if (maintain) next_maintain = platform::monotonic_ns() + detail::kStallSliceNs;
       for (std::uint32_t i = 0; i < slots.size(); ++i) {
@@ -267,9 +269,7 @@ struct WaitSet::Impl {
         }
       }
       if (rev[0] != 0) platform::eventfd_drain(stop_fd);
-      if (!out.empty()) return out;
-      if (stopping.exchange(false, std::memory_order_acq_rel)) return out;  // acq_rel: pairs with stop()
-      if (d.expired()) return out;
+      if (!out.empty() || d.expired()) return out;
       const std::uint64_t now = platform::monotonic_ns();
       const std::uint64_t nap =
           std::min<std::uint64_t>(static_cast<std::uint64_t>(opt.fallback_nap.count()), d.ns() - now);

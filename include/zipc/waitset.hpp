@@ -1,14 +1,19 @@
 // zipc/waitset.hpp - wait on many channels, file descriptors and timers at once.
 //
+//   #include <poll.h>
+//   auto queue = zipc::Queue::create("jobs-ws", {}, zipc::Role::consumer);
+//   auto topic = zipc::Topic::create("ticks-ws");
+//   zipc::Subscriber subscriber = topic.subscribe();
+//   int sock = 0;  // any pollable fd
 //   zipc::WaitSet ws;
-//   const auto q = ws.attach(queue);          // a Queue opened with Role::consumer
-//   const auto t = ws.attach(subscriber);     // a topic Subscriber
-//   const auto s = ws.attach_fd(sock, POLLIN);
+//   const std::uint64_t q = ws.attach(queue);  // a Queue opened with Role::consumer
+//   ws.attach(subscriber);
+//   ws.attach_fd(sock, POLLIN);
 //   ws.attach_interval(std::chrono::milliseconds(100));
 //   for (const zipc::Ready& r : ws.wait(std::chrono::seconds(1)))
 //     if (r.id == q) { /* queue.try_recv(...) until empty */ }
-//   // or: ws.run([&](const zipc::Ready& r) { ...; if (done) ws.stop(); });
-//   // or: put ws.readiness_fd() into epoll/poll/select; when readable, call ws.wait(0).
+//   // or: ws.run([&](const zipc::Ready& r) { if (r.kind == zipc::ReadyKind::interval) ws.stop(); });
+//   // or: put ws.readiness_fd() into epoll/poll/select; when readable, call ws.wait(0ns).
 //
 // Level-triggered: a channel that still holds data (or an fd still ready) is
 // reported again by the next wait(). Deadlines and intervals are reported once

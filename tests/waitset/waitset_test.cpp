@@ -169,8 +169,12 @@ TEST_P(WaitSetModes, OneActiveChannelAmong1024AttachmentsIsTheOnlyOneReported) {
   EXPECT_EQ(r[0].id, id);
 }
 
-TEST_P(WaitSetModes, StopEndsRunFromAnotherThread) {
+TEST_P(WaitSetModes, StopEndsRunFromAnotherThreadEvenWhileAChannelStaysReady) {
+  zipc::test::TempName name("ws.stop");
+  auto q = zipc::Queue::create(name.str(), small_queue());
+  ASSERT_EQ(q.try_send(bytes("never drained")), zipc::Status::ok);  // ready at every wait()
   WaitSet ws(options());
+  (void)ws.attach(q);
   (void)ws.attach_interval(1ms);
   std::atomic<int> calls{0};
   std::thread t([&] {

@@ -16,6 +16,10 @@ void queue_maintain(const void* p) noexcept {
   // The handle's stall filter and recovery state are its own: the WaitSet
   // thread is the one that uses this handle.
   auto& q = *const_cast<QueueImpl*>(static_cast<const QueueImpl*>(p));
+  // Only a position taken and not yet delivered can be a dead producer's
+  // (a dead consumer's are redelivered as orphans, which readiness sees).
+  // relaxed: a hint; recovery itself re-reads everything.
+  if (q.mpmc && q.ctl->tail.load(std::memory_order_relaxed) <= q.ctl->head.load(std::memory_order_relaxed)) return;
   (void)poll_recovery(
       SharedStall(q.ctl->stall_consumers, q.recovery_ns, &q.stall_local[0]),
       // relaxed: the stall clock's key only.
@@ -50,6 +54,9 @@ WaitHook WaitHookAccess::of(const Subscriber& sub) {
   };
   h.maintain_fn = [](const void* p) noexcept {
     TopicState& s = *static_cast<const Subscriber*>(p)->state_;
+    // Only a claim beyond the commit frontier can be a dead publisher's.
+    // relaxed: a hint; recovery itself re-reads everything.
+    if (s.pub().tail.load(std::memory_order_relaxed) <= s.pub().cursor.load(std::memory_order_relaxed)) return;
     (void)poll_recovery(
         cursor_stall(s),
         // relaxed: the stall clock's key only.

@@ -99,6 +99,7 @@ struct WaitSet::Impl {
   // Arms every slot of `rearm` not ready now: channels register first, then
   // one heavy barrier covers them all, then each is checked (asymmetric_wait.hpp).
   void arm_batch() {
+    std::erase_if(rearm, [&](std::uint32_t idx) { return !slots[idx].used || slots[idx].armed; });
     bool any_channel = false;
     std::vector<std::uint32_t> tokens(rearm.size());
     for (std::size_t i = 0; i < rearm.size(); ++i) {
@@ -110,6 +111,7 @@ struct WaitSet::Impl {
       if (!s.hook.barrier.fence_free()) degraded = true;
     }
     if (any_channel) detail::AsymmetricWait::here().heavy_barrier();
+    std::vector<std::uint32_t> retry;  // the submission queue stayed full: armed by the next pass
     for (std::size_t i = 0; i < rearm.size(); ++i) {
       const std::uint32_t idx = rearm[i];
       Slot& s = slots[idx];
@@ -121,11 +123,16 @@ struct WaitSet::Impl {
           continue;
         }
         s.armed = ring.futex_wait(data(idx), &s.hook.event->seq, tokens[i]);
+        if (!s.armed) {
+          s.hook.leave();
+          s.registered = false;
+        }
       } else {
         s.armed = ring.poll_add(data(idx), s.fd, s.events);
       }
+      if (!s.armed) retry.push_back(idx);
     }
-    rearm.clear();
+    rearm.swap(retry);
   }
 
   void completed(std::uint32_t idx, std::int32_t res) {
@@ -211,8 +218,9 @@ struct WaitSet::Impl {
       // Sleep in slices: between two, every sleeping channel does what a
       // blocked receive does (recovery of a dead peer, see WaitHook::maintain);
       // without membarrier the slice is short and readiness is re-checked too.
+      // (A request the full submission queue refused: retried after a short nap.)
       const std::uint64_t slice =
-          degraded ? static_cast<std::uint64_t>(opt.fallback_nap.count()) : detail::kStallSliceNs;
+          degraded || !rearm.empty() ? static_cast<std::uint64_t>(opt.fallback_nap.count()) : detail::kStallSliceNs;
       const std::uint64_t now = platform::monotonic_ns();
       ring.wait(std::min(d.ns(), now + slice));
       if (ring.has_completions() || platform::monotonic_ns() < now + slice) continue;

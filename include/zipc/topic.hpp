@@ -202,6 +202,10 @@ class Publisher {
   std::uint64_t next_mark_ = 0;
 };
 
+namespace detail {
+struct WaitHookAccess;
+}
+
 // An acquired record, read in place: data() (size() bytes) stays valid until
 // release() or destruction (or the subscriber's next read/acquire).
 class TopicReadLoan {
@@ -271,6 +275,7 @@ class Subscriber {
   void detach() noexcept;
 
  private:
+  friend struct detail::WaitHookAccess;  // the WaitSet's readiness hook (src/wait_hook.hpp)
   friend class Topic;
   friend class TopicReadLoan;
   enum class Step : std::uint8_t { message, empty, corrupt, overrun };

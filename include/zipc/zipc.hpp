@@ -17,3 +17,4 @@
 #include "zipc/stl_allocator.hpp"
 #include "zipc/topic.hpp"
 #include "zipc/version.hpp"
+#include "zipc/waitset.hpp"

@@ -1,0 +1,99 @@
+// zipc/waitset.hpp - wait on many channels, file descriptors and timers at once.
+//
+//   #include <poll.h>
+//   auto queue = zipc::Queue::create("jobs-ws", {}, zipc::Role::consumer);
+//   auto topic = zipc::Topic::create("ticks-ws");
+//   zipc::Subscriber subscriber = topic.subscribe();
+//   int sock = 0;  // any pollable fd
+//   zipc::WaitSet ws;
+//   const std::uint64_t q = ws.attach(queue);  // a Queue opened with Role::consumer
+//   ws.attach(subscriber);
+//   ws.attach_fd(sock, POLLIN);
+//   ws.attach_interval(std::chrono::milliseconds(100));
+//   for (const zipc::Ready& r : ws.wait(std::chrono::seconds(1)))
+//     if (r.id == q) { /* queue.try_recv(...) until empty */ }
+//   // or: ws.run([&](const zipc::Ready& r) { if (r.kind == zipc::ReadyKind::interval) ws.stop(); });
+//   // or: put ws.readiness_fd() into epoll/poll/select; when readable, call ws.wait(0ns).
+//
+// Level-triggered: a channel that still holds data (or an fd still ready) is
+// reported again by the next wait(). Deadlines and intervals are reported once
+// per expiry. An attached endpoint must stay where it is (not moved, not
+// destroyed) until detached or the WaitSet is gone. One thread uses a WaitSet
+// at a time; stop() may be called from any thread. Mechanism, kernel
+// requirements and costs: docs/waitset.md.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+
+#include "zipc/event.hpp"
+
+namespace zipc {
+
+class Queue;
+class Subscriber;
+
+enum class ReadyKind : std::uint8_t { queue, subscriber, fd, deadline, interval };
+
+struct Ready {
+  std::uint64_t id = 0;  // what attach_*() returned
+  ReadyKind kind = ReadyKind::queue;
+  std::uint32_t revents = 0;      // fd: poll(2) revents
+  std::uint64_t expirations = 0;  // interval: periods elapsed since the last report (deadline: 1)
+};
+
+struct WaitSetOptions {
+  // Use the portable fallback even where io_uring futex waits exist (tests, old kernels).
+  bool force_fallback = false;
+  // Fallback: the longest nap between two readiness polls of every channel.
+  std::chrono::nanoseconds fallback_nap = std::chrono::milliseconds(1);
+};
+
+class WaitSet {
+ public:
+  using Timeout = std::chrono::nanoseconds;
+  explicit WaitSet(const WaitSetOptions& options = {});
+  ~WaitSet();
+  WaitSet(WaitSet&&) noexcept;
+  WaitSet& operator=(WaitSet&&) noexcept;
+  WaitSet(const WaitSet&) = delete;
+  WaitSet& operator=(const WaitSet&) = delete;
+
+  // Each returns the attachment's id (never 0). Errc::invalid_argument for a
+  // closed handle or a queue without Role::consumer.
+  std::uint64_t attach(Queue& consumer);
+  std::uint64_t attach(Subscriber& subscriber);
+  std::uint64_t attach_fd(int fd, std::uint32_t events);  // poll(2) events, e.g. POLLIN
+  std::uint64_t attach_deadline(Deadline at);
+  std::uint64_t attach_interval(std::chrono::nanoseconds period);  // first expiry one period from now
+  // Returns false for an unknown id. Safe while other processes publish.
+  bool detach(std::uint64_t id);
+
+  // Waits up to timeout (Timeout::max(): forever; 0: poll) for something to
+  // be ready; returns what is (empty: timeout or stop()). The span stays valid
+  // until the next call on this WaitSet.
+  std::span<const Ready> wait(Timeout timeout);
+  // Calls handler for every ready attachment until stop().
+  void run(const std::function<void(const Ready&)>& handler);
+  // Makes run() return and a wait() in progress return early. Thread-safe.
+  void stop() noexcept;
+
+  // A file descriptor that is readable while wait(0) would report something
+  // (or has completions to look at): put it in epoll (level or edge), poll or
+  // select beside other fds and call wait(0) when it is readable. -1 in the
+  // fallback mode.
+  [[nodiscard]] int readiness_fd() const noexcept;
+  // True when io_uring futex waits are in use (kernel 6.7+), false in the fallback.
+  [[nodiscard]] bool uses_io_uring() const noexcept;
+  [[nodiscard]] std::size_t size() const noexcept;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace zipc

@@ -1,0 +1,60 @@
+// Internal: the readiness hook of a receiving endpoint, for zipc::WaitSet.
+//
+// A hook names the endpoint's Event (the futex word its senders wake) and a
+// level-triggered readiness test that consumes nothing. A WaitSet registers
+// as a sleeper exactly like AsymmetricWait::wait does (asymmetric_wait.hpp):
+//   token = enter();          // seq read, then waiters++ (seq_cst)
+//   barrier.heavy_barrier();  // one membarrier for every hook entered
+//   if (ready()) leave(); else sleep on (event->seq, token) until woken, then leave();
+// so senders keep their existing check (a compiler barrier and one load of
+// `waiters`): they pay nothing while no WaitSet is registered.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "asymmetric_wait.hpp"
+#include "zipc/event.hpp"
+
+namespace zipc {
+class Queue;
+class Subscriber;
+}  // namespace zipc
+
+namespace zipc::detail {
+
+struct WaitHook {
+  Event* event = nullptr;
+  AsymmetricWait barrier;
+  bool (*ready_fn)(const void* endpoint) noexcept = nullptr;
+  void (*maintain_fn)(const void* endpoint) noexcept = nullptr;
+  const void* endpoint = nullptr;
+
+  // Level-triggered: true while a receive would not find the endpoint empty
+  // (data, or closed and drained for a queue). Consumes nothing.
+  [[nodiscard]] bool ready() const noexcept { return ready_fn(endpoint); }
+  // What a blocked receive does between its sleep slices: when the channel
+  // stalled for its recovery time (shared clock), recover a dead peer's
+  // positions (queue) or claims (topic), so they stop hiding later data.
+  void maintain() const noexcept { maintain_fn(endpoint); }
+  // Registers as a sleeper; returns the futex value to sleep on.
+  [[nodiscard]] std::uint32_t enter() const noexcept {
+    // acquire: pairs with the release increment of seq in Event::notify_*.
+    const std::uint32_t token = event->seq.load(std::memory_order_acquire);
+    // seq_cst: our registration before the heavy barrier and the re-check (as in AsymmetricWait::wait).
+    event->waiters.fetch_add(1, std::memory_order_seq_cst);
+    return token;
+  }
+  void leave() const noexcept {
+    event->waiters.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a hint for wakers
+  }
+};
+
+// Friend of Queue and Subscriber. Errc::invalid_argument for a closed handle
+// or a queue handle without the consumer role.
+struct WaitHookAccess {
+  static WaitHook of(const Queue& consumer);
+  static WaitHook of(const Subscriber& subscriber);
+};
+
+}  // namespace zipc::detail

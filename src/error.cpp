@@ -41,6 +41,7 @@ const char* to_string(Errc e) noexcept {
     case Errc::closed: return "closed";
     case Errc::timeout: return "timeout";
     case Errc::system: return "system error";
+    case Errc::type_mismatch: return "type mismatch";
   }
   return "unknown zipc error";
 }

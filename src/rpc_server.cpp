@@ -303,6 +303,7 @@ RpcServer RpcServer::create(std::string_view name, const RpcOptions& options) {
   SegmentOptions so;
   so.mode = options.mode;
   so.prefault = options.prefault;
+  so.type = options.type;
   const std::uint64_t me = pack(ProcessId::current());
   auto init = [&](std::byte* payload, std::size_t) {
     // The file is zero-filled: slots free, owners free, blocks free.

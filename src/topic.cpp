@@ -282,6 +282,7 @@ SegmentOptions segment_options(const TopicOptions& o) {
   so.path = o.path;
   so.mode = o.mode;
   so.prefault = o.prefault;
+  so.type = o.type;
   return so;
 }
 

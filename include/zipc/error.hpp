@@ -43,6 +43,7 @@ enum class Errc : int {
   closed = 20,               // the channel was closed
   timeout = 21,              // a bounded wait expired
   system = 22,               // an unexpected OS error (errno in the message)
+  type_mismatch = 24,        // a typed channel holds another message type (both named)
 };
 
 const std::error_category& error_category() noexcept;

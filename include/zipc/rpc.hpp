@@ -53,6 +53,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -77,6 +78,8 @@ struct RpcOptions {
   bool prefault = false;                         // take every page fault at create time
   bool replace_stale = true;                     // create() replaces a segment whose server died
   std::chrono::milliseconds reap_interval{100};  // the server looks for dead clients this often
+  // Message types recorded at create (zipc/typed.hpp sets it; clients check it).
+  std::optional<TypeIdentity> type;
 };
 
 namespace detail {

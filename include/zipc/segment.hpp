@@ -18,12 +18,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "zipc/error.hpp"
 #include "zipc/process.hpp"
+#include "zipc/type_identity.hpp"
 
 namespace zipc {
 
@@ -59,6 +61,10 @@ struct SegmentOptions {
   bool lock_memory = false;                      // mlock the mapping (needs RLIMIT_MEMLOCK)
   std::chrono::milliseconds open_timeout{1000};  // how long open waits for a creator to finish
   void* fixed_address = nullptr;                 // map exactly here, or fail with address_unavailable
+  // Typed channels (zipc/typed.hpp): create records this identity in the
+  // segment; open refuses a segment holding another one, or none, with
+  // Errc::type_mismatch. Empty: no type is recorded or checked.
+  std::optional<TypeIdentity> type;
 };
 
 // What to create: the kind, the bytes the kind needs, and its parameters
@@ -82,8 +88,9 @@ struct SegmentInfo {
   bool creator_alive = false;
   std::uint64_t created_ns = 0;  // CLOCK_REALTIME
   std::array<std::uint64_t, 8> params{};
-  bool valid = false;   // header validated
-  std::string problem;  // why not valid
+  bool valid = false;                // header validated
+  std::string problem;               // why not valid
+  std::optional<TypeIdentity> type;  // the typed channel's message type, when one was recorded
 };
 
 class Segment {
@@ -131,6 +138,9 @@ class Segment {
   [[nodiscard]] const std::array<std::uint64_t, 8>& params() const noexcept { return params_; }
   [[nodiscard]] ProcessId creator() const noexcept { return creator_; }
   [[nodiscard]] bool created_here() const noexcept { return created_here_; }
+  // The message type a typed channel recorded at create (empty for the byte
+  // API). Throws Errc::corrupt_header when the record fails its checksum.
+  [[nodiscard]] std::optional<TypeIdentity> type_identity() const;
   // Remarks about options that could not be honoured (e.g. huge pages fell back).
   [[nodiscard]] const std::string& notes() const noexcept { return notes_; }
 

@@ -39,6 +39,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,6 +70,8 @@ struct TopicOptions {
   // batches (Publisher::flush). Faster when nobody reads right behind;
   // readers see records late and from memory instead of cache.
   bool streaming_stores = false;
+  // Message type recorded at create and checked at open (zipc/typed.hpp sets it).
+  std::optional<TypeIdentity> type;
 };
 
 // Where a new subscriber starts.

@@ -12,3 +12,4 @@
 #include "zipc/segment.hpp"
 #include "zipc/stl_allocator.hpp"
 #include "zipc/topic.hpp"
+#include "zipc/typed.hpp"

@@ -1,8 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <array>
+#include <csignal>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "typed_test_types.hpp"
@@ -133,6 +137,57 @@ TEST(TypedQueue, AnUncommittedLoanIsNeverDelivered) {
     loan->id = 5;
   }
   EXPECT_EQ(q.try_acquire().status(), Status::empty);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(TypedQueue, ATypedLoanHeldByAKilledConsumerIsRedeliveredWhole) {
+  zipc::test::TempName name("tq-crash");
+  zipc::QueueOptions opt;
+  opt.recovery_time = 20ms;
+  auto q = TypedQueue<Order>::create(name.str(), opt);
+  ASSERT_EQ(q.try_send(Order{11, 1.0, 2}), Status::ok);
+  zipc::test::TempName signal_name("tq-crash-signal");
+  auto signal = TypedQueue<int>::create(signal_name.str());
+  auto holder = zipc::test::spawn([&] {
+    auto mine = TypedQueue<Order>::open(name.str(), zipc::Role::consumer);
+    auto in = mine.acquire(1s);
+    if (!in || in->id != 11) return 1;
+    auto told = TypedQueue<int>::open(signal_name.str());
+    if (told.send(1, 1s) != Status::ok) return 2;
+    for (;;) ::pause();  // killed while holding the loan
+  });
+  int holding = 0;
+  ASSERT_EQ(signal.recv(holding, 10s), Status::ok);
+  holder.kill(SIGKILL);
+  (void)holder.wait();
+  (void)q.bytes().recover();
+  auto again = q.acquire(2s);
+  ASSERT_TRUE(again) << zipc::to_string(again.status());
+  EXPECT_EQ(again->id, 11u);
+  EXPECT_EQ(again->qty, 2u);
+}
+
+TEST(TypedQueue, ATypedLoanOfAKilledProducerIsNeverDelivered) {
+  zipc::test::TempName name("tq-crash-prod");
+  zipc::QueueOptions opt;
+  opt.recovery_time = 20ms;
+  auto q = TypedQueue<Order>::create(name.str(), opt);
+  auto writer = zipc::test::spawn([&] {
+    auto mine = TypedQueue<Order>::open(name.str(), zipc::Role::producer);
+    auto loan = mine.reserve(1s);
+    if (!loan) return 1;
+    loan->id = 99;
+    ::_exit(0);  // dies before commit
+  });
+  EXPECT_EQ(writer.wait().exit_code, 0);
+  (void)q.bytes().recover();
+  ASSERT_EQ(q.try_send(Order{12, 0, 0}), Status::ok);
+  auto next = q.acquire(2s);
+  ASSERT_TRUE(next) << zipc::to_string(next.status());
+  EXPECT_EQ(next->id, 12u);  // the abandoned reservation was skipped, not delivered
 }
 
 }  // namespace

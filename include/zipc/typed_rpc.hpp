@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "zipc/rpc.hpp"
@@ -165,15 +166,17 @@ class TypedRpcClient {
   using Response = TypedRead<Resp, RpcResponse>;
   using Loan = TypedRpcLoan<Req>;
 
-  // Checks the server's recorded pair of types (Errc::type_mismatch), then
-  // connects as RpcClient::connect. A server that comes back under the same
-  // name with other types is not re-checked on a transparent reconnect.
+  // Connects as RpcClient::connect, then checks the server's recorded pair of
+  // types (Errc::type_mismatch). After a transparent reconnect (the server
+  // came back under the same name) the types are checked again: a server of
+  // other types makes that call, and every later one, return Status::corrupt.
   static TypedRpcClient connect(std::string_view name, std::chrono::milliseconds timeout = std::chrono::seconds(1)) {
     RpcClient c = RpcClient::connect(name, timeout);
-    SegmentOptions so;
-    so.type = rpc_type_identity<Req, Resp>();
-    (void)Segment::open(name, SegmentKind::rpc, so);  // throws type_mismatch
-    return TypedRpcClient(std::move(c));
+    check(name);  // throws type_mismatch
+    TypedRpcClient t(std::move(c));
+    t.name_ = std::string(name);
+    t.checked_reconnects_ = t.client_.reconnects();
+    return t;
   }
   TypedRpcClient() = default;
 
@@ -193,12 +196,32 @@ class TypedRpcClient {
 
  private:
   explicit TypedRpcClient(RpcClient c) noexcept : client_(std::move(c)) {}
-  static Response wrap(RpcResponse r, bool single) noexcept {
+  static void check(std::string_view name) {
+    SegmentOptions so;
+    so.type = rpc_type_identity<Req, Resp>();
+    (void)Segment::open(name, SegmentKind::rpc, so);
+  }
+  // False when a reconnect reached a server of other types (or none could be checked).
+  bool same_server_types() noexcept {
+    const std::uint64_t now = client_.reconnects();
+    if (now == checked_reconnects_) return true;
+    try {
+      check(name_);
+      checked_reconnects_ = now;
+      return true;
+    } catch (...) {
+      return false;
+    }
+  }
+  Response wrap(RpcResponse r, bool single) noexcept {
+    if (!same_server_types()) return Response(Status::corrupt);
     const Status s = r.status();
     const std::span<const std::byte> b = r.data();
     return Response(std::move(r), b, s, single);
   }
   RpcClient client_;
+  std::string name_;
+  std::uint64_t checked_reconnects_ = 0;
 };
 
 }  // namespace zipc

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -113,6 +114,29 @@ TEST(TypedRpc, AClientOfOtherTypesIsRefusedAtConnect) {
     EXPECT_NE(std::string(e.what()).find("typed_test::Order (24 B) -> typed_test::Quote (16 B)"), std::string::npos)
         << e.what();
   }
+}
+
+}  // namespace
+
+namespace {
+
+TEST(TypedRpc, AReconnectToAServerOfOtherTypesIsReportedCorrupt) {
+  zipc::test::TempName name("tr-reconnect");
+  std::optional<zipc::TypedRpcServer<Order, Quote>> first(zipc::TypedRpcServer<Order, Quote>::create(name.str()));
+  std::thread t1([&] { first->serve([](zipc::TypedRpcRequest<Order, Quote>& r) { (void)r.reply(Quote{1, 2}); }); });
+  auto client = zipc::TypedRpcClient<Order, Quote>::connect(name.str(), 1s);
+  ASSERT_TRUE(client.call(Order{1, 2, 3}, 1s));
+  first->stop();
+  t1.join();
+  first.reset();  // removes the name
+
+  auto second = zipc::TypedRpcServer<Quote, Quote>::create(name.str());
+  std::thread t2([&] { second.serve([](zipc::TypedRpcRequest<Quote, Quote>& r) { (void)r.reply(Quote{3, 4}); }); });
+  auto r = client.call(Order{1, 2, 3}, 2s);
+  EXPECT_EQ(r.status(), Status::corrupt);
+  EXPECT_EQ(r.get(), nullptr);
+  second.stop();
+  t2.join();
 }
 
 }  // namespace

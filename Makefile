@@ -4,7 +4,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 CTEST_FLAGS ?= --output-on-failure -j$(JOBS)
 
-.PHONY: all deps build test test-sanitize test-asan test-tsan test-clang bench limits format format-check clean check-shm
+.PHONY: all deps build test test-sanitize test-asan test-tsan test-clang test-debug lint bench limits format format-check clean
 
 all: build
 
@@ -39,6 +39,16 @@ test-clang: deps
 	cd build/clang && ctest $(CTEST_FLAGS)
 
 test-sanitize: test-asan test-tsan
+
+# Debug build (assertions on): the contracts the docs state are checked.
+test-debug: deps
+	@cmake --preset debug >/dev/null
+	@cmake --build build/debug -j$(JOBS)
+	cd build/debug && ctest $(CTEST_FLAGS)
+
+# clang-tidy (.clang-tidy says which checks and why); must report nothing.
+lint: deps
+	@bash scripts/lint.sh
 
 bench: build
 	@bash scripts/run-bench.sh

@@ -98,7 +98,7 @@ int main() {
     const auto baseline = heap.stats();
     zipc::QueueOptions qo;
     qo.block_size = sizeof(std::uint64_t);  // one offset per message
-    qo.capacity = 16;
+    qo.block_count = 16;
     qo.producers = zipc::Multiplicity::single;
     qo.consumers = zipc::Multiplicity::single;
     auto offsets = zipc::Queue::create(queue_name, qo, zipc::Role::consumer);

@@ -155,8 +155,8 @@ int main(int argc, char** argv) {
   const std::uint64_t ticks = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 200000;
   const std::string name = "market-data-" + std::to_string(::getpid());
   zipc::TopicOptions options;
-  options.capacity = 256 * 1024;  // ~5000 ticks of history
-  options.max_message = sizeof(Tick);
+  options.capacity_bytes = 256 * 1024;  // ~5000 ticks of history
+  options.max_message_size = sizeof(Tick);
   auto topic = zipc::Topic::create(name, options);
 
   int ready[2];

@@ -59,13 +59,13 @@ int main(int argc, char** argv) {
 
   zipc::QueueOptions jopt;
   jopt.block_size = 8;
-  jopt.capacity = 1024;
+  jopt.block_count = 1024;
   jopt.producers = zipc::Multiplicity::single;
   jopt.consumers = zipc::Multiplicity::multi;
   auto jobs = zipc::Queue::create(jobs_name, jopt, zipc::Role::producer);
   zipc::QueueOptions ropt;
   ropt.block_size = sizeof(Result) + 8 - sizeof(Result) % 8;
-  ropt.capacity = 64;
+  ropt.block_count = 64;
   ropt.producers = zipc::Multiplicity::multi;
   ropt.consumers = zipc::Multiplicity::single;
   auto results = zipc::Queue::create(results_name, ropt, zipc::Role::consumer);

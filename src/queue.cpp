@@ -28,8 +28,8 @@ std::string quoted(std::string_view name) {
 
 void validate_options(std::string_view name, const QueueOptions& o) {
   const auto bad = [&](const std::string& why) { throw Error(Errc::invalid_argument, quoted(name) + ": " + why); };
-  if (o.capacity < 2 || o.capacity > kMaxCapacity || (o.capacity & (o.capacity - 1)) != 0)
-    bad("capacity " + std::to_string(o.capacity) + " is not a power of two in [2, 2^24]");
+  if (o.block_count < 2 || o.block_count > kMaxCapacity || (o.block_count & (o.block_count - 1)) != 0)
+    bad("block_count " + std::to_string(o.block_count) + " is not a power of two in [2, 2^24]");
   if (o.block_size < 8 || o.block_size > kMaxBlock || o.block_size % 8 != 0)
     bad("block_size " + std::to_string(o.block_size) + " is not a multiple of 8 in [8, 16 MiB]");
   if (o.max_participants < 2 || o.max_participants > 65535)
@@ -40,13 +40,14 @@ void validate_options(std::string_view name, const QueueOptions& o) {
 SegmentSpec make_spec(const QueueOptions& o) {
   SegmentSpec spec;
   spec.kind = SegmentKind::queue;
-  spec.payload_size = L::queue_payload_size(o.capacity, o.block_size, o.max_participants);
-  spec.params[L::kParamCapacity] = o.capacity;
+  spec.payload_size = L::queue_payload_size(o.block_count, o.block_size, o.max_participants);
+  spec.params[L::kParamCapacity] = o.block_count;
   spec.params[L::kParamBlockSize] = o.block_size;
   spec.params[L::kParamModes] = (o.producers == Multiplicity::multi ? L::kModeMultiProducer : 0) |
                                 (o.consumers == Multiplicity::multi ? L::kModeMultiConsumer : 0);
   spec.params[L::kParamMaxParticipants] = o.max_participants;
-  spec.params[L::kParamRecoveryNs] = static_cast<std::uint64_t>(o.recovery_time.count());
+  spec.params[L::kParamRecoveryNs] =
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(o.recovery_time).count());
   spec.params[L::kParamStride] = L::queue_stride(o.block_size);
   spec.params[L::kParamLayoutVersion] = L::kQueueLayoutVersion;
   return spec;
@@ -631,7 +632,7 @@ std::size_t Queue::recover() noexcept {
 std::size_t Queue::block_size() const noexcept {
   return impl_->block;
 }
-std::size_t Queue::capacity() const noexcept {
+std::size_t Queue::block_count() const noexcept {
   return impl_->cap;
 }
 std::size_t Queue::size_approx() const noexcept {

@@ -35,8 +35,11 @@ SegmentSpec make_spec(std::string_view name, const RpcOptions& o, layout::RpcGeo
     fail(Errc::invalid_argument, name, "max_request_size / max_response_size over 1 TiB");
   }
   if (o.inline_size > (1u << 24)) fail(Errc::invalid_argument, name, "inline_size over 16 MiB");
-  if (o.reap_interval.count() <= 0) {
-    fail(Errc::invalid_argument, name, "reap_interval must be positive");
+  if (o.recovery_time.count() <= 0) {
+    fail(Errc::invalid_argument, name, "recovery_time must be positive");
+  }
+  if (!o.segment.path.empty()) {
+    fail(Errc::invalid_argument, name, "segment.path is not supported: clients find a service by name in /dev/shm");
   }
   std::uint64_t p[8] = {};
   p[0] = o.max_clients;
@@ -228,7 +231,7 @@ void RpcServerImpl::maybe_reap(std::uint64_t now) noexcept {
   std::unique_lock<std::mutex> lock(reap_mutex, std::try_to_lock);
   if (!lock.owns_lock()) return;
   const auto interval =
-      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(options.reap_interval).count());
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(options.recovery_time).count());
   bool retry_soon = false;
   const layout::RpcGeometry& g = view.geometry();
   for (std::uint64_t c = 0; c < g.max_clients; ++c) {
@@ -300,10 +303,7 @@ RpcServer RpcServer::create(std::string_view name, const RpcOptions& options) {
   Segment::validate_name(name);
   layout::RpcGeometry g;
   const SegmentSpec spec = detail::make_spec(name, options, &g);
-  SegmentOptions so;
-  so.mode = options.mode;
-  so.prefault = options.prefault;
-  so.type = options.type;
+  const SegmentOptions& so = options.segment;
   const std::uint64_t me = pack(ProcessId::current());
   auto init = [&](std::byte* payload, std::size_t) {
     // The file is zero-filled: slots free, owners free, blocks free.

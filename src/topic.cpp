@@ -277,13 +277,8 @@ using detail::TopicState;
 
 enum Param : std::size_t { kCapacity = 0, kMaxMessage, kMaxSubs, kPubMode, kVersion };
 
-SegmentOptions segment_options(const TopicOptions& o) {
-  SegmentOptions so;
-  so.path = o.path;
-  so.mode = o.mode;
-  so.prefault = o.prefault;
-  so.type = o.type;
-  return so;
+const SegmentOptions& segment_options(const TopicOptions& o) {
+  return o.segment;
 }
 
 struct Geometry {
@@ -294,21 +289,21 @@ struct Geometry {
 };
 
 Geometry geometry_of(std::string_view name, const TopicOptions& o) {
-  if (o.capacity > layout::kMaxCapacity) topic_fail(Errc::invalid_argument, name, "capacity over 1 TiB");
+  if (o.capacity_bytes > layout::kMaxCapacity) topic_fail(Errc::invalid_argument, name, "capacity_bytes over 1 TiB");
   Geometry g;
-  g.capacity = std::bit_ceil(std::max<std::uint64_t>(o.capacity, layout::kMinCapacity));
-  g.max_message = o.max_message;
+  g.capacity = std::bit_ceil(std::max<std::uint64_t>(o.capacity_bytes, layout::kMinCapacity));
+  g.max_message = o.max_message_size;
   g.max_subscribers = o.max_subscribers;
-  g.mode = o.publishers == PublisherKind::multi ? layout::PublisherMode::multi : layout::PublisherMode::single;
+  g.mode = o.publishers == Multiplicity::multi ? layout::PublisherMode::multi : layout::PublisherMode::single;
   if (g.max_message == 0 || g.max_message > layout::kMaxMessageLimit) {
-    topic_fail(Errc::invalid_argument, name, "max_message must be in [1, 2^30]");
+    topic_fail(Errc::invalid_argument, name, "max_message_size must be in [1, 2^30]");
   }
   if (g.max_subscribers == 0 || g.max_subscribers > layout::kMaxSubscribersLimit) {
     topic_fail(Errc::invalid_argument, name, "max_subscribers must be in [1, 65536]");
   }
   if (2 * layout::record_bytes(g.max_message) > g.capacity) {
     topic_fail(Errc::invalid_argument, name,
-               "capacity " + std::to_string(g.capacity) + " cannot hold two records of max_message " +
+               "capacity_bytes " + std::to_string(g.capacity) + " cannot hold two records of max_message_size " +
                    std::to_string(g.max_message));
   }
   return g;
@@ -417,8 +412,8 @@ Topic Topic::open_or_create(std::string_view name, const TopicOptions& options, 
   return t;
 }
 
-bool Topic::remove(std::string_view name, const TopicOptions& options) {
-  return Segment::remove(name, segment_options(options));
+bool Topic::remove(std::string_view name, const SegmentOptions& segment) {
+  return Segment::remove(name, segment);
 }
 
 Topic::~Topic() = default;
@@ -427,17 +422,17 @@ void Topic::sync() const {
   if (state_) state_->segment.sync();
 }
 
-std::uint64_t Topic::capacity() const noexcept {
+std::uint64_t Topic::capacity_bytes() const noexcept {
   return state_->capacity;
 }
-std::uint32_t Topic::max_message() const noexcept {
+std::uint32_t Topic::max_message_size() const noexcept {
   return state_->max_message;
 }
 std::uint32_t Topic::max_subscribers() const noexcept {
   return state_->max_subscribers;
 }
-PublisherKind Topic::publishers() const noexcept {
-  return state_->mode == layout::PublisherMode::multi ? PublisherKind::multi : PublisherKind::single;
+Multiplicity Topic::publishers() const noexcept {
+  return state_->mode == layout::PublisherMode::multi ? Multiplicity::multi : Multiplicity::single;
 }
 std::uint64_t Topic::next_sequence() const noexcept {
   std::uint64_t c = 0, n = 0;

@@ -80,7 +80,7 @@ int run_server(const std::string& name, std::size_t size, zipc::WaitStrategy wai
   opt.inline_size = 4096;
   opt.large_blocks = 4;
   opt.wait.strategy = wait;
-  opt.prefault = true;
+  opt.segment.prefault = true;
   auto server = zipc::RpcServer::create(name, opt);
   g_server = &server;
   struct sigaction sa {};

@@ -178,10 +178,10 @@ int main(int argc, char** argv) {
 
   // §5: the whole log fits; publish everything, then read it back.
   zipc::TopicOptions o;
-  o.capacity = (kWarmup + records) * (kRecord + 32);
-  o.max_message = kRecord;
+  o.capacity_bytes = (kWarmup + records) * (kRecord + 32);
+  o.max_message_size = kRecord;
   o.max_subscribers = 8;
-  o.prefault = true;          // page faults at create time, as a pre-sized region would have them
+  o.segment.prefault = true;  // page faults at create time, as a pre-sized region would have them
   o.streaming_stores = true;  // nobody reads while we log: bypass the cache (docs/topic.md)
   // Keeps the better of two measurements (by wall time).
   auto better = [](const Figures& a, const Figures& b) { return a.wall_ns != 0 && a.wall_ns <= b.wall_ns ? a : b; };
@@ -240,7 +240,7 @@ int main(int argc, char** argv) {
     Figures best = none;
     for (int rep = 0; rep < repeats && ok; ++rep) {
       zipc::TopicOptions lo = o;
-      lo.capacity = 64u << 20;
+      lo.capacity_bytes = 64u << 20;
       lo.streaming_stores = false;  // readers right behind: keep the records in cache for them
       zipc::Topic::remove(name);
       auto topic = zipc::Topic::create(name, lo);

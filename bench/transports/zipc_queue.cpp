@@ -115,7 +115,7 @@ class ZipcQueueTransport : public Transport {
     while (want > 2 && want * (o.block_size + 64) > (64u << 20)) want /= 2;
     std::size_t cap = 2;
     while (cap < want && cap < (1u << 24)) cap *= 2;
-    o.capacity = cap;
+    o.block_count = cap;
     o.producers = spec.senders > 1 ? Multiplicity::multi : Multiplicity::single;
     o.consumers = spec.receivers > 1 ? Multiplicity::multi : Multiplicity::single;
     o.max_participants = static_cast<std::uint32_t>(std::max(4, spec.senders + spec.receivers + 2));

@@ -36,13 +36,13 @@ zipc::TopicOptions options_for(const ChannelSpec& spec, bool bulk) {
   zipc::TopicOptions o;
   const std::uint64_t record = 32 + ((spec.max_message + 7) & ~std::uint64_t{7});
   const std::uint64_t in_flight = spec.capacity != 0 ? spec.capacity : 4096;
-  o.capacity = std::max<std::uint64_t>({std::uint64_t{4} << 20, in_flight * record, 4 * record});
-  o.max_message = static_cast<std::uint32_t>(std::max<std::size_t>(spec.max_message, 1));
+  o.capacity_bytes = std::max<std::uint64_t>({std::uint64_t{4} << 20, in_flight * record, 4 * record});
+  o.max_message_size = static_cast<std::uint32_t>(std::max<std::size_t>(spec.max_message, 1));
   o.max_subscribers = static_cast<std::uint32_t>(spec.receivers + 2);
-  o.publishers = spec.senders > 1 ? zipc::PublisherKind::multi : zipc::PublisherKind::single;
+  o.publishers = spec.senders > 1 ? zipc::Multiplicity::multi : zipc::Multiplicity::single;
   o.wait = options_of(spec.wait);
   o.streaming_stores = bulk;
-  o.prefault = true;  // steady state: the first lap of a 4 MiB ring would otherwise take a page fault per 4 KiB
+  o.segment.prefault = true;  // steady state: the first lap of a 4 MiB ring would otherwise take a page fault per 4 KiB
   return o;
 }
 

@@ -19,7 +19,7 @@ int main() {
   constexpr std::uint64_t kCount = 1000;
   zipc::QueueOptions opt;
   opt.block_size = 2048;  // one snapshot is about 1.1 KiB as a FlatBuffer
-  opt.capacity = 64;
+  opt.block_count = 64;
   auto q = zipc::Queue::create(name, opt);
 
   const pid_t producer = zipc_example::fork_run([&] {

@@ -152,7 +152,7 @@ double same_process_ns(Mode m, const std::string& name, std::uint64_t n) {
 
 void create(Mode m, const std::string& name) {
   zipc::QueueOptions opt;
-  opt.capacity = 256;
+  opt.block_count = 256;
   opt.producers = zipc::Multiplicity::single;
   opt.consumers = zipc::Multiplicity::single;
   if (m == Mode::struct_copy || m == Mode::struct_loan) {

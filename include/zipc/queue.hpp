@@ -3,7 +3,7 @@
 //   #include <array>
 //   zipc::QueueOptions opt;
 //   opt.block_size = 256;  // largest message, bytes (multiple of 8)
-//   opt.capacity = 64;     // blocks in the ring (power of two)
+//   opt.block_count = 64;  // blocks in the ring (power of two)
 //   auto q = zipc::Queue::create("jobs-example", opt);
 //   const char hello[] = "hello";
 //   zipc::Status s = q.try_send(std::as_bytes(std::span(hello)));
@@ -39,12 +39,10 @@
 
 #include "zipc/error.hpp"
 #include "zipc/event.hpp"
+#include "zipc/options.hpp"
 #include "zipc/segment.hpp"
 
 namespace zipc {
-
-// How many producers (or consumers) a queue admits.
-enum class Multiplicity : std::uint8_t { single = 0, multi = 1 };
 
 // What a handle does. On a single-producer queue a handle with the producer
 // role is exclusive (a second live one fails with Errc::busy); same for
@@ -58,16 +56,22 @@ enum class Role : std::uint8_t {
 };
 
 struct QueueOptions {
-  std::size_t block_size = 1024;  // bytes per block: a multiple of 8 in [8, 16 MiB]
-  std::size_t capacity = 1024;    // blocks: a power of two in [2, 2^24]
+  std::size_t block_size = 1024;   // bytes per block: a multiple of 8 in [8, 16 MiB]
+  std::size_t block_count = 1024;  // blocks in the ring: a power of two in [2, 2^24]
   Multiplicity producers = Multiplicity::multi;
   Multiplicity consumers = Multiplicity::multi;
   std::uint32_t max_participants = 64;  // handles attached at once, [2, 65535]
   // How long a survivor waits on a position held by a silent peer before it
   // checks whether that peer died and recovers the position.
-  std::chrono::nanoseconds recovery_time = std::chrono::milliseconds(200);
+  // Stored in the segment: the creator's value holds for everyone.
+  std::chrono::milliseconds recovery_time = kDefaultRecoveryTime;
   WaitOptions wait{};        // this handle's waiting (not stored in the segment)
   SegmentOptions segment{};  // permissions (mode), file path, huge pages, ...
+  // open_or_create on an existing queue whose geometry (block_size,
+  // block_count, producers, consumers, max_participants, recovery_time)
+  // differs: false fails with Errc::options_mismatch naming both values;
+  // true attaches with the existing segment's geometry.
+  bool accept_existing = false;
 };
 
 // Counters readable from any process without locks. Each handle counts in its
@@ -216,7 +220,7 @@ class Queue {
   std::size_t recover() noexcept;
 
   [[nodiscard]] std::size_t block_size() const noexcept;
-  [[nodiscard]] std::size_t capacity() const noexcept;
+  [[nodiscard]] std::size_t block_count() const noexcept;
   [[nodiscard]] std::size_t size_approx() const noexcept;  // committed or in flight
   [[nodiscard]] Multiplicity producers() const noexcept;
   [[nodiscard]] Multiplicity consumers() const noexcept;

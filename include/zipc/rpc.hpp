@@ -40,7 +40,7 @@
 // timeout. The next call on the same RpcClient reconnects transparently to a
 // server that came back under the same name (waiting up to that call's
 // timeout for it), else fails with peer_dead. A dead client's slots and
-// blocks are recovered by the server within `reap_interval`.
+// blocks are recovered by the server within `recovery_time`.
 //
 // Threads: RpcServer::serve and next() may run on many threads at once. An
 // RpcClient, its tickets and responses belong to one thread at a time; use
@@ -53,12 +53,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string_view>
 
 #include "zipc/error.hpp"
 #include "zipc/event.hpp"
+#include "zipc/options.hpp"
 #include "zipc/segment.hpp"
 
 namespace zipc {
@@ -73,13 +73,14 @@ struct RpcOptions {
   // payload is over inline_size. 0: two per slot (request and response),
   // capped to ~256 MiB of blocks (at least 2).
   std::uint32_t large_blocks = 0;
-  WaitOptions wait{};                            // server threads, and clients by default
-  unsigned mode = mode::owner;                   // segment permissions
-  bool prefault = false;                         // take every page fault at create time
-  bool replace_stale = true;                     // create() replaces a segment whose server died
-  std::chrono::milliseconds reap_interval{100};  // the server looks for dead clients this often
-  // Message types recorded at create (zipc/typed.hpp sets it; clients check it).
-  std::optional<TypeIdentity> type;
+  // Permissions (mode), prefault, huge pages, ... (path must stay empty:
+  // clients find a service by name in /dev/shm).
+  SegmentOptions segment{};
+  WaitOptions wait{};  // server threads, and clients by default
+  // The server looks for dead clients this often: a dead client's slots and
+  // blocks are recovered within it.
+  std::chrono::milliseconds recovery_time = kDefaultRecoveryTime;
+  bool replace_stale = true;  // create() replaces a segment whose server died
 };
 
 namespace detail {

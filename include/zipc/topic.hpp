@@ -3,8 +3,8 @@
 //   #include <array>
 //   ---
 //   zipc::TopicOptions opt;
-//   opt.capacity = 1 << 20;  // bytes of log kept for late joiners and slow readers
-//   opt.max_message = 4096;
+//   opt.capacity_bytes = 1 << 20;  // bytes of log kept for late joiners and slow readers
+//   opt.max_message_size = 4096;
 //   const std::string name = "demo-topic-" + std::to_string(zipc::ProcessId::current().pid);
 //   auto topic = zipc::Topic::create(name, opt);
 //   auto sub = topic.subscribe({zipc::From::oldest(), zipc::Delivery::reliable});
@@ -31,7 +31,7 @@
 // (docs/topic.md). Reliable subscribers hold the publisher back (publish waits,
 // try_publish says full); lossy ones never do and learn how many messages they
 // lost (Status::overrun, lost()). Late joiners replay what the log still holds.
-// With TopicOptions::path the log lives in a file and survives restarts.
+// With TopicOptions::segment.path the log lives in a file and survives restarts.
 #pragma once
 
 #include <array>
@@ -39,39 +39,38 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "zipc/error.hpp"
 #include "zipc/event.hpp"
+#include "zipc/options.hpp"
 #include "zipc/segment.hpp"
 
 namespace zipc {
 
-enum class PublisherKind : std::uint8_t {
-  single = 1,  // one publisher process at a time: no CAS on the hot path
-  multi = 2,   // any number (up to 64) append concurrently
-};
-
 struct TopicOptions {
-  std::uint64_t capacity = 1 << 20;     // ring bytes; rounded up to a power of two (>= 4096)
-  std::uint32_t max_message = 1 << 16;  // payload bytes; capacity must hold two records of this size
-  std::uint32_t max_subscribers = 256;  // subscriber slots (runtime value, up to 65536)
-  PublisherKind publishers = PublisherKind::single;
-  WaitOptions wait{};                             // how this handle's blocking calls wait
-  unsigned mode = mode::owner;                    // permission bits for create
-  std::string path;                               // non-empty: file-backed, persistent topic
-  std::chrono::milliseconds recovery_time{1000};  // a dead peer is worked around after this
-  bool prefault = false;                          // take every page fault at create/open time
-  // Bulk logging (REFERENCE §5): publisher copies of 256 B and more use
+  std::uint64_t capacity_bytes = 1 << 20;    // ring bytes; rounded up to a power of two (>= 4096)
+  std::uint32_t max_message_size = 1 << 16;  // payload bytes; the ring must hold two records of this size
+  std::uint32_t max_subscribers = 256;       // subscriber slots (runtime value, up to 65536)
+  // single: one publisher process at a time, no CAS on the hot path;
+  // multi: any number (up to 64) append concurrently.
+  Multiplicity publishers = Multiplicity::single;
+  SegmentOptions segment{};  // permissions (mode), path (file-backed, persistent topic), prefault, ...
+  WaitOptions wait{};        // how this handle's blocking calls wait
+  // A dead peer is worked around after this (per handle, not stored).
+  std::chrono::milliseconds recovery_time = kDefaultRecoveryTime;
+  // open_or_create on an existing topic whose geometry (capacity_bytes after
+  // rounding, max_message_size, max_subscribers, publishers) differs: false
+  // fails with Errc::options_mismatch naming both values; true attaches with
+  // the existing topic's geometry.
+  bool accept_existing = false;
+  // Bulk logging (docs/topic.md, "Streaming stores"): publisher copies of 256 B and more use
   // non-temporal stores, and a single publisher makes its commits visible in
   // batches (Publisher::flush). Faster when nobody reads right behind;
   // readers see records late and from memory instead of cache.
   bool streaming_stores = false;
-  // Message type recorded at create and checked at open (zipc/typed.hpp sets it).
-  std::optional<TypeIdentity> type;
 };
 
 // Where a new subscriber starts.
@@ -281,10 +280,10 @@ class Topic {
   // Creates a topic; Errc::already_exists if the name is taken.
   static Topic create(std::string_view name, const TopicOptions& options = {});
   // Opens an existing topic; its geometry comes from the segment, options
-  // supply path, wait, recovery_time and prefault.
+  // supply segment (path, prefault, ...), wait and recovery_time.
   static Topic open(std::string_view name, const TopicOptions& options = {});
   static Topic open_or_create(std::string_view name, const TopicOptions& options = {}, bool* created = nullptr);
-  static bool remove(std::string_view name, const TopicOptions& options = {});
+  static bool remove(std::string_view name, const SegmentOptions& segment = {});
 
   Topic() = default;
   Topic(Topic&&) noexcept = default;
@@ -301,10 +300,10 @@ class Topic {
   // Flushes a file-backed topic to disk.
   void sync() const;
 
-  [[nodiscard]] std::uint64_t capacity() const noexcept;
-  [[nodiscard]] std::uint32_t max_message() const noexcept;
+  [[nodiscard]] std::uint64_t capacity_bytes() const noexcept;
+  [[nodiscard]] std::uint32_t max_message_size() const noexcept;
   [[nodiscard]] std::uint32_t max_subscribers() const noexcept;
-  [[nodiscard]] PublisherKind publishers() const noexcept;
+  [[nodiscard]] Multiplicity publishers() const noexcept;
   // Sequence the next message will get; oldest still retained (== next when empty).
   [[nodiscard]] std::uint64_t next_sequence() const noexcept;
   [[nodiscard]] std::uint64_t oldest_sequence() const noexcept;

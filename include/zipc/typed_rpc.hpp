@@ -96,7 +96,7 @@ class TypedRpcServer {
   static TypedRpcServer create(std::string_view name, RpcOptions options = {}) {
     if (options.max_request_size < sizeof(Req)) options.max_request_size = sizeof(Req);
     if (options.max_response_size < sizeof(Resp)) options.max_response_size = sizeof(Resp);
-    options.type = rpc_type_identity<Req, Resp>();
+    options.segment.type = rpc_type_identity<Req, Resp>();
     return TypedRpcServer(RpcServer::create(name, options));
   }
   TypedRpcServer() = default;

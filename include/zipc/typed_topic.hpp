@@ -96,7 +96,7 @@ class TypedTopic {
   static_assert(detail::check_message_type<T>());
 
  public:
-  // As Topic::create; max_message is raised to one T when smaller. Records T's identity.
+  // As Topic::create; max_message_size is raised to one T when smaller. Records T's identity.
   static TypedTopic create(std::string_view name, TopicOptions options = {}) {
     return TypedTopic(Topic::create(name, typed_options(std::move(options))));
   }
@@ -107,21 +107,21 @@ class TypedTopic {
   static TypedTopic open_or_create(std::string_view name, TopicOptions options = {}, bool* created = nullptr) {
     return TypedTopic(Topic::open_or_create(name, typed_options(std::move(options)), created));
   }
-  static bool remove(std::string_view name, const TopicOptions& options = {}) { return Topic::remove(name, options); }
+  static bool remove(std::string_view name, const SegmentOptions& segment = {}) { return Topic::remove(name, segment); }
 
   TypedTopic() = default;
   [[nodiscard]] TypedPublisher<T> publisher() { return TypedPublisher<T>(topic_.publisher()); }
   [[nodiscard]] TypedSubscriber<T> subscribe(const SubscribeOptions& options = {}) {
     return TypedSubscriber<T>(topic_.subscribe(options));
   }
-  [[nodiscard]] std::size_t max_slice() const noexcept { return topic_.max_message() / sizeof(T); }
+  [[nodiscard]] std::size_t max_slice() const noexcept { return topic_.max_message_size() / sizeof(T); }
   [[nodiscard]] Topic& bytes() noexcept { return topic_; }
 
  private:
   explicit TypedTopic(Topic t) noexcept : topic_(std::move(t)) {}
   static TopicOptions typed_options(TopicOptions o) {
-    if (o.max_message < sizeof(T)) o.max_message = static_cast<std::uint32_t>(sizeof(T));
-    o.type = type_identity_of<T>();
+    if (o.max_message_size < sizeof(T)) o.max_message_size = static_cast<std::uint32_t>(sizeof(T));
+    o.segment.type = type_identity_of<T>();
     return o;
   }
   Topic topic_;

@@ -221,9 +221,15 @@ TEST(QueueStress, EightByEightProcessesDeliverEverythingOncePerProducerInOrder) 
 TEST(QueueStress, OneProducerFourConsumersProcessesDeliverEverythingOnceInOrder) {
   run_processes({zipc::test::kSpmc, 1, 4, scaled(500'000)});
 }
+TEST(QueueStress, FourProducersOneConsumerProcessesDeliverEverythingOncePerProducerInOrder) {
+  run_processes({zipc::test::kMpsc, 4, 1, scaled(500'000)});
+}
 
 TEST(QueueStressThreads, OneByOneSingleModeThreadsDeliverEverythingOnceInOrder) {
   run_threads({zipc::test::kSpsc, 1, 1, scaled(500'000)});
+}
+TEST(QueueStressThreads, FourProducersOneConsumerThreadsDeliverEverythingOncePerProducerInOrder) {
+  run_threads({zipc::test::kMpsc, 4, 1, scaled(250'000)});
 }
 TEST(QueueStressThreads, TwoByTwoThreadsDeliverEverythingOncePerProducerInOrder) {
   run_threads({zipc::test::kMpmc, 2, 2, scaled(250'000)});

@@ -20,10 +20,12 @@ struct QueueMode {
 inline const QueueMode kSpsc{Multiplicity::single, Multiplicity::single, "SingleSingle"};
 inline const QueueMode kMpmc{Multiplicity::multi, Multiplicity::multi, "MultiMulti"};
 inline const QueueMode kSpmc{Multiplicity::single, Multiplicity::multi, "SingleMulti"};
+inline const QueueMode kMpsc{Multiplicity::multi, Multiplicity::single, "MultiSingle"};
+inline const QueueMode kAllModes[] = {kSpsc, kMpsc, kSpmc, kMpmc};
 
 inline QueueOptions queue_options(const QueueMode& m, std::size_t capacity = 8, std::size_t block = 64) {
   QueueOptions o;
-  o.capacity = capacity;
+  o.block_count = capacity;
   o.block_size = block;
   o.producers = m.producers;
   o.consumers = m.consumers;

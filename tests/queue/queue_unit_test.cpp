@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "queue_test_util.hpp"
@@ -24,13 +25,20 @@ using zipc::test::string_of;
 
 namespace {
 
-class QueueModes : public ::testing::TestWithParam<zipc::test::QueueMode> {
+// Every queue mode (both rings, both single-side variants) times every wait strategy.
+using ModeAndWait = std::tuple<zipc::test::QueueMode, zipc::WaitStrategy>;
+
+class QueueModes : public ::testing::TestWithParam<ModeAndWait> {
  protected:
   QueueOptions opts(std::size_t capacity = 8, std::size_t block = 64) const {
-    return queue_options(GetParam(), capacity, block);
+    QueueOptions o = queue_options(std::get<0>(GetParam()), capacity, block);
+    o.wait.strategy = std::get<1>(GetParam());
+    return o;
   }
   // In single modes the producer and the consumer are separate handles.
-  Queue consumer_of(const zipc::test::TempName& name) const { return Queue::open(name.str(), Role::consumer); }
+  Queue consumer_of(const zipc::test::TempName& name) const {
+    return Queue::open(name.str(), Role::consumer, opts().wait);
+  }
 };
 
 std::string recv_string(Queue& q, std::chrono::nanoseconds timeout = 0ns) {
@@ -273,10 +281,10 @@ TEST_P(QueueModes, OpenerSeesTheCreatorsGeometry) {
   zipc::test::TempName name("q");
   auto sut = Queue::create(name.str(), opts(32, 128), Role::producer);
   auto other = consumer_of(name);
-  EXPECT_EQ(other.capacity(), 32u);
+  EXPECT_EQ(other.block_count(), 32u);
   EXPECT_EQ(other.block_size(), 128u);
-  EXPECT_EQ(other.producers(), GetParam().producers);
-  EXPECT_EQ(other.consumers(), GetParam().consumers);
+  EXPECT_EQ(other.producers(), std::get<0>(GetParam()).producers);
+  EXPECT_EQ(other.consumers(), std::get<0>(GetParam()).consumers);
 }
 
 TEST_P(QueueModes, SmallestAndLargestGeometriesWork) {
@@ -326,8 +334,14 @@ TEST_P(QueueModes, MessageOfAConsumerThatDiedHoldingItIsRedelivered) {
   EXPECT_EQ(sut.stats().redelivered, 1u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Queue, QueueModes, ::testing::Values(zipc::test::kSpsc, zipc::test::kMpmc, zipc::test::kSpmc),
-                         [](const auto& info) { return std::string(info.param.label); });
+INSTANTIATE_TEST_SUITE_P(Queue, QueueModes,
+                         ::testing::Combine(::testing::ValuesIn(zipc::test::kAllModes),
+                                            ::testing::Values(zipc::WaitStrategy::busy_poll,
+                                                              zipc::WaitStrategy::adaptive, zipc::WaitStrategy::block)),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param).label) + "_" +
+                                  zipc::to_string(std::get<1>(info.param));
+                         });
 
 TEST(Queue, LargestCapacityWorks) {  // 2^24 blocks (1 GiB of cells), once: it is slow under sanitizers
   zipc::test::TempName name("q");
@@ -379,7 +393,7 @@ TEST(Queue, OptionsOutOfRangeAreRejected) {
   };
   for (std::size_t cap : {0ul, 1ul, 3ul, 1000ul, (1ul << 24) + 1, 1ul << 25}) {
     QueueOptions o;
-    o.capacity = cap;
+    o.block_count = cap;
     EXPECT_EQ(bad(o), Errc::invalid_argument) << cap;
   }
   for (std::size_t block : {0ul, 4ul, 12ul, (16ul << 20) + 8}) {

@@ -399,7 +399,7 @@ INSTANTIATE_TEST_SUITE_P(Strategies, RpcWaits,
 TEST(Rpc, PermissionsOptionSetsTheSegmentMode) {
   zipc::test::TempName name("rpc");
   RpcOptions opt;
-  opt.mode = zipc::mode::group;
+  opt.segment.mode = zipc::mode::group;
   auto sut = RpcServer::create(name.str(), opt);
   struct stat st {};
   ASSERT_EQ(::stat(zipc::Segment::path_for(name.str()).c_str(), &st), 0);

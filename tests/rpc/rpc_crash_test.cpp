@@ -115,7 +115,7 @@ TEST(RpcCrash, KilledClientsAreReapedAndTheirSlotsAndBlocksServeTheNextClient) {
   opt.inflight_per_client = 2;
   opt.max_request_size = opt.max_response_size = 1 << 20;
   opt.large_blocks = 2;  // one large call (request + response block) needs both
-  opt.reap_interval = 20ms;
+  opt.recovery_time = 20ms;
   const int rounds = rpc_test::scaled(20);
   auto server = zipc::test::spawn([&] {
     return rpc_test::run_server(name.str(), opt, 2, [](RpcRequest& req) {
@@ -155,7 +155,7 @@ TEST(RpcCrash, ServerKeepsServingOthersWhileClientsDieAtRandom) {
   opt.max_clients = 8;
   opt.max_request_size = opt.max_response_size = 64 << 10;
   opt.inline_size = 512;
-  opt.reap_interval = 20ms;
+  opt.recovery_time = 20ms;
   auto server = zipc::test::spawn([&] {
     return rpc_test::run_server(name.str(), opt, 2, [](RpcRequest& r) { rpc_test::checksum_handler(r, 8000); });
   });
@@ -200,7 +200,7 @@ TEST(RpcCrash, ServerKeepsServingOthersWhileClientsDieAtRandom) {
 TEST(RpcCrash, DeadClientsPendingRequestsAreDroppedUnservedAndItsRecordFreed) {
   zipc::test::TempName name("rpccrash");
   RpcOptions opt;
-  opt.reap_interval = 10ms;
+  opt.recovery_time = 10ms;
   auto sut = RpcServer::create(name.str(), opt);
   auto client = zipc::test::spawn([&] {
     auto c = RpcClient::connect(name.str(), 10s);

@@ -131,7 +131,7 @@ TEST(RpcScribble, RandomScribblingNeverCrashesOrHangsServerOrClients) {
   opt.max_request_size = opt.max_response_size = 32 << 10;
   opt.inline_size = 256;
   opt.large_blocks = 6;
-  opt.reap_interval = 10ms;
+  opt.recovery_time = 10ms;
   auto server = zipc::test::spawn([&] { return rpc_test::run_server(name.str(), opt, 2, echo); });
   const int calls = rpc_test::scaled(3000);
   std::vector<zipc::test::Child> clients;

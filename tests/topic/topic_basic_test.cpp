@@ -22,8 +22,8 @@ namespace {
 
 TopicOptions small(std::uint64_t capacity = 4096, std::uint32_t max_message = 256) {
   TopicOptions o;
-  o.capacity = capacity;
-  o.max_message = max_message;
+  o.capacity_bytes = capacity;
+  o.max_message_size = max_message;
   o.max_subscribers = 8;
   return o;
 }
@@ -298,12 +298,12 @@ TEST(Topic, SecondLivePublisherOfASingleTopicIsRefused) {
 TEST(Topic, OpenSeesTheCreatorsGeometryAndMessages) {
   zipc::test::TempName name("topic");
   TopicOptions o = small(10000, 1000);
-  o.publishers = zipc::PublisherKind::multi;
+  o.publishers = zipc::Multiplicity::multi;
   auto topic = Topic::create(name.str(), o);
   auto sut = Topic::open(name.str());
-  EXPECT_EQ(sut.capacity(), 16384u);
-  EXPECT_EQ(sut.max_message(), 1000u);
-  EXPECT_EQ(sut.publishers(), zipc::PublisherKind::multi);
+  EXPECT_EQ(sut.capacity_bytes(), 16384u);
+  EXPECT_EQ(sut.max_message_size(), 1000u);
+  EXPECT_EQ(sut.publishers(), zipc::Multiplicity::multi);
   auto pub = topic.publisher();
   ASSERT_TRUE(pub.try_publish(message(0, 10)).ok());
   auto sub = sut.subscribe({From::oldest(), Delivery::reliable});
@@ -326,7 +326,7 @@ TEST(Topic, BadOptionsAreRefused) {
 TEST(Topic, MultiPublisherHandlesInOneProcessInterleaveWithDenseSequences) {
   zipc::test::TempName name("topic");
   TopicOptions o = small(8192, 200);
-  o.publishers = zipc::PublisherKind::multi;
+  o.publishers = zipc::Multiplicity::multi;
   auto topic = Topic::create(name.str(), o);
   auto sut = topic.subscribe();
   auto a = topic.publisher();

@@ -80,10 +80,10 @@ void run_fan_out(const FanOut& f) {
   zipc::test::TempName name("topic");
   zipc::test::TempName gate("gate");
   TopicOptions o;
-  o.capacity = 64 * 1024;
-  o.max_message = kMax;
+  o.capacity_bytes = 64 * 1024;
+  o.max_message_size = kMax;
   o.max_subscribers = 32;
-  o.publishers = f.publishers > 1 ? zipc::PublisherKind::multi : zipc::PublisherKind::single;
+  o.publishers = f.publishers > 1 ? zipc::Multiplicity::multi : zipc::Multiplicity::single;
   auto topic = Topic::create(name.str(), o);
   Board board(gate.str());
   const std::uint64_t per = topic_test::scaled(f.publishers > 1 ? 10000 : 20000);
@@ -125,8 +125,8 @@ TEST(TopicMultiProcess, SlowLossySubscriberReportsExactlyTheMessagesItMissed) {
   zipc::test::TempName name("topic");
   zipc::test::TempName gate("gate");
   TopicOptions o;
-  o.capacity = 16 * 1024;
-  o.max_message = kMax;
+  o.capacity_bytes = 16 * 1024;
+  o.max_message_size = kMax;
   auto topic = Topic::create(name.str(), o);
   Board board(gate.str());
   const std::uint64_t total = topic_test::scaled(50000);
@@ -192,8 +192,8 @@ TEST(TopicMultiProcess, DeadReliableSubscriberReleasesThePublisherAndItsSlotIsRe
   zipc::test::TempName name("topic");
   zipc::test::TempName gate("gate");
   TopicOptions o;
-  o.capacity = 8192;
-  o.max_message = 256;
+  o.capacity_bytes = 8192;
+  o.max_message_size = 256;
   o.max_subscribers = 2;
   auto topic = Topic::create(name.str(), o);
   Board board(gate.str());
@@ -222,9 +222,9 @@ TEST(TopicMultiProcess, PublisherKilledBetweenClaimAndCommitLeavesAHoleOthersSki
   zipc::test::TempName name("topic");
   zipc::test::TempName gate("gate");
   TopicOptions o;
-  o.capacity = 64 * 1024;
-  o.max_message = kMax;
-  o.publishers = zipc::PublisherKind::multi;
+  o.capacity_bytes = 64 * 1024;
+  o.max_message_size = kMax;
+  o.publishers = zipc::Multiplicity::multi;
   o.recovery_time = 200ms;
   auto topic = Topic::create(name.str(), o);
   auto sut = topic.subscribe({From::latest(), Delivery::reliable});
@@ -273,9 +273,9 @@ TEST(TopicMultiProcess, PublisherWaitingBehindADeadClaimantCommitsAfterRecovery)
   zipc::test::TempName name("topic");
   zipc::test::TempName gate("gate");
   TopicOptions o;
-  o.capacity = 64 * 1024;
-  o.max_message = kMax;
-  o.publishers = zipc::PublisherKind::multi;
+  o.capacity_bytes = 64 * 1024;
+  o.max_message_size = kMax;
+  o.publishers = zipc::Multiplicity::multi;
   o.recovery_time = 200ms;
   auto topic = Topic::create(name.str(), o);
   auto sut = topic.subscribe({From::latest(), Delivery::reliable});
@@ -321,8 +321,8 @@ TEST(TopicMultiProcess, SinglePublisherKilledMidClaimIsReplacedAndItsClaimSkippe
   zipc::test::TempName name("topic");
   zipc::test::TempName gate("gate");
   TopicOptions o;
-  o.capacity = 64 * 1024;
-  o.max_message = kMax;
+  o.capacity_bytes = 64 * 1024;
+  o.max_message_size = kMax;
   auto topic = Topic::create(name.str(), o);
   auto sut = topic.subscribe({From::latest(), Delivery::reliable});
   Board board(gate.str());
@@ -353,9 +353,9 @@ TEST(TopicMultiProcess, PersistentTopicReplaysExactlyTheCommittedRecordsAfterKil
   zipc::test::TempName name("ptopic", /*file_backed=*/true);
   zipc::test::TempName gate("gate");
   TopicOptions o;
-  o.capacity = 256 * 1024;
-  o.max_message = kMax;
-  o.path = name.path();
+  o.capacity_bytes = 256 * 1024;
+  o.max_message_size = kMax;
+  o.segment.path = name.path();
   Board board(gate.str());
   { auto created = Topic::create(name.str(), o); }
   auto publisher = zipc::test::spawn([&] {
@@ -416,8 +416,8 @@ TEST(TopicMultiProcess, PersistentTopicReplaysExactlyTheCommittedRecordsAfterKil
 TEST(TopicMultiProcess, RecordFinishedByAPublisherThatDiedBeforeMovingTheCursorIsKept) {
   zipc::test::TempName name("topic");
   TopicOptions o;
-  o.capacity = 64 * 1024;
-  o.max_message = kMax;
+  o.capacity_bytes = 64 * 1024;
+  o.max_message_size = kMax;
   auto topic = Topic::create(name.str(), o);
   auto sut = topic.subscribe({From::oldest(), Delivery::reliable});
   std::array<std::byte, 100> m{};

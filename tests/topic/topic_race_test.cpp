@@ -48,7 +48,7 @@ zipc::layout::TopicControl* control_of(const Topic& t) {
 
 zipc::layout::RecordHeader* header_at(const Topic& t, std::uint64_t position) {
   std::byte* ring = t.segment().payload() + control_of(t)->config.ring_offset;
-  return reinterpret_cast<zipc::layout::RecordHeader*>(ring + (position & (t.capacity() - 1)));
+  return reinterpret_cast<zipc::layout::RecordHeader*>(ring + (position & (t.capacity_bytes() - 1)));
 }
 
 zipc::layout::SubscriberSlot* subscriber_slot(const Topic& t, std::uint32_t i) {
@@ -72,8 +72,8 @@ std::vector<std::byte> bytes(std::size_t n, std::uint64_t seed) {
 // The ring most of these tests replay their races in: 4 KiB, a few records.
 TopicOptions small_ring(std::uint32_t max_message = 256) {
   TopicOptions o;
-  o.capacity = 4096;
-  o.max_message = max_message;
+  o.capacity_bytes = 4096;
+  o.max_message_size = max_message;
   return o;
 }
 
@@ -171,9 +171,9 @@ TEST(TopicRace, LargeRecordStraddlingTheRoomNeededIsDroppedOnceEveryReliableRead
 TEST(TopicRace, MultiPublisherStreamingRecordsAreIntactForAReaderRightBehind) {
   zipc::test::TempName name("topic");
   TopicOptions o;
-  o.capacity = 256 * 1024;
-  o.max_message = 4096;
-  o.publishers = zipc::PublisherKind::multi;
+  o.capacity_bytes = 256 * 1024;
+  o.max_message_size = 4096;
+  o.publishers = zipc::Multiplicity::multi;
   o.streaming_stores = true;
   auto topic = Topic::create(name.str(), o);
   auto sut = topic.subscribe({From::latest(), Delivery::reliable});
@@ -182,9 +182,9 @@ TEST(TopicRace, MultiPublisherStreamingRecordsAreIntactForAReaderRightBehind) {
   std::vector<std::thread> pubs;
   for (std::uint32_t id = 0; id < kPublishers; ++id) {
     pubs.emplace_back([&, id, pub = topic.publisher()]() mutable {
-      std::vector<std::byte> m(o.max_message);
+      std::vector<std::byte> m(o.max_message_size);
       for (std::uint64_t n = 0; n < per; ++n) {
-        const std::size_t size = topic_test::fill(m.data(), id, n, o.max_message);
+        const std::size_t size = topic_test::fill(m.data(), id, n, o.max_message_size);
         if (!pub.publish(std::span(m).first(size), 30s).ok()) return;
       }
     });
@@ -212,8 +212,8 @@ TEST(TopicRace, MultiPublisherStreamingRecordsAreIntactForAReaderRightBehind) {
 TEST(TopicRace, ReliableSubscriberTakingASlotAPublisherJustFreedKeepsItsRecords) {
   zipc::test::TempName name("topic");
   TopicOptions o;
-  o.capacity = 4096;
-  o.max_message = 256;
+  o.capacity_bytes = 4096;
+  o.max_message_size = 256;
   o.max_subscribers = 4;
   auto topic = Topic::create(name.str(), o);
   // A reliable subscriber that died at position 0 without detaching.
@@ -268,9 +268,9 @@ TEST(TopicRace, ReliableSubscriberTakingASlotAPublisherJustFreedKeepsItsRecords)
 TEST(TopicRace, PublisherThatLostTheClaimRaceDoesNotShieldTheDeadWinnersClaimFromRecovery) {
   zipc::test::TempName name("topic");
   TopicOptions o;
-  o.capacity = 4096;
-  o.max_message = 1984;
-  o.publishers = zipc::PublisherKind::multi;
+  o.capacity_bytes = 4096;
+  o.max_message_size = 1984;
+  o.publishers = zipc::Multiplicity::multi;
   o.recovery_time = 20ms;
   auto topic = Topic::create(name.str(), o);
   auto reader = topic.subscribe({From::latest(), Delivery::reliable});
@@ -313,9 +313,9 @@ TEST(TopicRace, PublisherThatLostTheClaimRaceDoesNotShieldTheDeadWinnersClaimFro
 TEST(TopicRace, CommitInMultiModeWakesPublishersWaitingForRoom) {
   zipc::test::TempName name("topic");
   TopicOptions o;
-  o.capacity = 4096;
-  o.max_message = 256;
-  o.publishers = zipc::PublisherKind::multi;
+  o.capacity_bytes = 4096;
+  o.max_message_size = 256;
+  o.publishers = zipc::Multiplicity::multi;
   auto topic = Topic::create(name.str(), o);
   auto sut = topic.publisher();
   auto& space = control_of(topic)->events.space;

@@ -20,10 +20,10 @@ using zipc::TopicOptions;
 namespace {
 
 // One round: scribble a few words, then exercise every call once.
-int scribble_rounds(const std::string& name, zipc::PublisherKind kind, std::uint64_t seed, int rounds) {
+int scribble_rounds(const std::string& name, zipc::Multiplicity kind, std::uint64_t seed, int rounds) {
   TopicOptions o;
-  o.capacity = 8192;
-  o.max_message = 300;
+  o.capacity_bytes = 8192;
+  o.max_message_size = 300;
   o.max_subscribers = 8;
   o.publishers = kind;
   o.recovery_time = 1ms;
@@ -31,7 +31,7 @@ int scribble_rounds(const std::string& name, zipc::PublisherKind kind, std::uint
   std::mt19937_64 rng(seed);
   auto* payload = topic.segment().payload();
   const std::size_t control_bytes = zipc::layout::ring_table_offset(o.max_subscribers);
-  const std::size_t ring_bytes = topic.capacity();
+  const std::size_t ring_bytes = topic.capacity_bytes();
   std::array<std::byte, 300> buf{};
   std::uint64_t calls = 0;
   for (int round = 0; round < rounds; ++round) {
@@ -90,7 +90,7 @@ int scribble_rounds(const std::string& name, zipc::PublisherKind kind, std::uint
 
 TEST(TopicScribble, ScribbledSharedStateYieldsErrorsNeverCrashesOrHangs) {
   const int rounds = static_cast<int>(topic_test::scaled(100));
-  for (const auto kind : {zipc::PublisherKind::single, zipc::PublisherKind::multi}) {
+  for (const auto kind : {zipc::Multiplicity::single, zipc::Multiplicity::multi}) {
     zipc::test::TempName name("tscr");
     const std::uint64_t seed = zipc::test::test_seed() + static_cast<std::uint64_t>(kind);
     // In a child: a hang ends as a timeout, a crash as a signal; both fail the test.

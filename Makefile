@@ -4,7 +4,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 CTEST_FLAGS ?= --output-on-failure -j$(JOBS)
 
-.PHONY: all deps build test test-sanitize test-asan test-tsan test-clang test-debug lint bench limits format format-check clean
+.PHONY: all deps build test test-sanitize test-asan test-tsan test-clang test-debug lint bench readme limits format format-check clean
 
 all: build
 
@@ -50,8 +50,16 @@ test-debug: deps
 lint: deps
 	@bash scripts/lint.sh
 
+# Writes bench/results/<date>-<host>.{json,md,png}; never touches README.md.
 bench: build
 	@bash scripts/run-bench.sh
+
+# The README's benchmark table, regenerated from a committed results file:
+# by default the one it already names; `make readme README_RESULTS=bench/results/<file>.json`
+# to show another run. A test checks the table matches its file.
+README_RESULTS ?= $(shell python3 scripts/bench-readme.py --source README.md)
+readme:
+	@python3 scripts/bench-readme.py $(README_RESULTS) README.md
 
 limits: build
 	@build/release/bench/zipc-limits

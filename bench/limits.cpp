@@ -248,6 +248,11 @@ Limits measure_limits(const LimitsOptions& opt) {
   return l;
 }
 
+double cacheline_probe_ns(int cpu_a, int cpu_b) {
+  const Mode m = cpu_a == cpu_b ? Mode::yield : Mode::spin;
+  return process_round_trip(cpu_a, cpu_b, m, 1'000, 40, 50);
+}
+
 nlohmann::json to_json(const Limits& l) {
   nlohmann::json j;
   j["cacheline_rtt_ns"] = l.cacheline_rtt_ns;

@@ -27,6 +27,14 @@ struct LimitsOptions {
 };
 
 Limits measure_limits(const LimitsOptions& opt);
+
+// A short cache-line round-trip probe (a few milliseconds: 1,000 warm-up
+// rounds, then the median of 40 batches of 50): two processes on cpu_a and
+// cpu_b spinning on one line each way, or, with cpu_a == cpu_b, yielding to
+// each other on that CPU. The harness brackets every latency run with it,
+// because where the host places the two vCPUs changes within seconds. 0 when
+// the probe's processes failed.
+double cacheline_probe_ns(int cpu_a, int cpu_b);
 nlohmann::json to_json(const Limits& l);
 Limits limits_from_json(const nlohmann::json& j);
 std::string limits_table(const Limits& l);  // markdown

@@ -17,6 +17,7 @@
 #include "extras.hpp"
 #include "limits.hpp"
 #include "results.hpp"
+#include "schedule.hpp"
 #include "suite.hpp"
 #include "sysinfo.hpp"
 
@@ -127,7 +128,8 @@ int main(int argc, char** argv) {
   app.add_option("--iterations", opt.iterations, "round trips / messages per sender per run");
   app.add_option("--budget", opt.budget_s, "seconds each run measures at most (default 0.2, --full 3)");
   app.add_option("--repetitions", opt.repetitions,
-                 "runs of each flat-out (stream, fan-out, many-to-many) row; the median is reported (default 3)");
+                 "repetitions of each row, alternating with the other transports of its workload and size; the "
+                 "median is reported with the spread (default 3)");
   app.add_option("--cpus", cpus, "comma-separated CPUs to pin processes to (default: all allowed)");
   app.add_option("--json", json_path, "result file (default bench/results/<date>-<host>.json)");
   app.add_option("--markdown", markdown_path, "also write the tables to this file");
@@ -187,24 +189,20 @@ int main(int argc, char** argv) {
     }
 
     Progress prog;
-    std::size_t i = 0;
-    for (const auto& c : cases) {
-      ++i;
-      prog.show(i, cases.size(),
-                c.workload + " " + c.transport->name() + " " + std::to_string(c.config.size) + " B " +
-                    to_string(c.config.wait));
-      std::string err;
-      json row = run_case(c, &err);
-      if (row.is_null()) {
-        prog.done();
-        std::printf("ERROR %s: %s\n", c.id().c_str(), err.c_str());
-        errors.push_back({{"what", c.id()}, {"error", err}});
-        continue;
-      }
+    ScheduleOptions so;
+    so.probes = !no_limits;
+    so.progress = [&](std::size_t k, std::size_t n, const std::string& what) { prog.show(k, n, what); };
+    const std::string probes_started = machine_info()["date"].get<std::string>();
+    ScheduleOutput ran = run_schedule(cases, so);
+    prog.done();
+    for (const auto& e : ran.errors) {
+      std::printf("ERROR %s: %s\n", e["what"].get<std::string>().c_str(), e["error"].get<std::string>().c_str());
+      errors.push_back(e);
+    }
+    for (auto& row : ran.rows) {
       if (!no_limits) apply_ratio(row, limits);
       rows.push_back(row);
     }
-    prog.done();
 
     if (!no_extras) {
       const std::string dir = self_dir();
@@ -256,6 +254,11 @@ int main(int argc, char** argv) {
                    {"iterations", opt.iterations}};
     json doc = make_document(machine, limits, config, rows, skipped, errors);
     doc["reference"] = reference_rows(doc);
+    // Every bracketing probe, in order, seconds from the start of the suite.
+    doc["probes"] = {{"started", probes_started},
+                     {"agreement", kProbeAgreement},
+                     {"max_retries", kMaxRetries},
+                     {"log", probes_to_json(ran.probes)}};
     if (json_path.empty()) json_path = default_json_path(machine["host"].get<std::string>());
     write_document(json_path, doc);
 

@@ -102,6 +102,9 @@ void apply_ratio(json& row, const Limits& l) {
   const std::string w = row.value("workload", "");
   const std::size_t size = row.value("size", std::size_t{0});
   if (is_latency_workload(w)) {
+    // A row measured between its own cache-line probes already carries its
+    // ratio to them (schedule.cpp); the run-wide limit is only the fallback.
+    if (row.contains("probe_ns") && row.contains("ratio_to_limit")) return;
     const double p50 = num(row, "rt_p50_ns");
     const bool one_cpu = row.contains("cpus") && row["cpus"].is_number() && row["cpus"].get<int>() == 1;
     const double floor = one_cpu ? l.cacheline_rtt_1cpu_yield_ns : l.cacheline_rtt_ns;
@@ -222,6 +225,7 @@ std::string ratio_text(const json& r) {
   const double v = num(r, "ratio_to_limit");
   if (std::isnan(v)) return "-";
   const std::string basis = r.value("ratio_basis", "");
+  if (basis.find("probe_ns") != std::string::npos) return fixed(v, 1) + "x probe";
   if (basis.find("cacheline") != std::string::npos) return fixed(v, 1) + "x rtt";
   if (basis.find("spsc") != std::string::npos) return fixed(v, 3) + " of spsc";
   if (basis.find("xcore") != std::string::npos) return fixed(v, 3) + " of xcore";
@@ -230,11 +234,41 @@ std::string ratio_text(const json& r) {
 
 }  // namespace
 
+std::string spread_text(const json& r) {
+  // Of the row's headline figure: p50 for round trips, msgs/s otherwise.
+  const bool rt = r.value("latency", "") == "round trip";
+  const char* metric = rt ? "rt_p50_ns" : "msgs_per_s";
+  const double med = num(r, metric);
+  const double w = spread_width(r, metric);
+  if (std::isnan(med) || med <= 0 || w <= 0) return "-";
+  return "±" + fixed(w / 2 / med * 100, 0) + "% " + (rt ? "p50" : "rate");
+}
+
+double spread_width(const json& row, const std::string& metric) {
+  auto sp = row.find("spread");
+  if (sp != row.end() && sp->is_object()) {
+    auto m = sp->find(metric);
+    if (m != sp->end() && m->is_object()) return m->value("max", 0.0) - m->value("min", 0.0);
+  }
+  // Files from before spreads were written kept every flat-out run's rate.
+  auto runs = row.find("msgs_per_s_runs");
+  if (metric == "msgs_per_s" && runs != row.end() && runs->is_array() && !runs->empty()) {
+    double lo = 1e300, hi = -1e300;
+    for (const auto& v : *runs) {
+      if (!v.is_number()) continue;
+      lo = std::min(lo, v.get<double>());
+      hi = std::max(hi, v.get<double>());
+    }
+    return hi > lo ? hi - lo : 0;
+  }
+  return 0;
+}
+
 std::string results_table(const json& doc) {
   std::ostringstream o;
-  o << "| workload | size | transport | wait | procs/cpus | p50 | p99 | p99.9 | max | msgs/s | GB/s | vs limit | "
-       "author's figure (author's hardware) |\n";
-  o << "|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  o << "| workload | size | transport | wait | procs/cpus | p50 | p99 | p99.9 | max | msgs/s | GB/s | spread | vs "
+       "limit | author's figure (author's hardware) |\n";
+  o << "|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
   for (const auto& r : doc["results"]) {
     std::string refs;
     for (const auto& f : reference_figures()) {
@@ -248,8 +282,8 @@ std::string results_table(const json& doc) {
       << format_ns(num(r, "rt_p50_ns")) << " | " << format_ns(num(r, "rt_p99_ns")) << " | "
       << format_ns(num(r, "rt_p999_ns")) << " | " << format_ns(num(r, "rt_max_ns")) << " | "
       << format_rate(num(r, "msgs_per_s")) << " | "
-      << (std::isnan(num(r, "gbytes_per_s")) ? "-" : fixed(num(r, "gbytes_per_s"), 3)) << " | " << ratio_text(r)
-      << " | " << (refs.empty() ? "" : refs) << " |\n";
+      << (std::isnan(num(r, "gbytes_per_s")) ? "-" : fixed(num(r, "gbytes_per_s"), 3)) << " | " << spread_text(r)
+      << " | " << ratio_text(r) << " | " << (refs.empty() ? "" : refs) << " |\n";
   }
   return o.str();
 }
@@ -320,13 +354,19 @@ std::string compare_documents(const json& old_doc, const json& new_doc, double t
     const double l0 = num(a, "rt_p50_ns"), l1 = num(r, "rt_p50_ns");
     const double m0 = num(a, "msgs_per_s"), m1 = num(r, "msgs_per_s");
     bool worse = false, better = false;
-    if (!std::isnan(l0) && !std::isnan(l1) && l0 > 0) {
-      worse |= l1 > l0 * (1 + threshold);
-      better |= l1 < l0 * (1 - threshold);
+    // A change counts when it passes the threshold and is wider than the
+    // spread of either row's repetitions (a row without repetitions: none).
+    const auto beyond = [&](double v0, double v1, const char* metric) {
+      const double d = std::fabs(v1 - v0);
+      return d > v0 * threshold && d > spread_width(a, metric) && d > spread_width(r, metric);
+    };
+    if (!std::isnan(l0) && !std::isnan(l1) && l0 > 0 && beyond(l0, l1, "rt_p50_ns")) {
+      worse |= l1 > l0;
+      better |= l1 < l0;
     }
-    if (!std::isnan(m0) && !std::isnan(m1) && m0 > 0) {
-      worse |= m1 < m0 * (1 - threshold);
-      better |= m1 > m0 * (1 + threshold);
+    if (!std::isnan(m0) && !std::isnan(m1) && m0 > 0 && beyond(m0, m1, "msgs_per_s")) {
+      worse |= m1 < m0;
+      better |= m1 > m0;
     }
     const char* verdict = worse ? "REGRESSION" : better ? "improved" : "same";
     if (worse) ++s.regressions;
@@ -342,7 +382,8 @@ std::string compare_documents(const json& old_doc, const json& new_doc, double t
   }
   o << "\n"
     << s.matched << " rows compared: " << s.regressions << " regressions, " << s.improvements
-    << " improvements (threshold " << fixed(threshold * 100, 0) << "%), " << s.only_new << " new, " << s.only_old
+    << " improvements (threshold " << fixed(threshold * 100, 0)
+    << "% and wider than both rows' spreads across repetitions), " << s.only_new << " new, " << s.only_old
     << " missing.\n";
   if (sum) *sum = s;
   return o.str();

@@ -44,11 +44,19 @@ std::string reference_table(const nlohmann::json& doc);
 // The same as data: [{section, author, ours}], stored in the document as "reference".
 nlohmann::json reference_rows(const nlohmann::json& doc);
 
+// max - min of a row's figure across its repetitions ("spread" in the row;
+// for older files msgs_per_s_runs); 0 when the row has no repetitions.
+double spread_width(const nlohmann::json& row, const std::string& metric);
+
+// "±N% p50" / "±N% rate": half the spread of the row's headline figure over its median.
+std::string spread_text(const nlohmann::json& row);
+
 struct CompareSummary {
   int matched = 0, regressions = 0, improvements = 0, only_old = 0, only_new = 0;
 };
-// Markdown table of the change per row; a change beyond threshold (0.10 = 10%)
-// in p50 latency or throughput is flagged.
+// Markdown table of the change per row; a change in p50 latency or
+// throughput is flagged when it passes threshold (0.10 = 10%) and is wider
+// than both rows' spreads across their repetitions.
 std::string compare_documents(const nlohmann::json& old_doc, const nlohmann::json& new_doc, double threshold,
                               CompareSummary* summary);
 

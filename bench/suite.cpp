@@ -6,6 +6,7 @@
 
 #include "payload.hpp"
 #include "results.hpp"
+#include "schedule.hpp"
 #include "sysinfo.hpp"
 
 namespace zipc::bench {
@@ -113,9 +114,10 @@ std::vector<Case> build_cases(const std::vector<std::unique_ptr<Transport>>& tra
             r.iterations = opt.full ? 1'000'000 : 200'000;
             r.warmup = 100;
           }
-          // Flat-out rows swing most from run to run on a shared machine: run
-          // them three times and report the median run (baselines alike).
-          if (r.shape != Shape::round_trip && r.rate == 0) c.repetitions = opt.repetitions > 0 ? opt.repetitions : 3;
+          // Every row but the fixed-rate one runs three times, alternating with
+          // the other transports of its workload and size (schedule.cpp); the
+          // row is the median repetition and says how far the others fell.
+          if (r.rate == 0) c.repetitions = opt.repetitions > 0 ? opt.repetitions : 3;
           if (opt.iterations) r.iterations = opt.iterations;
           if (r.warmup > r.iterations) r.warmup = r.iterations / 10;
           r.timeout_s = 20 + r.budget_s * 4;
@@ -142,28 +144,42 @@ std::vector<Case> build_cases(const std::vector<std::unique_ptr<Transport>>& tra
 }
 
 namespace {
+
 double rate_of(const RunResult& res) {
   return res.seconds > 0 ? static_cast<double>(res.delivered) / res.seconds : 0;
 }
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+json spread_of(const std::vector<double>& v) {
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  const double med = median_of(v);
+  return {{"min", *lo}, {"max", *hi}, {"rel", med > 0 ? (*hi - *lo) / med : 0.0}};
+}
+
 }  // namespace
 
-json run_case(const Case& c, std::string* error) {
-  // Every repetition must succeed; the row is the run with the median rate.
-  std::vector<RunResult> runs;
-  for (int i = 0; i < std::max(1, c.repetitions); ++i) {
-    RunResult one = run_workload(*c.transport, c.config);
-    if (!one.ok) {
-      *error = one.error;
-      return nullptr;
-    }
-    runs.push_back(std::move(one));
-  }
+json make_row(const Case& c, std::vector<Measured>* runs_in) {
+  std::vector<Measured>& runs = *runs_in;
+  const RunConfig& r = c.config;
+  const bool round_trip = r.shape == Shape::round_trip;
+  const double per = r.broadcast ? r.receivers : 1;
+  // Percentiles once per repetition (sorts its samples).
+  std::vector<Percentiles> pct;
+  for (Measured& m : runs) pct.push_back(percentiles(m.run.latencies_ns));
+  auto rate = [&](std::size_t i) { return rate_of(runs[i].run) / per; };
   std::vector<std::size_t> order(runs.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // The headline figure: p50 for round trips (lower is better), the rate otherwise.
   std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return rate_of(runs[a]) < rate_of(runs[b]); });
-  RunResult& res = runs[order[order.size() / 2]];
-  const RunConfig& r = c.config;
+            [&](std::size_t a, std::size_t b) { return round_trip ? pct[a].p50 < pct[b].p50 : rate(a) < rate(b); });
+  const std::size_t mid = order[order.size() / 2];
+  RunResult& res = runs[mid].run;
+  const Percentiles& p = pct[mid];
   const int nproc = process_count(r);
   std::set<int> distinct;
   for (int i = 0; i < nproc && !r.cpus.empty(); ++i)
@@ -179,16 +195,15 @@ json run_case(const Case& c, std::string* error) {
   row["pinning"] = r.cpus.empty()
                        ? "unpinned"
                        : (static_cast<std::size_t>(nproc) <= distinct.size() ? "one CPU each" : "shared CPUs");
-  const Percentiles p = percentiles(res.latencies_ns);
   row["rt_p50_ns"] = p.p50;
   row["rt_p99_ns"] = p.p99;
   row["rt_p999_ns"] = p.p999;
   row["rt_max_ns"] = p.max;
-  row["latency"] = r.shape == Shape::round_trip ? "round trip" : "one way";
+  row["latency"] = round_trip ? "round trip" : "one way";
   row["samples"] = res.latencies_ns.size();
-  row["iterations"] = r.shape == Shape::round_trip ? res.sent : res.delivered;
+  row["iterations"] = round_trip ? res.sent : res.delivered;
   if (res.seconds > 0) {
-    if (r.shape == Shape::round_trip) {
+    if (round_trip) {
       row["msgs_per_s"] = static_cast<double>(res.sent) / res.seconds;  // round trips per second
       row["gbytes_per_s"] = static_cast<double>(res.sent) * 2.0 * static_cast<double>(r.size) / res.seconds / 1e9;
     } else if (r.broadcast) {
@@ -201,11 +216,42 @@ json run_case(const Case& c, std::string* error) {
     }
   }
   row["lost"] = res.lost;
-  if (runs.size() > 1) {
-    row["repetitions"] = runs.size();
-    json rates = json::array();
-    for (const RunResult& one : runs) rates.push_back(rate_of(one) / (r.broadcast ? r.receivers : 1));
-    row["msgs_per_s_runs"] = rates;  // every run's rate, in run order; the row is the median one
+  row["repetitions"] = runs.size();
+  json rates = json::array(), runs_json = json::array();
+  std::vector<double> p50s, rate_v, ratios, probes;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const Measured& m = runs[i];
+    rates.push_back(rate(i));
+    p50s.push_back(pct[i].p50);
+    rate_v.push_back(rate(i));
+    json one = {{"rt_p50_ns", pct[i].p50}, {"rt_p99_ns", pct[i].p99}, {"msgs_per_s", rate(i)}};
+    if (m.probe_before_ns > 0 && m.probe_after_ns > 0) {
+      const double probe = (m.probe_before_ns + m.probe_after_ns) / 2;
+      one["probe_before_ns"] = m.probe_before_ns;
+      one["probe_after_ns"] = m.probe_after_ns;
+      one["attempts"] = m.attempts;
+      probes.push_back(probe);
+      ratios.push_back(pct[i].p50 / probe);
+    }
+    runs_json.push_back(one);
+  }
+  row["msgs_per_s_runs"] = rates;  // every repetition's rate, in run order
+  row["runs"] = runs_json;         // every repetition, in run order
+  row["spread"] = {{"rt_p50_ns", spread_of(p50s)}, {"msgs_per_s", spread_of(rate_v)}};
+  if (!probes.empty()) {
+    // The probe this row was measured against: the median of its repetitions'
+    // bracket means; the ratio is the median of each repetition's p50 over
+    // its own brackets, so a placement change between repetitions cancels.
+    row["probe_ns"] = median_of(probes);
+    row["probe_kind"] = distinct.size() == 1 ? "1cpu-yield" : "2cpu";
+    row["ratio_to_limit"] = median_of(ratios);
+    row["ratio_basis"] = "rt_p50_ns / probe_ns (each repetition against its bracketing cache-line probes)";
+    int unsettled = 0;
+    for (const Measured& m : runs)
+      if (std::max(m.probe_before_ns, m.probe_after_ns) >
+          kProbeAgreement * std::min(m.probe_before_ns, m.probe_after_ns))
+        ++unsettled;
+    if (unsettled) row["probe_unsettled_runs"] = unsettled;  // brackets still disagreed after the retries
   }
   if (r.rate > 0) row["offered_msgs_per_s"] = r.rate;
   return row;

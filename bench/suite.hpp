@@ -36,8 +36,9 @@ struct Case {
   std::string workload;
   Transport* transport = nullptr;
   RunConfig config;
-  int repetitions = 1;     // runs; the row reports the one with the median msgs/s
+  int repetitions = 1;     // runs, alternating with the other transports of the same workload and size
   std::string id() const;  // "workload/transport/size/wait"
+  bool latency() const { return config.shape == Shape::round_trip; }
 };
 
 // Every case the options select; *skipped gets {what, why} for the ones a
@@ -45,7 +46,20 @@ struct Case {
 std::vector<Case> build_cases(const std::vector<std::unique_ptr<Transport>>& transports, const SuiteOptions& opt,
                               nlohmann::json* skipped);
 
-// Runs one case; returns a result row, or fills *error (and returns null).
-nlohmann::json run_case(const Case& c, std::string* error);
+// One repetition of a case, with the cache-line probes taken right before
+// and right after it (0: not probed).
+struct Measured {
+  RunResult run;
+  double probe_before_ns = 0;
+  double probe_after_ns = 0;
+  int attempts = 1;  // > 1: the brackets disagreed and the run was measured again
+};
+
+// The row for a case from its repetitions (every one succeeded): the median
+// repetition by the row's headline figure (p50 for round trips, msgs/s
+// otherwise) with its percentiles, every repetition under "runs", the spread
+// of p50 and msgs/s across them, and for probed runs the probe and the ratio
+// to it. Reorders *runs.
+nlohmann::json make_row(const Case& c, std::vector<Measured>* runs);
 
 }  // namespace zipc::bench

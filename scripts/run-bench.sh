@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # `make bench` (after the release build): builds the iceoryx2 peer with cargo
 # when it can, runs zipc-bench (limits probe first, then every workload over
-# every transport, then the extra programs), draws the charts and regenerates
-# the README's benchmark section from the result JSON.
+# every transport, then the extra programs) and draws the charts. It never
+# touches README.md: `make readme README_RESULTS=<the new json>` does, from a
+# committed results file.
 #   bash scripts/run-bench.sh [zipc-bench options, e.g. --full or --filter pingpong]
-# Environment: ZIPC_BENCH_NO_ICEORYX2=1 skips the cargo build; ZIPC_BENCH_NO_README=1
-# leaves README.md alone.
+# Environment: ZIPC_BENCH_NO_ICEORYX2=1 skips the cargo build; ZIPC_BUILD_DIR picks
+# the build directory (default build/release).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,8 +47,7 @@ fi
 
 PY=${PYTHON:-python3}
 "$PY" scripts/plot.py "$out" || echo "run-bench: charts skipped (matplotlib missing? make deps)"
-if [ "${ZIPC_BENCH_NO_README:-0}" != "1" ]; then
-  "$PY" scripts/bench-readme.py "$out" README.md || echo "run-bench: README section not updated"
-fi
+"$PY" scripts/plot-probes.py "$out" || echo "run-bench: probe chart skipped"
 echo "run-bench: results in $out (table: $md)"
+echo "run-bench: README.md unchanged; to show this run there: make readme README_RESULTS=$out"
 exit $rc

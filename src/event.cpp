@@ -57,9 +57,22 @@ thread_local std::uint32_t t_waits_to_probe = 0;  // shared: waits until the nex
 constexpr std::uint32_t kSharedVotes = 8;
 constexpr std::uint32_t kFirstProbe = 16;
 constexpr std::uint32_t kLastProbe = 16384;
+// How long waits take, learned: a wait on two CPUs that came true in the
+// yield phase after several yields (the peer was running elsewhere, not
+// waiting for our CPU) took a little longer than the spin budget: the next
+// waits spin twice that long, up to kMaxStretch x spin_ns. A peer that takes
+// 60 us per answer (a 256 KiB copy) otherwise cost every wait a futex sleep
+// and wake-up (~30-40 us here) once the default 50 us budget ran out.
+// Reset when the thread learns its CPU is shared.
+thread_local std::uint64_t t_learned_budget_ns = 0;
+constexpr std::uint64_t kMaxStretch = 8;
+constexpr std::uint32_t kYieldsBeforeLearning = 4;
 
 std::uint64_t budget_for_next_wait(const WaitOptions& opt) noexcept {
-  if (!t_cpu_shared) return opt.spin_ns;
+  if (!t_cpu_shared) {
+    return std::min<std::uint64_t>(std::max<std::uint64_t>(opt.spin_ns, t_learned_budget_ns),
+                                   kMaxStretch * opt.spin_ns);
+  }
   if (t_waits_to_probe > 0 && --t_waits_to_probe > 0) return 0;
   // A probe; should it fail, the next one comes twice as far away.
   t_probe_interval = std::min(2 * t_probe_interval, kLastProbe);
@@ -77,6 +90,7 @@ namespace {
 void spin_failed() noexcept {
   if (++t_shared_votes >= kSharedVotes && !t_cpu_shared) {
     t_cpu_shared = true;
+    t_learned_budget_ns = 0;
     t_probe_interval = kFirstProbe;
     t_waits_to_probe = kFirstProbe;
   }
@@ -87,6 +101,9 @@ void spin_succeeded(const SpinState& st) noexcept {
   if (st.iterations == 0) return;  // busy_poll, or ready at once: nothing learned
   if (st.budget_ns == 0) return;   // shared, no probe: nothing to learn either
   if (st.spin_done) {
+    if (st.yields >= kYieldsBeforeLearning && !t_cpu_shared) {
+      t_learned_budget_ns = 2 * (platform::monotonic_ns() - st.start_ns);  // capped where it is used
+    }
     spin_failed();  // came true while yielding
     return;
   }

@@ -10,6 +10,7 @@
 #include "platform/cpu.hpp"
 #include "platform/membarrier.hpp"
 #include "queue_impl.hpp"
+#include "recovery_wait.hpp"
 #include "zipc/process.hpp"
 
 namespace zipc {
@@ -240,33 +241,38 @@ struct QueueAttach {
 };
 
 // The wait behind every blocking producer or consumer call: try, then sleep
-// on `ev` in slices of half the recovery time (a dead peer is recovered at
-// least every recovery_ns while we wait) until attempt() returns something
-// other than `idle`, or the deadline passes. One clock read per pass.
+// on `ev` in the one recovery-sliced wait (recovery_wait.hpp) until attempt()
+// returns something other than `idle`, or the deadline passes. The stall
+// clock is shared: consumers blocked at head, producers at tail. A failed
+// try_* call (timeout <= 0) looks at the clock too, so a survivor that only
+// polls still recovers a dead peer once the stall is recovery_time old.
 template <class Attempt>
 Status QueueImpl::wait_while(Status idle, Event& ev, bool producer_side, std::chrono::nanoseconds timeout,
                              std::optional<Deadline>* dl, std::uint64_t& waits, std::atomic<std::uint64_t>& waits_stat,
                              Attempt&& attempt) noexcept {
   Status st = attempt();
-  if (st != idle || timeout.count() <= 0) return st;
+  if (st != idle) return st;
+  SharedStall stall(producer_side ? ctl->stall_producers : ctl->stall_consumers, recovery_ns,
+                    &stall_local[producer_side ? 1 : 0]);
+  // relaxed: the frontier the caller is blocked on, a key for the stall clock only.
+  const auto key = [&]() noexcept { return (producer_side ? ctl->tail : ctl->head).load(std::memory_order_relaxed); };
+  const auto again = [&]() noexcept {
+    st = attempt();
+    return st != idle;
+  };
+  if (timeout.count() <= 0) {
+    if (poll_recovery(stall, key, [&]() noexcept { (void)recover(); })) (void)again();
+    return st;
+  }
   if (!dl->has_value()) *dl = Deadline::after(timeout);
   const Deadline d = **dl;
-  std::uint64_t now = platform::monotonic_ns();
-  if (!d.is_never() && now >= d.ns()) return Status::timeout;
+  if (!d.is_never() && platform::monotonic_ns() >= d.ns()) return Status::timeout;
   ++waits;
   waits_stat.store(waits, std::memory_order_relaxed);  // relaxed: statistics, single writer
-  std::uint64_t stall = now;
-  for (;;) {
-    if (!d.is_never() && now >= d.ns()) return Status::timeout;
-    if (now - stall >= recovery_ns) {
-      recover();
-      stall = now;
-    }
-    (void)wait_on(ev, producer_side, Deadline::at_ns(std::min(d.ns(), now + recovery_ns / 2 + 1)));
-    st = attempt();
-    if (st != idle) return st;
-    now = platform::monotonic_ns();
-  }
+  const bool done = recovery_sliced_wait(
+      stall, d, again, key, [&](Deadline slice) noexcept { return wait_on(ev, producer_side, slice); },
+      [&]() noexcept { (void)recover(); });
+  return done ? st : Status::timeout;
 }
 
 Status QueueImpl::reserve_wait(std::uint64_t max, std::uint64_t* first, std::uint64_t* count,
@@ -372,12 +378,12 @@ IoResult Queue::recv(std::span<std::byte> out, Timeout timeout) noexcept {
   if (st != Status::ok) return {st, 0};
   const std::size_t sz = q.acquired_size(pos);
   if (sz > q.block || sz > out.size()) {  // scribbled after the size check: drop it
-    q.release(pos);
+    q.release(pos, false);
     q.released(0);
     return {Status::corrupt, 0};
   }
   if (sz) std::memcpy(out.data(), q.cell_data(pos), sz);
-  q.release(pos);
+  q.release(pos, true);
   q.released(1);
   return {Status::ok, sz};
 }
@@ -430,7 +436,7 @@ std::size_t Queue::recv_batch_impl(std::size_t max, Timeout timeout, BatchFn fn,
       } else {
         st = Status::corrupt;
       }
-      q.release(pos[i]);
+      q.release(pos[i], sz <= q.block);
     }
     q.released(good);
     total += good;
@@ -486,7 +492,7 @@ ReadLoan Queue::acquire(Timeout timeout) noexcept {
   if (l.status_ != Status::ok) return l;
   const std::size_t sz = q.acquired_size(pos);
   if (sz > q.block) {
-    q.release(pos);
+    q.release(pos, false);
     q.released(0);
     l.status_ = Status::corrupt;
     return l;
@@ -512,7 +518,7 @@ std::size_t Queue::acquire_batch(std::span<ReadLoan> out, Timeout timeout, Statu
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t sz = q.acquired_size(pos[i]);
     if (sz > q.block) {
-      q.release(pos[i]);
+      q.release(pos[i], false);
       q.released(0);
       if (status) *status = Status::corrupt;
       continue;
@@ -585,7 +591,7 @@ ReadLoan& ReadLoan::operator=(ReadLoan&& o) noexcept {
 
 void ReadLoan::release() noexcept {
   if (!impl_) return;
-  impl_->release(pos_);
+  impl_->release(pos_, true);
   impl_->released(1);
   impl_ = nullptr;
 }

@@ -10,6 +10,7 @@
 
 #include "asymmetric_wait.hpp"
 #include "layout/queue_layout.hpp"
+#include "recovery_wait.hpp"
 #include "zipc/queue.hpp"
 #include "zipc/segment.hpp"
 
@@ -67,6 +68,9 @@ struct QueueImpl {
   // set at attach.
   AsymmetricWait barrier;
 
+  // Process-local filters in front of the shared stall clocks (consumer, producer side).
+  LocalStall stall_local[2];
+
   // Local mirrors of this handle's counters (stored to `me` with relaxed stores).
   std::uint64_t n_sent = 0, n_received = 0, n_full_waits = 0, n_empty_waits = 0;
 
@@ -107,7 +111,8 @@ struct QueueImpl {
                      std::size_t* first_size) noexcept;
   // Size of an acquired position, or > block when the cell was scribbled.
   [[nodiscard]] std::size_t acquired_size(std::uint64_t pos) const noexcept;
-  void release(std::uint64_t pos) noexcept;
+  // counted: a delivered message (false: a scribbled one dropped).
+  void release(std::uint64_t pos, bool counted) noexcept;
   void released(std::size_t count) noexcept;  // SPSC head store (batched), stats, notify
   void flush_head() noexcept;                 // SPSC: publish every release now
   // SPSC producer: the consumer's released-up-to from its record (0 if unknown).

@@ -69,6 +69,7 @@ void QueueImpl::free_record(ParticipantRecord& r) noexcept {
   r.empty_waits.store(0, std::memory_order_relaxed);
   r.claim.store(0, std::memory_order_relaxed);
   r.done.store(0, std::memory_order_relaxed);
+  r.sent_mark.store(0, std::memory_order_relaxed);
   r.claim_count.store(0, std::memory_order_relaxed);
   r.role.store(0, std::memory_order_relaxed);
   // release: the zeroed record is complete before anyone can take it.
@@ -124,12 +125,19 @@ std::size_t QueueImpl::recover() noexcept {
   };
   if (!mpmc) {
     // The single/single ring keeps nothing outside [head, tail): a dead
-    // side's positions are taken over when a new one attaches (which needs
-    // its record). Records of other dead handles (Role::none) are freed.
-    // acquire: pairs with the CAS that took the single roles.
-    const std::uint64_t sp = ctl->single_producer.load(std::memory_order_acquire);
-    const std::uint64_t sc = ctl->single_consumer.load(std::memory_order_acquire);
-    free_dead(sp, sc);
+    // side's positions are taken over when a new one attaches, which reads
+    // and frees its record. So only records of dead handles without a side
+    // (Role::none) are freed here: a successor may already hold the side's
+    // word and be about to read its predecessor's record (freeing it first
+    // would lose the dead consumer's `done`, and the successor would start
+    // at a stale head).
+    for (const Dead& d : dead) {
+      // relaxed: role is written before the record is published (its pid CAS).
+      const std::uint32_t role = recs[d.index].role.load(std::memory_order_relaxed);
+      if ((role & (static_cast<std::uint32_t>(Role::producer) | static_cast<std::uint32_t>(Role::consumer))) != 0)
+        continue;
+      if (take_dead_record(recs[d.index], d.pid)) free_record(recs[d.index]);
+    }
     return 0;
   }
 
@@ -160,6 +168,22 @@ std::size_t QueueImpl::recover() noexcept {
     // The holder may have written its owner word and moved on meanwhile.
     // acquire: as above.
     return c->owner.load(std::memory_order_acquire) == o1 && c->seq.load(std::memory_order_acquire) == s;
+  };
+
+  // A dead holder that counted position p just before dying (its mark says
+  // p): the message it counted is abandoned (never committed) or delivered
+  // again, so its count is taken back. Wrapping arithmetic keeps the sum in
+  // stats() exact even while the dead record is not yet folded.
+  auto uncount = [&](CellHeader* c, std::uint64_t p, unsigned ph) noexcept {
+    // relaxed: the holder is dead; its last stores are all it will write.
+    const std::uint64_t o = c->owner.load(std::memory_order_relaxed);
+    const std::uint64_t slot1 = o >> layout::kOwnerSlotShift;
+    if ((o & layout::kOwnerTagMask) != ((2 * p + ph) & layout::kOwnerTagMask) || slot1 < 1 || slot1 > max_participants)
+      return;
+    const ParticipantRecord& r = recs[slot1 - 1];
+    if ((ph == 0 ? r.sent_mark : r.done).load(std::memory_order_relaxed) != p + 1) return;
+    // relaxed: statistics.
+    (ph == 0 ? ctl->retired_sent : ctl->retired_received).fetch_sub(1, std::memory_order_relaxed);
   };
 
   std::size_t recovered = 0;
@@ -196,6 +220,7 @@ std::size_t QueueImpl::recover() noexcept {
       if (c->seq.compare_exchange_strong(s, (p + 1) | kSeqAbandoned, std::memory_order_release,
                                          std::memory_order_relaxed)) {
         ctl->abandoned.fetch_add(1, std::memory_order_relaxed);  // relaxed: a counter
+        uncount(c, p, 0);
         ++recovered;
         ctl->not_empty.notify_all();
       }
@@ -214,6 +239,7 @@ std::size_t QueueImpl::recover() noexcept {
         // hint (a scan started after reading it sees this orphan). The epoch
         // bump makes a consumer's clear based on an older read fail.
         ctl->orphans.fetch_add(kOrphanEpoch + 1, std::memory_order_release);
+        uncount(c, p, 1);
         ++recovered;
         ctl->not_empty.notify_all();
       }

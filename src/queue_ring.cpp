@@ -37,7 +37,16 @@ Status QueueImpl::try_reserve(std::uint64_t max, std::uint64_t* first, std::uint
       if (h > p_reserved) return Status::corrupt;  // head ahead of us: scribbled
       if (h > p_head_cache) p_head_cache = h;      // may lag what we learnt from consumer_done()
       used = p_reserved - p_head_cache;
-      if (used > cap) return Status::corrupt;  // too far behind: scribbled
+      if (used > cap) {
+        // A producer that attached behind a predecessor which filled the
+        // ring by the consumer's `done` (its head is published in batches)
+        // sees the batched head more than a ring behind: `done` says where
+        // the consumer really is. Only beyond that is the head scribbled.
+        const std::uint64_t done = consumer_done();
+        if (done > p_head_cache && done <= p_reserved) p_head_cache = done;
+        used = p_reserved - p_head_cache;
+        if (used > cap) return Status::corrupt;  // too far behind: scribbled
+      }
       if (used == cap) {
         // The consumer publishes head in batches; what it released since is
         // in its record (read only when the ring looks full).
@@ -139,6 +148,12 @@ void QueueImpl::commit(std::uint64_t pos, std::uint32_t len) noexcept {
     return;
   }
   c->size.store(len, std::memory_order_relaxed);  // relaxed: published by the seq store below
+  // Counted before the commit, with a mark saying which position: recovery
+  // that abandons a dead producer's reservation at pos subtracts it again
+  // when the mark shows the count ran ahead of a commit that never came
+  // (docs/queue.md, "Counters"). relaxed: statistics; ordered by the seq store below.
+  me->sent.store(++n_sent, std::memory_order_relaxed);
+  me->sent_mark.store(pos + 1, std::memory_order_relaxed);
   // release: publishes the payload and size to the consumer that reads seq == pos + 1.
   c->seq.store(pos + 1, std::memory_order_release);
 }
@@ -174,7 +189,7 @@ void QueueImpl::publish(std::uint64_t committed) noexcept {
     // a successor's take-over); it stays in our cache.
     ctl->tail.store(p_tail, std::memory_order_release);
   }
-  if (committed > 0) {
+  if (committed > 0 && !mpmc) {  // (the many ring counts in commit())
     n_sent += committed;
     me->sent.store(n_sent, std::memory_order_relaxed);  // relaxed: statistics, single writer
   }
@@ -231,7 +246,7 @@ Status QueueImpl::try_acquire(std::uint64_t* out, std::size_t max, std::size_t* 
     // relaxed: read only by a consumer taking over after we died; our own line.
     if (c_acquired != from) me->claim.store(c_acquired, std::memory_order_relaxed);
     if (passed) {
-      for (std::uint64_t p = from; p < from + passed; ++p) release(p);
+      for (std::uint64_t p = from; p < from + passed; ++p) release(p, false);
       released(0);
     }
     *n = got;
@@ -352,7 +367,7 @@ std::size_t QueueImpl::acquired_size(std::uint64_t pos) const noexcept {
   return cell(pos)->size.load(std::memory_order_relaxed) & (mpmc ? 0xffffffffu : layout::kSizeMask);
 }
 
-void QueueImpl::release(std::uint64_t pos) noexcept {
+void QueueImpl::release(std::uint64_t pos, bool counted) noexcept {
   CellHeader* c = cell(pos);
   if (!mpmc) {
     if (pos != c_head) {
@@ -366,6 +381,14 @@ void QueueImpl::release(std::uint64_t pos) noexcept {
     while (c_head < c_acquired && (cell(c_head)->size.load(std::memory_order_relaxed) & layout::kSizeReleased))
       ++c_head;
     return;
+  }
+  if (counted) {
+    // Counted before the release, with a mark saying which position: a
+    // recoverer that redelivers pos held by us (dead) subtracts the count
+    // again when the mark shows it (docs/queue.md, "Counters").
+    // relaxed: statistics; ordered by the seq store below.
+    me->received.store(++n_received, std::memory_order_relaxed);
+    me->done.store(pos + 1, std::memory_order_relaxed);
   }
   // release: our payload reads are done before the next lap's producer writes.
   c->seq.store(pos + cap, std::memory_order_release);
@@ -441,7 +464,7 @@ void QueueImpl::flush_head() noexcept {
 }
 
 void QueueImpl::released(std::size_t count) noexcept {
-  if (count > 0) {
+  if (count > 0 && !mpmc) {  // (the many ring counts in release())
     n_received += count;
     me->received.store(n_received, std::memory_order_relaxed);  // relaxed: statistics, single writer
   }

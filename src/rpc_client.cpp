@@ -6,6 +6,7 @@
 
 #include "layout/rpc_layout.hpp"
 #include "platform/clock.hpp"
+#include "recovery_wait.hpp"
 #include "rpc_client_impl.hpp"
 #include "zipc/process.hpp"
 #include "zipc/rpc.hpp"
@@ -275,24 +276,26 @@ RpcResponse RpcClientImpl::wait(RpcTicket& t, Deadline deadline) noexcept {
     return s->state.load(std::memory_order_acquire) == layout::kSlotResponse ||
            ctl->state.load(std::memory_order_relaxed) != layout::kRpcRunning;  // relaxed: re-checked below
   };
-  for (;;) {
-    if (c.dead) break;
-    if (answered()) break;
-    const std::uint64_t now = platform::monotonic_ns();
-    if (now >= next_check_ns || &c != conn.get()) {
-      next_check_ns = now + liveness_ns;
-      if (!rpc_alive(c.server)) {
-        c.dead_status = Status::peer_dead;
-        c.dead = true;
-        break;
-      }
-    }
-    if (!deadline.is_never() && now >= deadline.ns()) {  // (the clock read above, not another)
+  const auto settled = [&]() noexcept { return c.dead || answered(); };
+  if (!settled()) {
+    if (&c != conn.get()) next_check_ns = 0;  // a ticket of an older connection: check its server now
+    // The one recovery-sliced wait, on this client's liveness schedule.
+    const bool done = periodic_recovery_wait(
+        deadline, settled, [&]() noexcept { return next_check_ns; },
+        [&](Deadline d) noexcept {
+          return c.view.record(c.client)->response_event.wait_until(answered, d, wait_options);
+        },
+        [&](std::uint64_t now) noexcept {
+          next_check_ns = now + liveness_ns;
+          if (rpc_alive(c.server)) return false;
+          c.dead_status = Status::peer_dead;
+          c.dead = true;
+          return true;
+        });
+    if (!done) {
       out.status_ = Status::timeout;
       return out;  // the ticket stays valid
     }
-    const Deadline sub = Deadline::at_ns(std::min(deadline.ns(), next_check_ns));
-    (void)c.view.record(c.client)->response_event.wait_until(answered, sub, wait_options);
   }
   // acquire: as in answered().
   if (c.dead || s->state.load(std::memory_order_acquire) != layout::kSlotResponse) {
@@ -317,21 +320,22 @@ RpcResponse RpcClientImpl::wait(RpcTicket& t, Deadline deadline) noexcept {
   t.status_ = Status::closed;
   Status st = Status::ok;
   const std::byte* data = nullptr;
-  if (reply_id != t.call_id_) {
+  const bool foreign_or_malformed =
+      reply_id != t.call_id_ ||
+      (result != layout::kResultOk && result != layout::kResultTooLarge && result != layout::kResultNoMemory) ||
+      (result == layout::kResultOk && len > g.max_response);
+  if (foreign_or_malformed) {
     st = Status::corrupt;
   } else if (result == layout::kResultTooLarge) {
     st = Status::too_large;
   } else if (result == layout::kResultNoMemory) {
     st = Status::full;
-  } else if (result != layout::kResultOk || len > g.max_response) {
-    st = Status::corrupt;
   } else if (len <= g.resp_inline) {
     data = c.view.response_inline(c.first_slot + k);
   } else if (block < g.block_count && len <= g.block_size) {
     data = c.view.block(block);
-  } else {
-    st = Status::corrupt;
   }
+  if (st == Status::ok && data == nullptr) st = Status::corrupt;  // a length its block cannot hold
   if (st != Status::ok) {
     c.release(k);
     out.status_ = st;

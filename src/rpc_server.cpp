@@ -1,5 +1,7 @@
 // RpcServer: create, scan for requests, serve, recover dead clients.
+#include <fcntl.h>
 #include <algorithm>
+
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -9,8 +11,10 @@
 #include "platform/clock.hpp"
 #include "platform/file.hpp"
 #include "platform/file_identity.hpp"
+#include "recovery_wait.hpp"
 #include "rpc_server_impl.hpp"
 #include "rpc_shared.hpp"
+#include "segment_header.hpp"
 #include "zipc/process.hpp"
 #include "zipc/rpc.hpp"
 
@@ -70,9 +74,33 @@ SegmentSpec make_spec(std::string_view name, const RpcOptions& o, layout::RpcGeo
   return spec;
 }
 
+// A kind or version field that reads wrong is damage (not another kind of
+// segment, nor a newer layout) only when the header's checksum fails too.
+bool checksum_broken(const std::string& path) {
+  const int fd = platform::open_file(path, O_RDONLY, 0);
+  if (fd < 0) return false;
+  layout::SegmentHeader h;
+  const long n = platform::read_at(fd, &h, sizeof h, 0);
+  platform::close_fd(fd);
+  return n == static_cast<long>(sizeof h) && header_checksum(h) != h.checksum;
+}
+
+// A segment whose header cannot be read: its server is proved gone when no
+// process holds a lock on the file (a live server holds a shared one for
+// its whole life, a creator an exclusive one while initializing).
+bool damaged_and_unlocked(const std::string& path) {
+  const int fd = platform::open_file(path, O_RDONLY, 0);
+  if (fd < 0) return fd == -ENOENT;
+  const bool free = platform::lock_fd(fd, /*exclusive=*/true, /*nonblocking=*/true) == 0;
+  platform::close_fd(fd);  // (drops the probe lock)
+  return free;
+}
+
 // True when name holds an rpc segment whose server is gone (or whose creator
-// died while initializing it): it may be replaced.
-bool is_stale(std::string_view name) {
+// died while initializing it): it may be replaced. A segment whose header is
+// damaged is replaced only when no live server holds it (see above); else
+// the error says so and how to clear it.
+bool is_stale(std::string_view name, const std::string& path) {
   try {
     SegmentOptions so;
     so.open_timeout = std::chrono::milliseconds(100);
@@ -83,7 +111,19 @@ bool is_stale(std::string_view name) {
     // acquire: pairs with the creator's init (published by init_state).
     return !rpc_alive(v.control()->server.load(std::memory_order_acquire));
   } catch (const Error& e) {
-    return e.errc() == Errc::creator_died;
+    if (e.errc() == Errc::creator_died || e.errc() == Errc::not_found) return true;
+    // Only a damaged header is judged by the lock: another kind of segment
+    // under this name (wrong_kind), a newer layout, or a permission problem
+    // is never removed (its users hold no lock).
+    const bool suspect = e.errc() == Errc::wrong_kind || e.errc() == Errc::version_mismatch;
+    const bool damaged = e.errc() == Errc::corrupt_header || e.errc() == Errc::bad_magic ||
+                         e.errc() == Errc::truncated || (suspect && checksum_broken(path));
+    if (!damaged) return false;
+    if (damaged_and_unlocked(path)) return true;
+    fail(Errc::already_exists, name,
+         std::string("the existing segment is damaged (") + e.what() +
+             ") and a process still holds it as its server; stop that process, or remove the segment with `zipc rm " +
+             std::string(name) + "`");
   }
 }
 
@@ -99,12 +139,31 @@ void replace_stale(std::string_view name, const std::string& path) {
   // is_stale judges the file the name holds now; if that is still `old` when
   // we remove it, it was `old` all along (a held inode cannot come back to
   // the name once unlinked).
-  if (!is_stale(name)) fail(Errc::already_exists, name, "a live server already serves this name");
+  if (!is_stale(name, path)) fail(Errc::already_exists, name, "a live server already serves this name");
   // -ESTALE / -ENOENT: another server replaced it first: judge its file.
   if (old.unlink_if_still_at(path) == -EWOULDBLOCK) platform::sleep_ns(1'000'000);
 }
 
 }  // namespace
+
+ServerLiveLock::~ServerLiveLock() {
+  release();
+}
+
+void ServerLiveLock::release() noexcept {
+  if (fd >= 0) platform::close_fd(fd);
+  fd = -1;
+}
+
+void ServerLiveLock::take(const std::string& path) noexcept {
+  const int f = platform::open_file(path, O_RDONLY, 0);
+  if (f < 0) return;  // no proof then: a damaged header of ours reads as live
+  if (platform::lock_fd(f, /*exclusive=*/false, /*nonblocking=*/false) != 0) {
+    platform::close_fd(f);
+    return;
+  }
+  fd = f;
+}
 
 bool rpc_geometry_from_params(const std::array<std::uint64_t, 8>& params, std::size_t payload_size,
                               layout::RpcGeometry* g) noexcept {
@@ -196,34 +255,31 @@ void RpcServerImpl::publish(RpcRequest& req, std::uint32_t result, std::uint64_t
 
 RpcRequest RpcServerImpl::next(Deadline deadline) noexcept {
   RpcRequest out;
-  for (;;) {
-    if (stopping.load(std::memory_order_relaxed)) {
-      out.status_ = Status::closed;
-      return out;
-    }
-    const std::uint64_t now = platform::monotonic_ns();  // one clock read for the reap check and the slice
-    maybe_reap(now);
-    const std::uint64_t reap_at = next_reap_ns.load(std::memory_order_relaxed);
-    const Deadline sub = Deadline::at_ns(std::min(deadline.ns(), std::max(reap_at, now + 1000)));
-    bool got = false;
-    const Status st = view.control()->server_event.wait_until(
-        [&]() noexcept {
-          if (stopping.load(std::memory_order_relaxed)) return true;
-          got = try_claim(out);
-          return got;
-        },
-        sub, options.wait);
-    if (got) return out;
-    (void)st;
-    if (stopping.load(std::memory_order_relaxed)) {
-      out.status_ = Status::closed;
-      return out;
-    }
-    if (deadline.expired()) {
-      out.status_ = Status::timeout;
-      return out;
-    }
+  bool got = false;
+  // Claims at most one request: the wait's predicate and the helper's own
+  // attempt after it both call this, and a second claim would overwrite (and
+  // lose) the first.
+  const auto attempt = [&]() noexcept {
+    if (got || stopping.load(std::memory_order_relaxed)) return true;
+    got = try_claim(out);
+    return got;
+  };
+  // Dead clients are reaped before we look for work (their requests are
+  // dropped unserved), then every reap_interval while we wait: the one
+  // recovery-sliced wait, on the server's reap schedule.
+  maybe_reap(platform::monotonic_ns());  // (returns at once unless due)
+  if (!attempt()) {
+    (void)periodic_recovery_wait(
+        deadline, attempt, [&]() noexcept { return next_reap_ns.load(std::memory_order_relaxed); },
+        [&](Deadline d) noexcept { return view.control()->server_event.wait_until(attempt, d, options.wait); },
+        [&](std::uint64_t now) noexcept {
+          maybe_reap(now);
+          return false;
+        });
   }
+  if (got) return out;
+  out.status_ = stopping.load(std::memory_order_relaxed) ? Status::closed : Status::timeout;
+  return out;
 }
 
 void RpcServerImpl::maybe_reap(std::uint64_t now) noexcept {
@@ -289,7 +345,8 @@ void RpcServerImpl::close() noexcept {
   // Only our own file: if the name was taken from us (an outsider removed it,
   // a successor now serves there), the successor's file stays (review
   // finding 12). Our mapping keeps our inode alive, so no successor can have
-  // our identity.
+  // our identity. Our live lock goes first (the removal takes an exclusive one).
+  live_lock.release();
   if (!file_known) return;
   for (int i = 0; i < 100; ++i) {
     if (platform::unlink_if_same(path, file) != -EWOULDBLOCK) return;
@@ -334,6 +391,7 @@ RpcServer RpcServer::create(std::string_view name, const RpcOptions& options) {
   // Nobody replaces a live server's file, so what path names now is ours.
   s.impl_->path = path;
   s.impl_->file_known = platform::file_id(path, &s.impl_->file) == 0;
+  s.impl_->live_lock.take(path);
   s.impl_->segment = std::make_shared<Segment>(std::move(seg));
   s.impl_->view = detail::RpcView(s.impl_->segment->payload(), g);
   detail::rpc_register_local(name, s.impl_->segment);

@@ -15,6 +15,20 @@
 
 namespace zipc::detail {
 
+// A shared flock on the segment file, held for the server's lifetime (the
+// kernel drops it when the server dies): proof that a server whose header
+// was damaged is gone, when nobody holds it (docs/rpc.md, "Taking over a
+// damaged name").
+struct ServerLiveLock {
+  int fd = -1;
+  ServerLiveLock() = default;
+  ServerLiveLock(const ServerLiveLock&) = delete;
+  ServerLiveLock& operator=(const ServerLiveLock&) = delete;
+  ~ServerLiveLock();
+  void take(const std::string& path) noexcept;
+  void release() noexcept;
+};
+
 struct RpcServerImpl {
   std::shared_ptr<Segment> segment;  // shared with clients in this process
   RpcView view;
@@ -29,6 +43,7 @@ struct RpcServerImpl {
   std::atomic<std::uint64_t> scan_start{0};    // relaxed: spreads threads over clients
   std::atomic<std::uint64_t> reaped{0};        // relaxed: a statistic
   std::mutex reap_mutex;
+  ServerLiveLock live_lock;
 
   // Claims one published request into out; false when none is waiting.
   bool try_claim(RpcRequest& out) noexcept;

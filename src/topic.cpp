@@ -177,17 +177,14 @@ bool find_sequence(const TopicState& s, std::uint64_t seq, std::uint64_t* positi
   return false;
 }
 
-bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
+namespace {
+
+// One claim at the frontier `stalled_cursor`: if its owner is dead, keeps what
+// it finished and turns the rest into a hole. Runs under the recovery lock.
+// True when the cursor moved.
+bool recover_claim(TopicState& s, std::uint64_t stalled_cursor) noexcept {
   auto& pub = s.pub();
   auto& admin = s.admin();
-  // The recovery lock: a packed ProcessId, taken over when its holder is dead.
-  std::uint64_t holder = 0;
-  // acq_rel: taking the lock orders our reads after the previous recoverer's writes.
-  if (!admin.recovery_owner.compare_exchange_strong(holder, s.me, std::memory_order_acq_rel)) {
-    if (holder == s.me || is_alive_packed(holder)) return false;
-    // acq_rel: as above, stealing from a dead holder.
-    if (!admin.recovery_owner.compare_exchange_strong(holder, s.me, std::memory_order_acq_rel)) return false;
-  }
   bool moved = false;
   // acquire: pairs with the release store of cursor.
   const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
@@ -258,6 +255,37 @@ bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
       }
     }
   }
+  return moved;
+}
+
+}  // namespace
+
+bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
+  auto& pub = s.pub();
+  auto& admin = s.admin();
+  // The recovery lock: a packed ProcessId, taken over when its holder is dead.
+  std::uint64_t holder = 0;
+  // acq_rel: taking the lock orders our reads after the previous recoverer's writes.
+  if (!admin.recovery_owner.compare_exchange_strong(holder, s.me, std::memory_order_acq_rel)) {
+    if (holder == s.me || is_alive_packed(holder)) return false;
+    // acq_rel: as above, stealing from a dead holder.
+    if (!admin.recovery_owner.compare_exchange_strong(holder, s.me, std::memory_order_acq_rel)) return false;
+  }
+  // Every dead claim in a row in one pass: after a hole the next claim is at
+  // the frontier, and its owner may be dead too (N dead publishers cost one
+  // recovery time, not N). Stops at a live owner or the tail; bounded by the
+  // publisher slots (each dead claim belongs to a distinct dead slot, plus
+  // records a dead publisher finished) and then by the ring.
+  bool moved = false;
+  std::uint64_t at = stalled_cursor;
+  for (std::uint32_t round = 0; round < 4 * layout::kMaxPublishers + 4; ++round) {
+    if (!recover_claim(s, at)) break;
+    moved = true;
+    // acquire: pairs with our own release store (and a committer's).
+    at = pub.cursor.load(std::memory_order_acquire);
+    // acquire: pairs with the claim CAS.
+    if (at >= pub.tail.load(std::memory_order_acquire)) break;
+  }
   // release: our writes happen before the next recoverer's.
   admin.recovery_owner.store(0, std::memory_order_release);
   if (moved) {
@@ -266,6 +294,21 @@ bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
     s.events().space.notify_all();  // publishers waiting for room behind the hole
   }
   return moved;
+}
+
+void recover_frontier(TopicState& s) noexcept {
+  // acquire: pairs with the commit's release store of the cursor.
+  const std::uint64_t c = s.pub().cursor.load(std::memory_order_acquire);
+  // acquire: pairs with the claim CAS.
+  if (s.pub().tail.load(std::memory_order_acquire) > c) (void)recover_hole(s, c);
+}
+
+void poll_stuck_claim(TopicState& s) noexcept {
+  // relaxed: the key of the stall clock only; recover_hole re-reads both with acquire.
+  const std::uint64_t c = s.pub().cursor.load(std::memory_order_relaxed);
+  if (s.pub().tail.load(std::memory_order_relaxed) <= c) return;  // nothing claimed: no stall
+  (void)poll_recovery(
+      cursor_stall(s), [c]() noexcept { return c; }, [&s]() noexcept { recover_frontier(s); });
 }
 
 }  // namespace detail

@@ -22,11 +22,11 @@ platform::BurstStamp& publish_stamp() noexcept {
   return stamp;
 }
 
-constexpr std::uint64_t kLivenessPeriodNs = 10'000'000;  // how often a blocked publisher checks subscribers
-constexpr std::uint64_t kSliceNs = 50'000'000;           // longest sleep before re-checking peers
-constexpr std::uint32_t kCommitBatch = 256;              // streaming mode: commits made visible together
-constexpr std::uint64_t kCommitBatchNs = 100'000;        // ... or once the oldest of them is this old
-constexpr std::uint32_t kAgeCheckEvery = 4;              // ... as seen on the first 4 commits and every 4th
+constexpr std::uint64_t kLivenessPeriodNs = 10'000'000;    // how often a blocked publisher checks subscribers
+constexpr std::uint64_t kSliceNs = detail::kStallSliceNs;  // longest sleep before re-checking peers
+constexpr std::uint32_t kCommitBatch = 256;                // streaming mode: commits made visible together
+constexpr std::uint64_t kCommitBatchNs = 100'000;          // ... or once the oldest of them is this old
+constexpr std::uint32_t kAgeCheckEvery = 4;                // ... as seen on the first 4 commits and every 4th
 
 Deadline slice(Deadline d) noexcept {
   const Deadline s = Deadline::after(std::chrono::nanoseconds(kSliceNs));
@@ -311,6 +311,8 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexc
                 return st != Status::full;
               },
               slice(deadline), s.wait);
+          // Room may wait on a frontier stuck at a dead publisher's claim.
+          if (st == Status::full) detail::poll_stuck_claim(s);
           if (st == Status::full) {
             const std::uint64_t now = platform::monotonic_ns();
             if (now >= next_liveness_check_ns_) {
@@ -396,7 +398,6 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, Loan& loan) noexc
 Status Publisher::await_token(std::uint64_t position) noexcept {
   TopicState& s = *state_;
   auto& pub = s.pub();
-  detail::StallClock stall;
   // A predecessor that neither commits nor dies (or a scribbled cursor) must
   // not hold us forever: give up after this long without progress.
   const std::uint64_t give_up_ns = std::max<std::uint64_t>(8 * s.recovery_ns, 2'000'000'000ull);
@@ -418,14 +419,26 @@ Status Publisher::await_token(std::uint64_t position) noexcept {
       s.control->publishers[slot_].intent.store(~0ull, std::memory_order_relaxed);  // relaxed: a hint for recovery
       return insane ? Status::corrupt : Status::timeout;
     }
-    (void)s.barrier.wait(
-        s.events().commit,
-        [&] {
-          c = pub.cursor.load(std::memory_order_acquire);  // acquire: as above
-          return c >= position;
+    // Until the cursor moves (or the give-up time): the one recovery-sliced
+    // wait, on the shared stall clock of the frontier.
+    const auto moved = [&]() noexcept {
+      c = pub.cursor.load(std::memory_order_acquire);  // acquire: as above
+      return c != last_cursor;
+    };
+    (void)detail::recovery_sliced_wait(
+        detail::cursor_stall(s), Deadline::at_ns(last_progress_ns + give_up_ns + 1), moved,
+        // relaxed: the stall clock's key only.
+        [&]() noexcept { return pub.cursor.load(std::memory_order_relaxed); },
+        [&](Deadline d) noexcept {
+          return s.barrier.wait(
+              s.events().commit,
+              [&] {
+                c = pub.cursor.load(std::memory_order_acquire);  // acquire: as above
+                return c >= position;
+              },
+              d, s.wait);
         },
-        Deadline::after(std::chrono::nanoseconds(std::min<std::uint64_t>(s.recovery_ns / 4 + 1, kSliceNs))), s.wait);
-    if (c < position && stall.expired(s, c, platform::monotonic_ns())) detail::recover_hole(s, c);
+        [&]() noexcept { detail::recover_frontier(s); });
   }
 }
 

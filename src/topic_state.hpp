@@ -10,6 +10,7 @@
 
 #include "asymmetric_wait.hpp"
 #include "layout/topic_layout.hpp"
+#include "recovery_wait.hpp"
 #include "zipc/segment.hpp"
 #include "zipc/topic.hpp"
 
@@ -33,6 +34,8 @@ struct TopicState {
   // An odd commit version that stayed odd for a whole wait (read_commit_pair):
   // a dead or scribbled commit, not waited for again while it stays the same.
   mutable std::atomic<std::uint64_t> stuck_version{0};
+  // Process-local filter in front of the shared stall clock (recovery_wait.hpp).
+  LocalStall stall_local;
 
   layout::PublisherLine& pub() const noexcept { return control->pub; }
   layout::EventLine& events() const noexcept { return control->events; }
@@ -120,20 +123,18 @@ bool find_sequence(const TopicState& s, std::uint64_t seq, std::uint64_t* positi
 // predecessor found at attach). True when the cursor moved.
 bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept;
 
-// Stall tracking for waiters: true when the cursor has been stuck at
-// `cursor` (with claims beyond it) for the recovery time.
-struct StallClock {
-  std::uint64_t cursor = ~0ull;
-  std::uint64_t since_ns = 0;
-  bool expired(const TopicState& s, std::uint64_t current_cursor, std::uint64_t now_ns) noexcept {
-    if (current_cursor != cursor) {
-      cursor = current_cursor;
-      since_ns = now_ns;
-      return false;
-    }
-    return now_ns - since_ns >= s.recovery_ns;
-  }
-};
+// The shared stall clock of the commit frontier (recovery_wait.hpp), keyed by the cursor.
+inline SharedStall cursor_stall(TopicState& s) noexcept {
+  return SharedStall(s.admin().stall_cursor, s.recovery_ns, &s.stall_local);
+}
+
+// A claim stuck at the frontier: recovers it (and every dead claim after it)
+// once the shared stall clock says so. For callers that found nothing to do
+// without waiting (try_read): two loads when nothing is claimed.
+void poll_stuck_claim(TopicState& s) noexcept;
+
+// Recovery for a waiter: turns the dead claims at the current frontier into holes.
+void recover_frontier(TopicState& s) noexcept;
 
 // Test points: places where a test acts between two steps, as a racing or
 // hostile peer would at that instant (tests/topic/topic_race_test.cpp). A weak

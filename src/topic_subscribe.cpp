@@ -13,7 +13,6 @@ using layout::RecordHeader;
 using layout::RecordKind;
 
 namespace {
-constexpr std::uint64_t kSliceNs = 50'000'000;
 constexpr std::uint32_t kCursorEveryPolls = 64;           // see Subscriber::cursor_due
 constexpr std::uint64_t kReadAheadBytes = 512;            // see Subscriber::next_record
 constexpr std::uint64_t kOverrunPatienceNs = 50'000'000;  // see Subscriber::overrun
@@ -257,7 +256,7 @@ ReadResult Subscriber::try_read(std::span<std::byte> buffer) noexcept {
   release_view();
   Found f;
   switch (next_record(&f)) {
-    case Step::empty: return rr(Status::empty);
+    case Step::empty: detail::poll_stuck_claim(*state_); return rr(Status::empty);
     case Step::corrupt: return rr(Status::corrupt);
     default: break;
   }
@@ -280,7 +279,7 @@ MessageView Subscriber::try_read_view() noexcept {
   release_view();
   Found f;
   switch (next_record(&f)) {
-    case Step::empty: return mv(Status::empty);
+    case Step::empty: detail::poll_stuck_claim(*state_); return mv(Status::empty);
     case Step::corrupt: return mv(Status::corrupt);
     default: break;
   }
@@ -377,45 +376,37 @@ ReadResult Subscriber::read_lossy(std::span<std::byte> buffer) noexcept {
 Status Subscriber::wait_readable(Deadline deadline) noexcept {
   TopicState& s = *state_;
   auto& pub = s.pub();
-  detail::StallClock stall;
-  for (;;) {
-    const std::uint64_t slice_ns = std::min<std::uint64_t>(s.recovery_ns / 4 + 1, kSliceNs);
-    Deadline d = Deadline::after(std::chrono::nanoseconds(slice_ns));
-    if (!deadline.is_never() && deadline.ns() < d.ns()) d = deadline;
-    const std::uint64_t want = view_end_ != 0 ? view_end_ : position_;
-    const bool peekable = delivery_ == Delivery::reliable;
-    const Status st = s.barrier.wait(
-        s.events().data,
-        [&] {
-          // A reliable reader polls the tag line only (see probe_at),
-          // and the cursor once the tag shows a record that is not data (or
-          // once in a while). Only a state in which the next read makes
-          // progress may end the wait: a tag that looks committed over a
-          // header that fails its checks must not.
-          if (peekable) {
-            Found unused;
-            const Probe probe = probe_at(want, &unused);
-            if (probe == Probe::message) return true;
-            if (probe == Probe::pending && !cursor_due()) return false;
-            // acquire: pairs with the commit's release store of the cursor.
-            const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
-            if (c <= want) return false;
-            cursor_ = c;  // so the read that follows goes by the cursor, not the tag
-            return true;
-          }
-          // acquire: pairs with the commit's release store of the cursor.
-          return pub.cursor.load(std::memory_order_acquire) > want;
-        },
-        d, s.wait);
-    if (st == Status::ok) return Status::ok;
-    // A claim stuck at the frontier for the recovery time: its publisher may be dead.
-    const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);  // acquire: as above
-    if (c == want && pub.tail.load(std::memory_order_acquire) > c &&     // acquire: pairs with the claim CAS
-        stall.expired(s, c, platform::monotonic_ns())) {
-      detail::recover_hole(s, c);
+  const std::uint64_t want = view_end_ != 0 ? view_end_ : position_;
+  const bool peekable = delivery_ == Delivery::reliable;
+  const auto readable = [&]() noexcept {
+    // A reliable reader polls the tag line only (see probe_at),
+    // and the cursor once the tag shows a record that is not data (or
+    // once in a while). Only a state in which the next read makes
+    // progress may end the wait: a tag that looks committed over a
+    // header that fails its checks must not.
+    if (peekable) {
+      Found unused;
+      const Probe probe = probe_at(want, &unused);
+      if (probe == Probe::message) return true;
+      if (probe == Probe::pending && !cursor_due()) return false;
+      // acquire: pairs with the commit's release store of the cursor.
+      const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
+      if (c <= want) return false;
+      cursor_ = c;  // so the read that follows goes by the cursor, not the tag
+      return true;
     }
-    if (deadline.expired()) return Status::timeout;
-  }
+    // acquire: pairs with the commit's release store of the cursor.
+    return pub.cursor.load(std::memory_order_acquire) > want;
+  };
+  // A claim stuck at the frontier for the recovery time (shared clock): its
+  // publisher may be dead; every dead claim in a row becomes a hole.
+  const bool ok = detail::recovery_sliced_wait(
+      detail::cursor_stall(s), deadline, readable,
+      // relaxed: the stall clock's key only.
+      [&]() noexcept { return pub.cursor.load(std::memory_order_relaxed); },
+      [&](Deadline d) noexcept { return s.barrier.wait(s.events().data, readable, d, s.wait); },
+      [&]() noexcept { detail::recover_frontier(s); });
+  return ok ? Status::ok : Status::timeout;
 }
 
 // One result variable, returned from every path: it lives in the caller's

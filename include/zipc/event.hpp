@@ -36,7 +36,7 @@ class Deadline {
  public:
   static Deadline after(std::chrono::nanoseconds timeout) noexcept;
   static constexpr Deadline never() noexcept { return Deadline(std::numeric_limits<std::uint64_t>::max()); }
-  static constexpr Deadline now_or_never(bool never_) noexcept { return never_ ? never() : Deadline(0); }
+  static constexpr Deadline now_or_never(bool forever) noexcept { return forever ? never() : Deadline(0); }
   static constexpr Deadline at_ns(std::uint64_t ns) noexcept { return Deadline(ns); }
   [[nodiscard]] bool is_never() const noexcept { return ns_ == std::numeric_limits<std::uint64_t>::max(); }
   [[nodiscard]] bool expired() const noexcept;

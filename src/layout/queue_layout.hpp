@@ -9,6 +9,7 @@
 //         line 4  [512,640)  not_full Event               sleeping producers / consumers
 //         line 5  [640,768)  rare counters (redelivered, abandoned, orphan hint,
 //                            retired participants' stats, single-side owners)
+//         line 5 also holds the two shared stall clocks (consumers, producers)
 //  768    ParticipantRecord[max_participants]  (128 bytes each; one writer per record)
 //  cells  Cell[capacity], each `stride` bytes, starting at a 128-byte boundary:
 //           0   8  seq    Vyukov sequence word (MPMC) / unused (SPSC)
@@ -106,7 +107,12 @@ struct QueueControl {
   std::atomic<std::uint64_t> retired_empty_waits;
   std::atomic<std::uint64_t> single_producer;  // SPSC: packed ProcessId of the producer (0: none)
   std::atomic<std::uint64_t> single_consumer;  // SPSC: packed ProcessId of the consumer
-  std::uint8_t pad5[kQueueLine - 72];
+  // Shared stall clocks (src/recovery_wait.hpp): consumers blocked at head,
+  // producers blocked at tail. Zero: no stall seen yet (also in segments
+  // made before they existed).
+  std::atomic<std::uint64_t> stall_consumers;
+  std::atomic<std::uint64_t> stall_producers;
+  std::uint8_t pad5[kQueueLine - 88];
 };
 
 // One per attached Queue handle. Only its owner writes it, except recovery,
@@ -117,7 +123,11 @@ struct QueueControl {
 //  16 claim        2*pos + phase + 1 of the first position being taken (0 = none);
 //                  written BEFORE the CAS that takes it (SPSC: reserved/acquired end)
 //  24 sent, received, full_waits, empty_waits: this handle's statistics
-//  56 done         SPSC consumer: released up to here (head is published in batches)
+//  56 done         SPSC consumer: released up to here (head is published in batches);
+//                  many ring: position + 1 of the last message counted in `received`
+//                  (stored just before its release; see docs/queue.md, "Counters")
+//  64 sent_mark    many ring: position + 1 of the last message counted in `sent`
+//                  (stored just before its commit)
 struct ParticipantRecord {
   std::atomic<std::uint64_t> pid;
   std::atomic<std::uint32_t> role;
@@ -128,7 +138,8 @@ struct ParticipantRecord {
   std::atomic<std::uint64_t> full_waits;
   std::atomic<std::uint64_t> empty_waits;
   std::atomic<std::uint64_t> done;
-  std::uint8_t pad[kQueueLine - 64];
+  std::atomic<std::uint64_t> sent_mark;
+  std::uint8_t pad[kQueueLine - 72];
 };
 
 struct CellHeader {
@@ -149,10 +160,13 @@ static_assert(offsetof(QueueControl, head) == 2 * kQueueLine);
 static_assert(offsetof(QueueControl, not_empty) == 3 * kQueueLine);
 static_assert(offsetof(QueueControl, not_full) == 4 * kQueueLine);
 static_assert(offsetof(QueueControl, redelivered) == 5 * kQueueLine);
+static_assert(offsetof(QueueControl, stall_producers) == 5 * kQueueLine + 80,
+              "the stall clocks live in the rare-counter line's former padding (layout version unchanged)");
 static_assert(sizeof(ParticipantRecord) == kQueueLine);
 static_assert(offsetof(ParticipantRecord, claim) == 16);
 static_assert(offsetof(ParticipantRecord, sent) == 24);
 static_assert(offsetof(ParticipantRecord, done) == 56);
+static_assert(offsetof(ParticipantRecord, sent_mark) == 64, "the sent mark takes former padding");
 static_assert(sizeof(CellHeader) == 32);
 static_assert(offsetof(CellHeader, size) == 16);
 

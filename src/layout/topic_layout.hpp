@@ -121,9 +121,13 @@ struct alignas(128) AdminLine {
   std::atomic<std::uint64_t> recovery_owner;         // packed ProcessId of the recoverer, 0 = free
   std::atomic<std::uint64_t> abandoned_total;        // holes made by recovery
   std::atomic<std::uint64_t> single_publisher;       // single mode: packed ProcessId of the publisher
-  std::uint8_t reserved[96];
+  // Shared stall clock of the commit frontier (src/recovery_wait.hpp), keyed
+  // by the cursor. Zero: no stall seen yet (also in older segments).
+  std::atomic<std::uint64_t> stall_cursor;
+  std::uint8_t reserved[88];
 };
 static_assert(sizeof(AdminLine) == 128);
+static_assert(offsetof(AdminLine, stall_cursor) == 32, "the stall clock takes former padding (layout unchanged)");
 
 struct alignas(128) PublisherSlot {
   std::atomic<std::uint64_t> owner;   // packed ProcessId, 0 = free

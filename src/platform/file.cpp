@@ -130,11 +130,6 @@ int sync_pages(void* addr, std::size_t size) noexcept {
   return ::msync(addr, size, MS_SYNC) == 0 ? 0 : -errno;
 }
 
-void* reserve_address_space(std::size_t size) noexcept {
-  void* p = ::mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  return p == MAP_FAILED ? nullptr : p;
-}
-
 std::size_t page_size() noexcept {
   static const std::size_t size = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   return size;
@@ -144,6 +139,7 @@ std::vector<std::string> list_dir(const std::string& dir, const std::string& pre
   std::vector<std::string> names;
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) return names;
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): the DIR stream is ours alone; readdir is safe per stream.
   while (dirent* e = ::readdir(d)) {
     std::string name = e->d_name;
     if (name == "." || name == "..") continue;

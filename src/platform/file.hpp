@@ -51,9 +51,6 @@ int unmap(void* addr, std::size_t size) noexcept;
 int advise(void* addr, std::size_t size, Advice advice) noexcept;
 int lock_pages(void* addr, std::size_t size) noexcept;  // mlock
 int sync_pages(void* addr, std::size_t size) noexcept;  // msync(MS_SYNC)
-// Reserves (PROT_NONE, private) address space and returns it; for picking a
-// free fixed address. Release with unmap.
-void* reserve_address_space(std::size_t size) noexcept;
 std::size_t page_size() noexcept;
 
 // Names of the entries of a directory that start with prefix ("" = all).

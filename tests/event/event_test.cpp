@@ -247,3 +247,36 @@ TEST(Event, FailedProbesComeTwiceAsFarApartEachTime) {
     EXPECT_TRUE(zipc::detail::cpu_looks_shared());
   });
 }
+
+namespace {
+TEST(Event, AWaitThatOutlastsItsSpinOnAnotherCpuStretchesTheNextSpinBudget) {
+  in_fresh_thread([] {
+    WaitOptions opt = learning_options();
+    opt.yields = 16;
+    const Deadline d = Deadline::after(10s);
+    {
+      // Spins its budget, then comes true after several yields: the peer was
+      // running on another CPU and took a little longer than the budget.
+      zipc::detail::SpinState st;
+      while (st.yields < 6) ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));
+      zipc::detail::spin_succeeded(st);
+    }
+    zipc::detail::SpinState next;
+    ASSERT_TRUE(starts_spinning(opt, &next));
+    EXPECT_GT(next.budget_ns, opt.spin_ns);
+    EXPECT_LE(next.budget_ns, 8ull * opt.spin_ns);
+    zipc::detail::spin_succeeded(next);
+  });
+}
+
+TEST(Event, AWaitThatComesTrueAtTheFirstYieldDoesNotStretchTheSpinBudget) {
+  in_fresh_thread([] {
+    const WaitOptions opt = learning_options();
+    wait_that_looks_shared(opt);  // one CPU: the peer ran once we yielded
+    zipc::detail::SpinState next;
+    ASSERT_TRUE(starts_spinning(opt, &next));
+    EXPECT_EQ(next.budget_ns, opt.spin_ns);
+    zipc::detail::spin_succeeded(next);
+  });
+}
+}  // namespace

@@ -11,10 +11,11 @@ want_apt=(
   libbenchmark-dev nlohmann-json3-dev libcli11-dev
   clang-tidy-14 tmux util-linux iproute2
   nats-server libnats-dev liburing-dev libflatbuffers-dev flatbuffers-compiler
+  libprotobuf-dev protobuf-compiler
 )
 if [ "${ZIPC_DEPS:-full}" != "minimal" ]; then
   # Peers measured by the benchmark suite (bench/peers): Debian packages only.
-  want_apt+=(libboost-dev libzmq3-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
+  want_apt+=(libboost-dev libzmq3-dev libgrpc++-dev protobuf-compiler-grpc)
 fi
 want_pip=(matplotlib nanobind scikit_build_core numpy pytest zmq mypy)
 # pip names where the import name differs

@@ -14,6 +14,7 @@
 #include "platform/process.hpp"
 #include "segment_header.hpp"
 #include "zipc/log.hpp"
+#include "type_record.hpp"
 
 namespace zipc {
 
@@ -284,6 +285,7 @@ Segment Segment::create(std::string_view name, const SegmentSpec& spec, const In
     layout::SegmentHeader* live = SegmentAccess::header(seg);
     // Everything but init_state; the file is zero-filled so init_state reads 0.
     std::memcpy(static_cast<void*>(live), &h, offsetof(layout::SegmentHeader, init_state));
+    if (options.type) detail::write_type_record(seg.base(), *options.type);  // published by init_state
     if (init) init(seg.payload(), seg.payload_size());
     // release: publishes the header and everything init() wrote; openers
     // load it with acquire (via pread after the store is globally visible).
@@ -320,6 +322,7 @@ Segment Segment::open(std::string_view name, SegmentKind kind, const SegmentOpti
       if (SegmentAccess::header(seg)->init_state.load(std::memory_order_acquire) != layout::kInitReady) {
         fail(Errc::corrupt_header, name, "init_state changed while opening");
       }
+      if (options.type) detail::check_type(name, seg.type_identity(), *options.type);
       if (!options.path.empty()) seg.fd_ = fd.release();
       return seg;
     }
@@ -449,6 +452,16 @@ SegmentInfo Segment::inspect(std::string_view name, const SegmentOptions& option
     info.creator_alive = is_alive(info.creator);
     info.created_ns = hr.header().created_ns;
     for (std::size_t i = 0; i < layout::kParamCount; ++i) info.params[i] = hr.header().params[i];
+  }
+  if (info.valid && hr.file_size >= layout::kTypeRecordOffset + sizeof(layout::TypeRecord)) {
+    layout::TypeRecord r{};
+    if (platform::read_at(fd.get(), &r, sizeof r, layout::kTypeRecordOffset) == static_cast<long>(sizeof r)) {
+      TypeIdentity t;
+      std::string why;
+      const detail::TypeRecordState st = detail::read_type_record(r, &t, &why);
+      if (st == detail::TypeRecordState::valid) info.type = std::move(t);
+      if (st == detail::TypeRecordState::invalid) info.problem = "type record: " + why;
+    }
   }
   return info;
 }

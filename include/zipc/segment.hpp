@@ -25,6 +25,7 @@
 
 #include "zipc/error.hpp"
 #include "zipc/process.hpp"
+#include "zipc/type_identity.hpp"
 
 namespace zipc {
 
@@ -76,6 +77,10 @@ struct SegmentOptions {
   // a path; nothing else can open it by name. Hand Segment::fd() to another
   // process (zipc::send_fd over a Unix socket) which opens it with open_fd().
   bool memfd = false;
+  // Typed channels (zipc/typed.hpp): create records this identity in the
+  // segment; open refuses a segment holding another one, or none, with
+  // Errc::type_mismatch. Empty: no type is recorded or checked.
+  std::optional<TypeIdentity> type;
 };
 
 // What to create: the kind, the bytes the kind needs, and its parameters
@@ -99,8 +104,9 @@ struct SegmentInfo {
   bool creator_alive = false;
   std::uint64_t created_ns = 0;  // CLOCK_REALTIME
   std::array<std::uint64_t, 8> params{};
-  bool valid = false;   // header validated
-  std::string problem;  // why not valid
+  bool valid = false;                // header validated
+  std::string problem;               // why not valid
+  std::optional<TypeIdentity> type;  // the typed channel's message type, when one was recorded
 };
 
 class Segment {
@@ -158,6 +164,9 @@ class Segment {
   // The descriptor kept open (file-backed, memfd or open_fd segments), else -1.
   // Owned by the segment: pass it on, do not close it.
   [[nodiscard]] int fd() const noexcept { return fd_; }
+  // The message type a typed channel recorded at create (empty for the byte
+  // API). Throws Errc::corrupt_header when the record fails its checksum.
+  [[nodiscard]] std::optional<TypeIdentity> type_identity() const;
   // Remarks about options that could not be honoured (e.g. huge pages fell back).
   [[nodiscard]] const std::string& notes() const noexcept { return notes_; }
 

@@ -18,3 +18,4 @@
 #include "zipc/topic.hpp"
 #include "zipc/version.hpp"
 #include "zipc/waitset.hpp"
+#include "zipc/typed.hpp"

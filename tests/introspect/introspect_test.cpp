@@ -39,9 +39,10 @@ TEST(Introspect, ATopicReportsExactCountsBacklogAndEachSubscribersLag) {
   std::array<std::byte, 64> buf;
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(fast.try_read(buf).ok());
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(slow.try_read(buf).ok());
-  (void)fast.try_read(buf);    // publishes its position (nothing left)
-  (void)slow.try_read(buf);    // the 4th
-  (void)slow.try_acquire();  // the 5th, held: the published position is after the 4th
+  (void)fast.try_read(buf);                       // publishes its position (nothing left)
+  (void)slow.try_read(buf);                       // the 4th
+  zipc::TopicReadLoan held = slow.try_acquire();  // the 5th, held: the published position is after the 4th
+  ASSERT_TRUE(held);
 
   const zipc::ChannelReport r = zipc::inspect_channel(name.str());
   ASSERT_TRUE(r.readable) << r.problem;

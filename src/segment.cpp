@@ -13,8 +13,8 @@
 #include "platform/file.hpp"
 #include "platform/process.hpp"
 #include "segment_header.hpp"
-#include "zipc/log.hpp"
 #include "type_record.hpp"
+#include "zipc/log.hpp"
 
 namespace zipc {
 

@@ -14,7 +14,9 @@
 namespace zipc {
 
 namespace detail {
-inline std::span<std::byte> write_bytes(const QueueWriteLoan& l) noexcept { return l.data(); }
+inline std::span<std::byte> write_bytes(const QueueWriteLoan& l) noexcept {
+  return l.data();
+}
 }  // namespace detail
 
 template <class T>

@@ -16,6 +16,6 @@
 #include "zipc/segment.hpp"
 #include "zipc/stl_allocator.hpp"
 #include "zipc/topic.hpp"
+#include "zipc/typed.hpp"
 #include "zipc/version.hpp"
 #include "zipc/waitset.hpp"
-#include "zipc/typed.hpp"

@@ -16,12 +16,12 @@ using nlohmann::json;
 const std::vector<WorkloadInfo>& workloads() {
   static const std::vector<WorkloadInfo> w = {
       {"pingpong",
-       "round trip between two processes on two CPUs (REFERENCE §3)",
+       "round trip between two processes on two CPUs (docs/reference.md §3)",
        {64, 128, 1024, 4096, 65536},
        {64, 128, 1024, 4096, 65536}},
       {"pingpong-1cpu", "the same ping-pong with both processes pinned to ONE CPU", {64}, {64, 1024, 65536}},
       {"stream",
-       "one-way streaming, flat out, one sender one receiver (REFERENCE §1, §2)",
+       "one-way streaming, flat out, one sender one receiver (docs/reference.md §1, §2)",
        {100, 3000, 65536, 262144},
        {100, 3000, 65536, 262144}},
       {"stream-rate",
@@ -31,10 +31,10 @@ const std::vector<WorkloadInfo>& workloads() {
       {"fanout-1", "1 publisher -> 1 subscriber, every subscriber gets every message", {100}, {100, 65536}},
       {"fanout-2", "1 publisher -> 2 subscribers", {100}, {100, 65536}},
       {"fanout-4", "1 publisher -> 4 subscribers", {100}, {100, 65536}},
-      {"m2m-2x2", "2 senders, 2 receivers, each message delivered once (REFERENCE §1)", {100}, {100, 3000}},
+      {"m2m-2x2", "2 senders, 2 receivers, each message delivered once (docs/reference.md §1)", {100}, {100, 3000}},
       {"m2m-4x4", "4 senders, 4 receivers, each message delivered once", {100}, {100, 3000}},
       {"reqrep",
-       "request/response: Unix socket, FIFO pair, the §2 single slot (REFERENCE §2)",
+       "request/response: Unix socket, FIFO pair, the §2 single slot (docs/reference.md §2)",
        {128, 262144},
        {128, 4096, 262144}},
   };

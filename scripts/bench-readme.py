@@ -164,7 +164,7 @@ def section(doc, json_path, readme_dir):
             ""]
     ref = doc.get("reference", [])
     if ref:
-        out += ["The figures the source articles report (REFERENCE.md), each the **author's figure on the "
+        out += ["The figures the source articles report (docs/reference.md), each the **author's figure on the "
                 "author's hardware**, beside our closest row from this run:",
                 "",
                 "| ref | author's figure (author's hardware) | ours, this machine |",

@@ -1,4 +1,4 @@
-// zipc-bench-heap_map: REFERENCE.md §4's experiment. N workers (threads or
+// zipc-bench-heap_map: docs/reference.md §4's experiment. N workers (threads or
 // processes) each repeatedly erase and insert key_<id>_<k> -> val_<i>
 // (k = i mod 100) in ONE std::map<string, string> that lives in a fixed-address
 // zipc::Heap, under a lock: zipc::SpinLock, zipc::Mutex (robust, process-shared),

@@ -1,4 +1,4 @@
-// zipc-bench-topic_log: the shared-memory log experiment of REFERENCE.md §5.
+// zipc-bench-topic_log: the shared-memory log experiment of docs/reference.md §5.
 //
 //   zipc-bench-topic_log [--full] [--records N] --out FILE
 //

@@ -86,7 +86,7 @@ void zipc::detail::topic_test_point(TestPoint point, std::uint64_t position) noe
   if (g_at_point) g_at_point(point, position);
 }
 
-// Review finding 1: try_read / try_acquire re-read the size from the ring
+// Regression: try_read / try_acquire re-read the size from the ring
 // after checking it, so a size scribbled in between was trusted.
 TEST(TopicRace, ReadUsesTheSizeItCheckedWhenAPeerScribblesItJustAfterTheCheck) {
   zipc::test::TempName name("topic");
@@ -121,7 +121,7 @@ TEST(TopicRace, ViewSpansTheSizeItCheckedWhenAPeerScribblesItJustAfterTheCheck) 
   EXPECT_TRUE(std::equal(m.begin(), m.end(), v.data().begin(), v.data().end()));
 }
 
-// Review finding 3: making room stopped at any record crossing "an eighth of
+// Regression: making room stopped at any record crossing "an eighth of
 // the ring", so a record larger than that straddling the room needed was
 // never dropped: publishing stayed full for ever, with no subscriber at all.
 TEST(TopicRace, RecordLargerThanAnEighthOfTheRingIsDroppedWhenItStraddlesTheRoomNeeded) {
@@ -164,7 +164,7 @@ TEST(TopicRace, LargeRecordStraddlingTheRoomNeededIsDroppedOnceEveryReliableRead
   }
 }
 
-// Review finding 4: with several publishers and streaming stores, the tag that
+// Regression: with several publishers and streaming stores, the tag that
 // lets a reader right behind take a record was stored before the streaming
 // stores of its payload were fenced. (A memory-ordering race: this stress run
 // can catch it on x86, it cannot force it.)
@@ -205,7 +205,7 @@ TEST(TopicRace, MultiPublisherStreamingRecordsAreIntactForAReaderRightBehind) {
   EXPECT_EQ(bad, 0u);
 }
 
-// Review finding 5: a publisher freeing a dead subscriber's slot stored its
+// Regression: a publisher freeing a dead subscriber's slot stored its
 // mode after giving up the owner word, erasing the mode of a reliable
 // subscriber that took the slot in between: that reader's unread records were
 // then overwritten.
@@ -261,7 +261,7 @@ TEST(TopicRace, ReliableSubscriberTakingASlotAPublisherJustFreedKeepsItsRecords)
   EXPECT_EQ(joiner.try_read(buf).status, Status::empty);
 }
 
-// Review finding 7: a publisher that lost the claim CAS kept its intent at the
+// Regression: a publisher that lost the claim CAS kept its intent at the
 // position another publisher claimed; when that one died, recovery took the
 // loser for the claim's (live) owner and never made the hole: the topic
 // stalled for good.
@@ -308,7 +308,7 @@ TEST(TopicRace, PublisherThatLostTheClaimRaceDoesNotShieldTheDeadWinnersClaimFro
   EXPECT_TRUE(std::equal(m.begin(), m.end(), buf.begin()));
 }
 
-// Review finding 13: in multi mode a publisher may wait for room that only a
+// Regression: in multi mode a publisher may wait for room that only a
 // commit makes (claims fill the ring); commits did not wake it.
 TEST(TopicRace, CommitInMultiModeWakesPublishersWaitingForRoom) {
   zipc::test::TempName name("topic");

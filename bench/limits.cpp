@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "shared_map.hpp"
+#include "shm_map.hpp"
 #include "sysinfo.hpp"
 #include "zipc/event.hpp"
 

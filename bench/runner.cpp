@@ -11,7 +11,7 @@
 #include <exception>
 
 #include "payload.hpp"
-#include "shared_map.hpp"
+#include "shm_map.hpp"
 #include "sysinfo.hpp"
 
 namespace zipc::bench {

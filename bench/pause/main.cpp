@@ -30,7 +30,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../shared_map.hpp"
+#include "../shm_map.hpp"
 #include "../sysinfo.hpp"
 
 namespace {

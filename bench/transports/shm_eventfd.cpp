@@ -9,7 +9,7 @@
 #include <map>
 
 #include "../fd_channel.hpp"
-#include "../shared_map.hpp"
+#include "../shm_map.hpp"
 
 namespace zipc::bench {
 namespace {

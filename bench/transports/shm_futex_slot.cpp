@@ -7,7 +7,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "../shared_map.hpp"
+#include "../shm_map.hpp"
 #include "../transport.hpp"
 #include "zipc/event.hpp"
 

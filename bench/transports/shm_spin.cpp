@@ -5,7 +5,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "../shared_map.hpp"
+#include "../shm_map.hpp"
 #include "../transport.hpp"
 
 namespace zipc::bench {

@@ -1,4 +1,4 @@
-#include "shared_map.hpp"
+#include "shm_map.hpp"
 
 #include <sys/mman.h>
 

@@ -91,6 +91,8 @@ TEST(BridgeCore, ABridgeKilledMidStreamAndRestartedCountsItsLossesExactly) {
   const auto seqs = reader.seqs();
   EXPECT_TRUE(strictly_increasing(seqs));
   EXPECT_EQ(seqs.front(), 0u);
+  EXPECT_TRUE(wait_for([&] { return b.stats(0).received == seqs.size(); }, 5s))
+      << b.stats(0).received;  // counted just after the local publish returns
   const auto s = b.stats(0);
   EXPECT_EQ(s.received, seqs.size());
   EXPECT_EQ(s.lost, n - seqs.size()) << "lost must be exactly the missing sequences";
@@ -178,6 +180,8 @@ TEST(BridgeCore, AClusterNodeKilledMidStreamIsFailedOverWithExactAccounting) {
       << a.last_error() << " | " << b.last_error();
   const auto seqs = reader.seqs();
   EXPECT_TRUE(strictly_increasing(seqs));
+  EXPECT_TRUE(wait_for([&] { return b.stats(0).received == seqs.size(); }, 5s))
+      << b.stats(0).received;  // counted just after the local publish returns
   const auto s = b.stats(0);
   EXPECT_EQ(s.received, seqs.size());
   EXPECT_EQ(s.lost, (n - first) - seqs.size()) << "lost must be exactly the missing sequences";

@@ -42,7 +42,8 @@ TEST(BridgeCore, RemoteReliableSubscriberReceivesEveryMessageInOrder) {
   EXPECT_TRUE(wait_for([&] { return a.stats(0).forwarded == n; }, std::chrono::seconds(5)))
       << a.stats(0).forwarded;  // counted just after the send returns
   EXPECT_EQ(a.stats(0).lag, 0u);
-  EXPECT_EQ(b.stats(0).received, n);
+  EXPECT_TRUE(wait_for([&] { return b.stats(0).received == n; }, std::chrono::seconds(5)))
+      << b.stats(0).received;  // counted just after the local publish returns
   EXPECT_EQ(b.stats(0).lost, 0u);
   EXPECT_EQ(b.stats(0).duplicates, 0u);
 }
@@ -116,6 +117,10 @@ TEST(BridgeCore, LossesFromASlowReceiverAreCountedExactly) {
   ASSERT_FALSE(got.empty());
   ASSERT_EQ(got.back(), n - 1) << "the last message never came";
   ASSERT_TRUE(strictly_increasing(got));
+  // B counts a message just after its local publish returns, so the reader can see the last
+  // one a moment before the counter does.
+  EXPECT_TRUE(wait_for([&] { return b.stats(0).received == got.size(); }, std::chrono::seconds(5)))
+      << b.stats(0).received << " counted, " << got.size() << " read";
   const auto s = b.stats(0);
   EXPECT_GT(s.lost, 0u) << "the test did not make the receiver slow enough";
   EXPECT_EQ(s.received, got.size());

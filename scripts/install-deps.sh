@@ -10,7 +10,7 @@ want_apt=(
   clang-14 clang-format-14 libclang-rt-14-dev llvm-14
   libbenchmark-dev nlohmann-json3-dev libcli11-dev
   clang-tidy-14 tmux util-linux iproute2
-  nats-server libnats-dev liburing-dev libflatbuffers-dev flatbuffers-compiler
+  nats-server libnats-dev openssl liburing-dev libflatbuffers-dev flatbuffers-compiler
   libprotobuf-dev protobuf-compiler
 )
 if [ "${ZIPC_DEPS:-full}" != "minimal" ]; then

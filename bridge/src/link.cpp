@@ -1,6 +1,7 @@
 #include "link.hpp"
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -78,23 +79,23 @@ std::string Link::build_options(natsOptions** out) const {
       (s = natsOptions_SetUserInfo(o, options_.user.c_str(), options_.password.c_str())) != NATS_OK)
     return fail("user/password");
   if (!options_.token.empty() && (s = natsOptions_SetToken(o, options_.token.c_str())) != NATS_OK) return fail("token");
+  if (!options_.creds_file.empty() && !std::ifstream(options_.creds_file).good())
+    return "nats option creds_file: cannot read '" + options_.creds_file + "'";
   if (!options_.creds_file.empty() &&
       (s = natsOptions_SetUserCredentialsFromFiles(o, options_.creds_file.c_str(), nullptr)) != NATS_OK)
     return fail("creds_file");
-  const bool tls = options_.tls || !options_.tls_ca.empty() || !options_.tls_cert.empty();
-  if (tls && (s = natsOptions_SetSecure(o, true)) != NATS_OK) return fail("tls");
+  if (uses_tls() && (s = natsOptions_SetSecure(o, true)) != NATS_OK) return fail("tls");
   if (!options_.tls_ca.empty() && (s = natsOptions_LoadCATrustedCertificates(o, options_.tls_ca.c_str())) != NATS_OK)
     return fail("tls_ca");
   if (!options_.tls_cert.empty() &&
       (s = natsOptions_LoadCertificatesChain(o, options_.tls_cert.c_str(), options_.tls_key.c_str())) != NATS_OK)
     return fail("tls_cert/tls_key");
   natsOptions_SetNoRandomize(o, !options_.randomize);
-  natsOptions_SetNoEcho(o, true);
+  natsOptions_SetNoEcho(o, true);  // our own publications never come back on this connection
   // Write in the publishing thread instead of waking the client's flusher
   // thread: one write per (batched) publish, no hand-off latency.
   natsOptions_SetSendAsap(o, true);
-  natsOptions_SetIOBufSize(
-      o, 256 * 1024);  // a whole batch per read and write  // our own publications never come back on this connection
+  natsOptions_SetIOBufSize(o, 256 * 1024);  // a whole batch per read and write
   natsOptions_SetAllowReconnect(o, true);
   natsOptions_SetMaxReconnect(o, -1);  // forever; the bridge is long-running
   natsOptions_SetReconnectWait(o, options_.reconnect_wait.count());
@@ -119,7 +120,12 @@ std::string Link::connect_once() {
   natsOptions_Destroy(o);
   if (s != NATS_OK) {
     conn_ = nullptr;
-    return "nats: cannot connect to " + servers_text() + ": " + status_text(s);
+    std::string e = "nats: cannot connect to " + servers_text() + ": " + status_text(s);
+    // A server that requires a client certificate closes the TLS session
+    // without a word; the client then reports a protocol error.
+    if (uses_tls() && options_.tls_cert.empty() && (s == NATS_PROTOCOL_ERROR || s == NATS_CONNECTION_CLOSED))
+      e += " (TLS: the server may require a client certificate: set nats.tls_cert and nats.tls_key)";
+    return e;
   }
   jsOptions jo;
   jsOptions_Init(&jo);

@@ -31,6 +31,7 @@ class Link {
   [[nodiscard]] bool up() const noexcept { return up_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::uint64_t reconnects() const noexcept { return reconnects_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::string servers_text() const;
+  [[nodiscard]] bool uses_tls() const { return options_.tls || !options_.tls_ca.empty() || !options_.tls_cert.empty(); }
   [[nodiscard]] int pending_msgs() const noexcept { return options_.pending_msgs; }
   [[nodiscard]] int pending_bytes() const noexcept { return options_.pending_bytes; }
   [[nodiscard]] std::string last_error() const;

@@ -1,7 +1,7 @@
 // Shared setup of the bridge tests. Two "hosts" share no segments: each has
 // its own zipc name prefix (<unique>.hostA.*, <unique>.hostB.*) and its own
 // bridge with its own host id and NATS connection. (Not network namespaces:
-// they need root and ip-netns, which the test machines lack.)
+// they do not separate /dev/shm, so they would not keep the hosts apart.)
 #pragma once
 
 #include <gtest/gtest.h>

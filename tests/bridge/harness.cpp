@@ -134,6 +134,12 @@ NatsServer::NatsServer(const std::string& dir, std::string node, int port, Clust
   start();
 }
 
+NatsServer::NatsServer(const std::string& dir, std::string node, std::vector<std::string> extra_args)
+    : dir_(dir), node_(std::move(node)), port_(free_port()), extra_args_(std::move(extra_args)) {
+  log_ = dir_ + "/" + node_ + ".log";
+  start();
+}
+
 void NatsServer::start() {
   std::vector<std::string> argv{"/usr/sbin/nats-server", "-a", "127.0.0.1", "-p", std::to_string(port_), "-js", "-sd",
                                 dir_ + "/js-" + node_,   "-n", node_};
@@ -145,6 +151,7 @@ void NatsServer::start() {
       routes += (routes.empty() ? "" : ",") + ("nats://127.0.0.1:" + std::to_string(p));
     argv.insert(argv.end(), {"-routes", routes});
   }
+  argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   proc_ = Proc(argv, log_);
   // Ready when its client port accepts.
   const bool up = wait_for(

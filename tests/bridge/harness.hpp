@@ -67,6 +67,8 @@ class NatsServer {
   };
   explicit NatsServer(const std::string& dir, std::string node = "n1", int port = 0);
   NatsServer(const std::string& dir, std::string node, int port, Cluster cluster);
+  // A single server with more command-line options (authentication, TLS).
+  NatsServer(const std::string& dir, std::string node, std::vector<std::string> extra_args);
   ~NatsServer() { kill(); }
   void start();  // (again after kill: same port, same store)
   void kill();   // SIGKILL, like a crash
@@ -78,6 +80,7 @@ class NatsServer {
   std::string dir_, node_, log_;
   int port_;
   Cluster cluster_;
+  std::vector<std::string> extra_args_;
   Proc proc_;
 };
 

@@ -79,8 +79,8 @@ void RpcConnection::release(std::uint32_t k) noexcept {
   local[k] = LocalSlot::free;
 }
 
-std::shared_ptr<RpcConnection> RpcClientImpl::open(std::string_view name, Deadline deadline) {
-  Segment::validate_name(name);
+std::shared_ptr<RpcConnection> RpcClientImpl::open(std::string_view name, Deadline deadline, int fd) {
+  if (fd < 0) Segment::validate_name(name);
   const std::uint64_t me = pack(ProcessId::current());
   for (;;) {
     Errc why = Errc::ok;
@@ -90,8 +90,13 @@ std::shared_ptr<RpcConnection> RpcClientImpl::open(std::string_view name, Deadli
       const std::uint64_t now = platform::monotonic_ns();
       so.open_timeout = std::chrono::milliseconds(
           deadline.is_never() ? 1000 : (deadline.ns() > now ? (deadline.ns() - now) / 1'000'000 : 0));
-      std::shared_ptr<Segment> seg = rpc_find_local(Segment::path_for(name, so));
-      if (!seg) seg = std::make_shared<Segment>(Segment::open(name, SegmentKind::rpc, so));
+      std::shared_ptr<Segment> seg;
+      if (fd >= 0) {
+        seg = std::make_shared<Segment>(Segment::open_fd(fd, SegmentKind::rpc, so, name));
+      } else {
+        seg = rpc_find_local(Segment::path_for(name, so));
+        if (!seg) seg = std::make_shared<Segment>(Segment::open(name, SegmentKind::rpc, so));
+      }
       // The layout version first: another version may lay out the params differently.
       if (seg->payload_size() >= sizeof(layout::RpcControl)) {
         const auto* control = reinterpret_cast<const layout::RpcControl*>(seg->payload());
@@ -160,6 +165,10 @@ bool RpcClientImpl::ensure_live(Status* status) noexcept {
     if (!gone) return true;
     conn->dead_status = closed_or_dead(*conn);
     conn->dead = true;
+  }
+  if (by_fd) {  // no name to find a successor by
+    *status = conn ? conn->dead_status : Status::peer_dead;
+    return false;
   }
   // One attempt, no waiting: a dead server must not stall the call until its timeout.
   try {
@@ -376,6 +385,17 @@ RpcClient RpcClient::connect(std::string_view name, std::chrono::milliseconds ti
   RpcClient c;
   c.impl_->name = std::string(name);
   c.impl_->conn = detail::RpcClientImpl::open(name, Deadline::after(timeout));
+  c.impl_->wait_options.strategy = static_cast<WaitStrategy>(c.impl_->conn->view.geometry().wait);
+  c.impl_->next_check_ns = platform::monotonic_ns() + c.impl_->liveness_ns;
+  return c;
+}
+
+RpcClient RpcClient::connect_fd(int fd, std::chrono::milliseconds timeout) {
+  if (fd < 0) detail::fail(Errc::invalid_argument, "fd " + std::to_string(fd), "not a descriptor");
+  RpcClient c;
+  c.impl_->name = "fd " + std::to_string(fd);
+  c.impl_->by_fd = true;
+  c.impl_->conn = detail::RpcClientImpl::open(c.impl_->name, Deadline::after(timeout), fd);  // maps its own duplicate
   c.impl_->wait_options.strategy = static_cast<WaitStrategy>(c.impl_->conn->view.geometry().wait);
   c.impl_->next_check_ns = platform::monotonic_ns() + c.impl_->liveness_ns;
   return c;

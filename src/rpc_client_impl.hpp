@@ -54,8 +54,10 @@ class RpcClientImpl {
   std::uint64_t next_call_id = 1;
   std::uint64_t reconnects = 0;
 
-  // Throws zipc::Error.
-  static std::shared_ptr<RpcConnection> open(std::string_view name, Deadline deadline);
+  bool by_fd = false;  // connected with connect_fd: no name to reconnect by
+
+  // Throws zipc::Error. fd >= 0: through that descriptor instead of the name.
+  static std::shared_ptr<RpcConnection> open(std::string_view name, Deadline deadline, int fd = -1);
 
   // Checks the server at most every liveness_ns; reconnects a dead connection
   // once (no waiting). False (with *status) when no live server is there.

@@ -344,7 +344,7 @@ void RpcServerImpl::close() noexcept {
   view.control()->state.store(layout::kRpcClosed, std::memory_order_release);
   view.control()->server_event.notify_all();
   for (std::uint64_t c = 0; c < view.geometry().max_clients; ++c) view.record(c)->response_event.notify_all();
-  rpc_unregister_local(path, segment.get());  // keyed by path: the name space is part of it
+  if (!path.empty()) rpc_unregister_local(path, segment.get());  // keyed by path: the name space is part of it
   // Only our own file: if the name was taken from us (an outsider removed it,
   // a successor now serves there), the successor's file stays (review
   // finding 12). Our mapping keeps our inode alive, so no successor can have
@@ -380,25 +380,31 @@ RpcServer RpcServer::create(std::string_view name, const RpcOptions& options) {
       v.slot(i)->resp_block.store(layout::kNoBlock, std::memory_order_relaxed);
     }
   };
-  const std::string path = Segment::path_for(name, so);
-  Segment seg;
-  for (int attempt = 0;; ++attempt) {
-    try {
-      seg = Segment::create(name, spec, init, so);
-      break;
-    } catch (const Error& e) {
-      if (e.errc() != Errc::already_exists || !options.replace_stale || attempt >= 100) throw;
-    }
-    detail::replace_stale(name, path);
-  }
   RpcServer s;
-  // Nobody replaces a live server's file, so what path names now is ours.
-  s.impl_->path = path;
-  s.impl_->file_known = platform::file_id(path, &s.impl_->file) == 0;
-  s.impl_->live_lock.take(path);
-  s.impl_->segment = std::make_shared<Segment>(std::move(seg));
+  if (so.memfd) {
+    // No name in /dev/shm: nothing to take over, nothing to remove; clients
+    // come through fd() (zipc::send_fd) and RpcClient::connect_fd.
+    s.impl_->segment = std::make_shared<Segment>(Segment::create(name, spec, init, so));
+  } else {
+    const std::string path = Segment::path_for(name, so);
+    Segment seg;
+    for (int attempt = 0;; ++attempt) {
+      try {
+        seg = Segment::create(name, spec, init, so);
+        break;
+      } catch (const Error& e) {
+        if (e.errc() != Errc::already_exists || !options.replace_stale || attempt >= 100) throw;
+      }
+      detail::replace_stale(name, path);
+    }
+    // Nobody replaces a live server's file, so what path names now is ours.
+    s.impl_->path = path;
+    s.impl_->file_known = platform::file_id(path, &s.impl_->file) == 0;
+    s.impl_->live_lock.take(path);
+    s.impl_->segment = std::make_shared<Segment>(std::move(seg));
+    detail::rpc_register_local(path, s.impl_->segment);
+  }
   s.impl_->view = detail::RpcView(s.impl_->segment->payload(), g);
-  detail::rpc_register_local(path, s.impl_->segment);
   s.impl_->options = options;
   s.impl_->name = std::string(name);
   return s;
@@ -454,6 +460,10 @@ void RpcServer::close() noexcept {
 
 const std::string& RpcServer::name() const noexcept {
   return impl_->name;
+}
+
+int RpcServer::fd() const noexcept {
+  return impl_ && impl_->segment ? impl_->segment->fd() : -1;
 }
 
 std::size_t RpcServer::connected_clients() const noexcept {

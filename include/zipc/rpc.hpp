@@ -172,6 +172,10 @@ class RpcServer {
   [[nodiscard]] std::uint64_t reaped_clients() const noexcept;  // dead clients recovered so far
   // Marks the service closed and removes its name now (the destructor does the same).
   void close() noexcept;
+  // The segment's descriptor when it lives in a memfd (RpcOptions::segment.memfd:
+  // no name in /dev/shm), else -1. Hand it to a client process with
+  // zipc::send_fd; it connects with RpcClient::connect_fd.
+  [[nodiscard]] int fd() const noexcept;
 
  private:
   std::unique_ptr<detail::RpcServerImpl> impl_;
@@ -274,6 +278,11 @@ class RpcClient {
   // Connects to a server, waiting up to timeout for it to appear and for a
   // free client record. Throws zipc::Error (not_found, busy, peer_dead, ...).
   static RpcClient connect(std::string_view name, std::chrono::milliseconds timeout = std::chrono::seconds(1));
+  // Connects through a descriptor of the server's segment (RpcServer::fd()
+  // received with zipc::receive_fd; duplicated, the caller keeps fd). There
+  // is no name to find a successor by: once this server is gone, calls fail
+  // with peer_dead or closed for good.
+  static RpcClient connect_fd(int fd, std::chrono::milliseconds timeout = std::chrono::seconds(1));
 
   RpcClient();
   RpcClient(RpcClient&&) noexcept;

@@ -20,6 +20,11 @@
 
 namespace nb = nanobind;
 
+namespace zipc {
+class Queue;
+class Subscriber;
+}  // namespace zipc
+
 namespace zipc::py {
 
 using ns = std::chrono::nanoseconds;
@@ -40,6 +45,7 @@ const char* status_kind(Status s) noexcept;
 struct Guarded {
   std::mutex mu;
   int live_loans = 0;
+  int in_waitsets = 0;  // WaitSets that hold this endpoint's address (detach() refused meanwhile)
 };
 
 // How long one slice of a blocking wait lasts before the GIL is taken back to
@@ -126,6 +132,12 @@ void init_topic(nb::module_& m);
 void init_rpc(nb::module_& m);
 void init_heap(nb::module_& m);
 void init_segment(nb::module_& m);
+void init_waitset(nb::module_& m);
+
+// The C++ endpoint behind a zipc.Subscriber / zipc.Queue object (nullptr when
+// h is something else), with its Guarded part; for the WaitSet binding.
+zipc::Subscriber* subscriber_of(nb::handle h, Guarded** guard);
+zipc::Queue* queue_of(nb::handle h, Guarded** guard);
 
 zipc::WaitOptions wait_options(WaitStrategy s);
 

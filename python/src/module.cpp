@@ -147,4 +147,5 @@ NB_MODULE(_zipc, m) {
   zipc::py::init_topic(m);
   zipc::py::init_rpc(m);
   zipc::py::init_heap(m);
+  zipc::py::init_waitset(m);
 }

@@ -134,6 +134,13 @@ nb::object recv_impl(PyQueue& self, std::optional<ns> t, bool try_only) {
 
 }  // namespace
 
+zipc::Queue* queue_of(nb::handle h, Guarded** guard) {
+  if (!nb::isinstance<PyQueue>(h)) return nullptr;
+  PyQueue& q = nb::cast<PyQueue&>(h);
+  *guard = &q;
+  return &q.q;
+}
+
 void init_queue(nb::module_& m) {
   nb::enum_<Multiplicity>(m, "Multiplicity").value("single", Multiplicity::single).value("multi", Multiplicity::multi);
   nb::enum_<Role>(m, "Role")
@@ -409,6 +416,8 @@ void init_queue(nb::module_& m) {
           [](PyQueue& self) {
             if (self.live_loans > 0)
               raise_kind("invalid_argument", self.ctx("detach") + ": loans of this handle are still out");
+            if (self.in_waitsets > 0)
+              raise_kind("invalid_argument", self.ctx("detach") + ": detach it from its WaitSet first");
             nb::gil_scoped_release nogil;
             std::lock_guard lock(self.mu);
             self.q = zipc::Queue();

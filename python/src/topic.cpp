@@ -221,6 +221,13 @@ nb::object reserve_impl(nb::handle self_obj, std::size_t size, std::optional<ns>
 
 }  // namespace
 
+zipc::Subscriber* subscriber_of(nb::handle h, Guarded** guard) {
+  if (!nb::isinstance<PySubscriber>(h)) return nullptr;
+  PySubscriber& sub = nb::cast<PySubscriber&>(h);
+  *guard = &sub;
+  return &sub.s;
+}
+
 void init_topic(nb::module_& m) {
   nb::enum_<Delivery>(m, "Delivery").value("reliable", Delivery::reliable).value("lossy", Delivery::lossy);
 
@@ -357,6 +364,8 @@ void init_topic(nb::module_& m) {
       .def("detach",
            [](PySubscriber& self) {
              if (self.live_loans > 0) raise_kind("invalid_argument", self.ctx("detach") + ": a loan is still out");
+             if (self.in_waitsets > 0)
+               raise_kind("invalid_argument", self.ctx("detach") + ": detach it from its WaitSet first");
              std::lock_guard lock(self.mu);
              self.s = zipc::Subscriber();
            })

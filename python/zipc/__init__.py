@@ -46,6 +46,7 @@ from ._zipc import Subscriber as Subscriber
 from ._zipc import Topic as Topic
 from ._zipc import TopicReadLoan as TopicReadLoan
 from ._zipc import TopicWriteLoan as TopicWriteLoan
+from ._zipc import WaitSet as WaitSet
 from ._zipc import WaitStrategy as WaitStrategy
 from ._zipc import remove_segment as remove_segment
 from ._zipc import segments as segments
@@ -202,5 +203,5 @@ __all__ = [
     "Queue", "QueueWriteLoan", "QueueReadLoan", "Topic", "Publisher", "Subscriber",
     "TopicWriteLoan", "TopicReadLoan", "RpcServer", "RpcClient", "RpcTicket", "Heap",
     "SegmentInfo", "segments", "remove_segment", "Multiplicity", "Role", "WaitStrategy",
-    "Delivery", "LoanBuffer",
+    "Delivery", "LoanBuffer", "WaitSet",
 ] + [cls.__name__ for cls in _ERRORS.values()]

@@ -1,0 +1,156 @@
+// zipc.WaitSet: wait on many subscribers, queue consumers, fds and intervals
+// at once; its readiness fd lets asyncio (zipc.aio) wait through the event
+// loop's add_reader instead of a thread per channel.
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+#include <poll.h>
+
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "common.hpp"
+#include "zipc/waitset.hpp"
+
+namespace zipc::py {
+namespace {
+
+const char* kind_name(ReadyKind k) noexcept {
+  switch (k) {
+    case ReadyKind::queue: return "queue";
+    case ReadyKind::subscriber: return "subscriber";
+    case ReadyKind::fd: return "fd";
+    case ReadyKind::deadline: return "deadline";
+    case ReadyKind::interval: return "interval";
+  }
+  return "unknown";
+}
+
+struct PyWaitSet : Guarded {
+  zipc::WaitSet ws;
+  // The Python objects attached: kept alive (the C++ WaitSet holds their
+  // address) and told so (their detach() is refused meanwhile).
+  struct Held {
+    nb::object obj;
+    Guarded* guard = nullptr;
+  };
+  std::map<std::uint64_t, Held> held;
+
+  PyWaitSet() = default;
+  PyWaitSet(const PyWaitSet&) = delete;
+  PyWaitSet& operator=(const PyWaitSet&) = delete;
+  ~PyWaitSet() { release_all(); }
+
+  void release_all() noexcept {
+    for (auto& [id, h] : held)
+      if (h.guard != nullptr) --h.guard->in_waitsets;
+    held.clear();
+  }
+
+  std::uint64_t attach(nb::handle endpoint) {
+    Guarded* guard = nullptr;
+    std::uint64_t id = 0;
+    zipc::Subscriber* s = subscriber_of(endpoint, &guard);
+    zipc::Queue* q = s == nullptr ? queue_of(endpoint, &guard) : nullptr;
+    if (s == nullptr && q == nullptr)
+      raise_kind("invalid_argument", "WaitSet.attach: a Subscriber or a Queue opened as a consumer, not " +
+                                         nb::cast<std::string>(nb::str(endpoint.type())));
+    {
+      nb::gil_scoped_release nogil;  // a wait() in another thread holds mu without the GIL
+      std::lock_guard lock(mu);
+      std::lock_guard endpoint_lock(guard->mu);
+      id = s != nullptr ? ws.attach(*s) : ws.attach(*q);
+    }
+    ++guard->in_waitsets;
+    held[id] = Held{nb::borrow(endpoint), guard};
+    return id;
+  }
+
+  bool detach(std::uint64_t id) {
+    bool known = false;
+    {
+      nb::gil_scoped_release nogil;
+      std::lock_guard lock(mu);
+      known = ws.detach(id);
+    }
+    if (auto it = held.find(id); it != held.end()) {
+      if (it->second.guard != nullptr) --it->second.guard->in_waitsets;
+      held.erase(it);
+    }
+    return known;
+  }
+
+  std::vector<std::pair<std::uint64_t, const char*>> wait(std::optional<ns> timeout) {
+    std::vector<std::pair<std::uint64_t, const char*>> out;
+    auto op = [&](ns slice) {
+      out.clear();
+      for (const Ready& r : ws.wait(slice)) out.emplace_back(r.id, kind_name(r.kind));
+      return out.empty() ? Status::timeout : Status::ok;
+    };
+    (void)sliced(*this, timeout, op, [](Status s) { return s; });
+    return out;
+  }
+};
+
+}  // namespace
+
+void init_waitset(nb::module_& m) {
+  nb::class_<PyWaitSet>(m, "WaitSet",
+                        "Waits on many channels at once (level-triggered). Use it and the endpoints attached to "
+                        "it from one thread (an asyncio loop, for instance).")
+      .def(nb::init<>())
+      .def("attach", &PyWaitSet::attach, nb::arg("endpoint"),
+           "Attaches a Subscriber or a Queue consumer; returns its id. The endpoint is kept alive and cannot be "
+           "detached from its channel until it is detached from this WaitSet.")
+      .def(
+          "attach_fd",
+          [](PyWaitSet& self, int fd, std::uint32_t events) {
+            std::uint64_t id = 0;
+            {
+              nb::gil_scoped_release nogil;
+              std::lock_guard lock(self.mu);
+              id = self.ws.attach_fd(fd, events);
+            }
+            self.held[id] = PyWaitSet::Held{};
+            return id;
+          },
+          nb::arg("fd"), nb::arg("events") = static_cast<std::uint32_t>(POLLIN),
+          "Attaches a plain file descriptor (poll(2) events, default POLLIN); returns its id.")
+      .def(
+          "attach_interval",
+          [](PyWaitSet& self, nb::handle period) {
+            const auto p = to_timeout(period);
+            if (!p || p->count() <= 0) raise_kind("invalid_argument", "WaitSet.attach_interval: a positive period");
+            std::uint64_t id = 0;
+            {
+              nb::gil_scoped_release nogil;
+              std::lock_guard lock(self.mu);
+              id = self.ws.attach_interval(*p);
+            }
+            self.held[id] = PyWaitSet::Held{};
+            return id;
+          },
+          nb::arg("period"), "Reported once per period (seconds or timedelta); returns its id.")
+      .def("detach", &PyWaitSet::detach, nb::arg("id"), "False for an unknown id.")
+      .def(
+          "wait", [](PyWaitSet& self, nb::handle timeout) { return self.wait(to_timeout(timeout)); },
+          nb::arg("timeout").none() = nb::none(),
+          "[(id, kind), ...] of what is ready; [] on timeout. 0 polls (and arms the readiness fd).")
+      .def("stop", [](PyWaitSet& self) { self.ws.stop(); })
+      .def_prop_ro(
+          "readiness_fd", [](PyWaitSet& self) { return self.ws.readiness_fd(); },
+          "Readable while wait(0) would report something; -1 without io_uring futex waits (kernel < 6.7).")
+      .def_prop_ro("uses_io_uring", [](PyWaitSet& self) { return self.ws.uses_io_uring(); })
+      .def("__len__", [](PyWaitSet& self) { return self.ws.size(); })
+      .def("close", [](PyWaitSet& self) {
+        {
+          nb::gil_scoped_release nogil;
+          std::lock_guard lock(self.mu);
+          for (auto& [id, h] : self.held) (void)self.ws.detach(id);
+        }
+        self.release_all();
+      });
+}
+
+}  // namespace zipc::py

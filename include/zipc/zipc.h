@@ -598,6 +598,54 @@ ZIPC_API zipc_status_t zipc_segment_list(zipc_segment_fn fn, void* context, size
 /* Removes any segment by name (ZIPC_NOT_FOUND if absent). segment may be NULL. */
 ZIPC_API zipc_status_t zipc_segment_remove(const char* name, const zipc_segment_options_t* segment);
 
+/* ---- WaitSet ----------------------------------------------------------- */
+
+/* Waits on many queue consumers, subscribers, fds and intervals at once
+ * (docs/waitset.md). Channels are level-triggered: reported by every wait
+ * while they hold something; intervals once per expiry. An attached handle
+ * must stay alive (detach it from the WaitSet before zipc_*_detach). One
+ * thread at a time per WaitSet, except zipc_waitset_stop. */
+typedef struct zipc_waitset zipc_waitset_t;
+
+typedef enum zipc_ready_kind {
+  ZIPC_READY_QUEUE = 0,
+  ZIPC_READY_SUBSCRIBER = 1,
+  ZIPC_READY_FD = 2,
+  ZIPC_READY_DEADLINE = 3,
+  ZIPC_READY_INTERVAL = 4
+} zipc_ready_kind_t;
+
+typedef struct zipc_ready {
+  uint64_t id;          /* what zipc_waitset_attach_* gave */
+  uint32_t kind;        /* zipc_ready_kind_t */
+  uint32_t revents;     /* fd: poll(2) revents */
+  uint64_t expirations; /* interval: periods elapsed since the last report */
+} zipc_ready_t;
+
+ZIPC_API zipc_status_t zipc_waitset_create(zipc_waitset_t** out);
+/* Frees it (NULL is ignored); the attached handles stay as they are. */
+ZIPC_API void zipc_waitset_destroy(zipc_waitset_t* waitset);
+/* Each gives the attachment's id (never 0) in *id. ZIPC_INVALID_ARGUMENT for
+ * a queue without the consumer role or a detached subscriber. */
+ZIPC_API zipc_status_t zipc_waitset_attach_queue(zipc_waitset_t* waitset, zipc_queue_t* queue, uint64_t* id);
+ZIPC_API zipc_status_t zipc_waitset_attach_subscriber(zipc_waitset_t* waitset, zipc_subscriber_t* subscriber,
+                                                      uint64_t* id);
+ZIPC_API zipc_status_t zipc_waitset_attach_fd(zipc_waitset_t* waitset, int fd, uint32_t events, uint64_t* id);
+ZIPC_API zipc_status_t zipc_waitset_attach_interval(zipc_waitset_t* waitset, int64_t period_ns, uint64_t* id);
+/* ZIPC_NOT_FOUND for an unknown id. */
+ZIPC_API zipc_status_t zipc_waitset_detach(zipc_waitset_t* waitset, uint64_t id);
+/* Waits up to timeout_ns (negative: forever; 0: poll) and fills
+ * ready[0 .. *count). ZIPC_OK when something is ready, ZIPC_TIMEOUT when not
+ * (also after zipc_waitset_stop). More than capacity ready: the rest come
+ * first from the next call, without waiting. */
+ZIPC_API zipc_status_t zipc_waitset_wait(zipc_waitset_t* waitset, int64_t timeout_ns, zipc_ready_t* ready,
+                                         size_t capacity, size_t* count);
+/* Makes a wait in progress (in another thread) return. */
+ZIPC_API zipc_status_t zipc_waitset_stop(zipc_waitset_t* waitset);
+/* Readable while zipc_waitset_wait(.., 0, ..) would report something: for
+ * epoll/poll/select. -1 without io_uring futex waits (kernel < 6.7) or for NULL. */
+ZIPC_API int zipc_waitset_readiness_fd(const zipc_waitset_t* waitset);
+
 /* NOLINTEND(readability-identifier-naming) */
 
 #ifdef __cplusplus

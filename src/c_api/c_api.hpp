@@ -17,6 +17,11 @@
 #include "zipc/segment.hpp"
 #include "zipc/zipc.h"
 
+namespace zipc {
+class Queue;
+class Subscriber;
+}  // namespace zipc
+
 namespace zipc::c_api {
 
 // ---- errors ----
@@ -90,6 +95,9 @@ T read_options(const T* options, Init init) noexcept {
 
 // Gives back the record a subscriber's read loan shows (topic.cpp).
 void release_topic_loan(zipc_subscriber* subscriber) noexcept;
+// The C++ endpoints behind the C handles (for the WaitSet).
+Queue& queue_of(zipc_queue* queue) noexcept;
+Subscriber& subscriber_of(zipc_subscriber* subscriber) noexcept;
 
 // Tags in private_[0]: a live loan's kind. Odd values so that a zeroed or
 // ended struct never passes for a live one.

@@ -11,6 +11,10 @@ struct zipc_queue {  // NOLINT(readability-identifier-naming): the C ABI names i
 
 using namespace zipc::c_api;
 
+zipc::Queue& zipc::c_api::queue_of(zipc_queue* queue) noexcept {
+  return queue->queue;
+}
+
 namespace {
 
 // The first version of zipc_queue_options_t (every field up to segment).

@@ -18,6 +18,10 @@ struct zipc_subscriber {  // NOLINT(readability-identifier-naming): the C ABI na
 
 using namespace zipc::c_api;
 
+zipc::Subscriber& zipc::c_api::subscriber_of(zipc_subscriber* subscriber) noexcept {
+  return subscriber->subscriber;
+}
+
 void zipc::c_api::release_topic_loan(zipc_subscriber* subscriber) noexcept {
   subscriber->loan.release();
   subscriber->loan_out = false;

@@ -25,7 +25,31 @@ void queue_maintain(const void* p) noexcept {
       // relaxed: the stall clock's key only.
       [&]() noexcept { return q.ctl->head.load(std::memory_order_relaxed); }, [&]() noexcept { (void)q.recover(); });
 }
+bool queue_room(const void* p) noexcept {
+  return static_cast<const QueueImpl*>(p)->can_produce();
+}
+void queue_room_maintain(const void* p) noexcept {
+  auto& q = *const_cast<QueueImpl*>(static_cast<const QueueImpl*>(p));
+  // Room held back by a dead consumer (its taken positions) comes back by recovery.
+  (void)poll_recovery(
+      SharedStall(q.ctl->stall_producers, q.recovery_ns, &q.stall_local[1]),
+      // relaxed: the stall clock's key only.
+      [&]() noexcept { return q.ctl->tail.load(std::memory_order_relaxed); }, [&]() noexcept { (void)q.recover(); });
+}
 }  // namespace
+
+WaitHook WaitHookAccess::room_of(const Queue& q) {
+  if (!q.impl_) throw Error(Errc::invalid_argument, "WaitSet: the queue handle is not open");
+  if ((static_cast<unsigned>(q.impl_->role) & static_cast<unsigned>(Role::producer)) == 0)
+    throw Error(Errc::invalid_argument, "WaitSet: queue " + q.impl_->name + " was opened without Role::producer");
+  WaitHook h;
+  h.event = &q.impl_->ctl->not_full;
+  h.barrier = q.impl_->barrier;
+  h.ready_fn = &queue_room;
+  h.maintain_fn = &queue_room_maintain;
+  h.endpoint = q.impl_.get();
+  return h;
+}
 
 WaitHook WaitHookAccess::of(const Queue& q) {
   if (!q.impl_) throw Error(Errc::invalid_argument, "WaitSet: the queue handle is not open");

@@ -55,6 +55,9 @@ struct WaitHook {
 struct WaitHookAccess {
   static WaitHook of(const Queue& consumer);
   static WaitHook of(const Subscriber& subscriber);
+  // A producer waiting for room: ready while a send would not find the
+  // queue full (or the queue is closed). Errc::invalid_argument without Role::producer.
+  static WaitHook room_of(const Queue& producer);
 };
 
 }  // namespace zipc::detail

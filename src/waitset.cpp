@@ -23,7 +23,7 @@ constexpr std::uint64_t kStopData = 0xffffffffull;  // the stop eventfd's poll
 constexpr std::uint64_t kCancelData = 1ull << 63;   // completions of cancels (ignored)
 constexpr std::uint32_t kIndexMask = 0xffffffffu;
 bool is_channel(ReadyKind k) {
-  return k == ReadyKind::queue || k == ReadyKind::subscriber;
+  return k == ReadyKind::queue || k == ReadyKind::subscriber || k == ReadyKind::queue_room;
 }
 bool is_timer(ReadyKind k) {
   return k == ReadyKind::deadline || k == ReadyKind::interval;
@@ -384,6 +384,13 @@ std::uint64_t WaitSet::attach(Subscriber& subscriber) {
   const detail::WaitHook h = detail::WaitHookAccess::of(subscriber);
   const std::uint32_t idx = impl_->new_slot();
   impl_->slots[idx].kind = ReadyKind::subscriber;
+  impl_->slots[idx].hook = h;
+  return impl_->add(idx);
+}
+std::uint64_t WaitSet::attach_room(Queue& producer) {
+  const detail::WaitHook h = detail::WaitHookAccess::room_of(producer);
+  const std::uint32_t idx = impl_->new_slot();
+  impl_->slots[idx].kind = ReadyKind::queue_room;
   impl_->slots[idx].hook = h;
   return impl_->add(idx);
 }

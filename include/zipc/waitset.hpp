@@ -36,7 +36,7 @@ namespace zipc {
 class Queue;
 class Subscriber;
 
-enum class ReadyKind : std::uint8_t { queue, subscriber, fd, deadline, interval };
+enum class ReadyKind : std::uint8_t { queue, subscriber, fd, deadline, interval, queue_room };
 
 struct Ready {
   std::uint64_t id = 0;  // what attach_*() returned
@@ -66,6 +66,10 @@ class WaitSet {
   // closed handle or a queue without Role::consumer.
   std::uint64_t attach(Queue& consumer);
   std::uint64_t attach(Subscriber& subscriber);
+  // A producer waiting for room (ReadyKind::queue_room): ready while a send
+  // would not find the queue full, or the queue is closed. Errc::invalid_argument
+  // for a queue without Role::producer.
+  std::uint64_t attach_room(Queue& producer);
   std::uint64_t attach_fd(int fd, std::uint32_t events);  // poll(2) events, e.g. POLLIN
   std::uint64_t attach_deadline(Deadline at);
   std::uint64_t attach_interval(std::chrono::nanoseconds period);  // first expiry one period from now

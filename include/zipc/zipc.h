@@ -612,7 +612,8 @@ typedef enum zipc_ready_kind {
   ZIPC_READY_SUBSCRIBER = 1,
   ZIPC_READY_FD = 2,
   ZIPC_READY_DEADLINE = 3,
-  ZIPC_READY_INTERVAL = 4
+  ZIPC_READY_INTERVAL = 4,
+  ZIPC_READY_QUEUE_ROOM = 5 /* a producer's queue has room (or is closed) */
 } zipc_ready_kind_t;
 
 typedef struct zipc_ready {
@@ -628,6 +629,8 @@ ZIPC_API void zipc_waitset_destroy(zipc_waitset_t* waitset);
 /* Each gives the attachment's id (never 0) in *id. ZIPC_INVALID_ARGUMENT for
  * a queue without the consumer role or a detached subscriber. */
 ZIPC_API zipc_status_t zipc_waitset_attach_queue(zipc_waitset_t* waitset, zipc_queue_t* queue, uint64_t* id);
+/* A producer waiting for room (ZIPC_READY_QUEUE_ROOM). */
+ZIPC_API zipc_status_t zipc_waitset_attach_queue_room(zipc_waitset_t* waitset, zipc_queue_t* queue, uint64_t* id);
 ZIPC_API zipc_status_t zipc_waitset_attach_subscriber(zipc_waitset_t* waitset, zipc_subscriber_t* subscriber,
                                                       uint64_t* id);
 ZIPC_API zipc_status_t zipc_waitset_attach_fd(zipc_waitset_t* waitset, int fd, uint32_t events, uint64_t* id);

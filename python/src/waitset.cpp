@@ -23,6 +23,7 @@ const char* kind_name(ReadyKind k) noexcept {
     case ReadyKind::fd: return "fd";
     case ReadyKind::deadline: return "deadline";
     case ReadyKind::interval: return "interval";
+    case ReadyKind::queue_room: return "queue_room";
   }
   return "unknown";
 }
@@ -61,6 +62,24 @@ struct PyWaitSet : Guarded {
       std::lock_guard lock(mu);
       std::lock_guard endpoint_lock(guard->mu);
       id = s != nullptr ? ws.attach(*s) : ws.attach(*q);
+    }
+    ++guard->in_waitsets;
+    held[id] = Held{nb::borrow(endpoint), guard};
+    return id;
+  }
+
+  std::uint64_t attach_room(nb::handle endpoint) {
+    Guarded* guard = nullptr;
+    zipc::Queue* q = queue_of(endpoint, &guard);
+    if (q == nullptr)
+      raise_kind("invalid_argument", "WaitSet.attach_room: a Queue opened as a producer, not " +
+                                         nb::cast<std::string>(nb::str(endpoint.type())));
+    std::uint64_t id = 0;
+    {
+      nb::gil_scoped_release nogil;
+      std::lock_guard lock(mu);
+      std::lock_guard endpoint_lock(guard->mu);
+      id = ws.attach_room(*q);
     }
     ++guard->in_waitsets;
     held[id] = Held{nb::borrow(endpoint), guard};
@@ -132,6 +151,8 @@ void init_waitset(nb::module_& m) {
             return id;
           },
           nb::arg("period"), "Reported once per period (seconds or timedelta); returns its id.")
+      .def("attach_room", &PyWaitSet::attach_room, nb::arg("queue"),
+           "Attaches a Queue producer waiting for room (kind 'queue_room'); returns its id.")
       .def("detach", &PyWaitSet::detach, nb::arg("id"), "False for an unknown id.")
       .def(
           "wait", [](PyWaitSet& self, nb::handle timeout) { return self.wait(to_timeout(timeout)); },

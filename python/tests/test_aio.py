@@ -173,3 +173,19 @@ def test_a_timeout_raises_and_leaves_the_endpoint_usable(name: str) -> None:
         return msg
 
     assert asyncio.run(main()) == b"after"
+
+
+def test_a_producer_waits_for_room_in_a_waitset(name: str) -> None:
+    with zipc.Queue.create(name, block_size=64, block_count=2, role=zipc.Role.producer) as q:
+        c = zipc.Queue.open(name, role=zipc.Role.consumer)
+        q.send(b"a", timeout=1)
+        q.send(b"b", timeout=1)
+        ws = zipc.WaitSet()
+        rid = ws.attach_room(q)
+        assert ws.wait(0) == []
+        with pytest.raises(zipc.InvalidArgument):
+            ws.attach_room(c)  # a consumer-only handle sends nothing
+        assert c.recv(timeout=1) == b"a"
+        assert ws.wait(1.0) == [(rid, "queue_room")]
+        ws.close()
+        c.detach()

@@ -48,6 +48,16 @@ zipc_status_t zipc_waitset_attach_queue(zipc_waitset_t* waitset, zipc_queue_t* q
   });
 }
 
+zipc_status_t zipc_waitset_attach_queue_room(zipc_waitset_t* waitset, zipc_queue_t* queue, uint64_t* id) {
+  ZIPC_CHECK_WAITSET("zipc_waitset_attach_queue_room");
+  if (queue == nullptr) return invalid("zipc_waitset_attach_queue_room", "queue is NULL");
+  if (id == nullptr) return invalid("zipc_waitset_attach_queue_room", "id is NULL");
+  return guard("zipc_waitset_attach_queue_room", [&] {
+    *id = waitset->waitset.attach_room(queue_of(queue));
+    return ZIPC_OK;
+  });
+}
+
 zipc_status_t zipc_waitset_attach_subscriber(zipc_waitset_t* waitset, zipc_subscriber_t* subscriber, uint64_t* id) {
   ZIPC_CHECK_WAITSET("zipc_waitset_attach_subscriber");
   if (subscriber == nullptr) return invalid("zipc_waitset_attach_subscriber", "subscriber is NULL");

@@ -177,6 +177,7 @@ TEST(bad_arguments_get_invalid_argument_naming_the_parameter) {
   CHECK_MESSAGE("period_ns");
   zipc_queue_t* producer = queue_as(temp_name("wp"), ZIPC_ROLE_PRODUCER, 1);
   EXPECT(zipc_waitset_attach_queue(ws, producer, &id), ZIPC_INVALID_ARGUMENT); /* nothing to receive */
+  EXPECT(zipc_waitset_attach_queue_room(ws, NULL, &id), ZIPC_INVALID_ARGUMENT);
   size_t n = 0;
   EXPECT(zipc_waitset_wait(ws, 0, NULL, 0, &n), ZIPC_INVALID_ARGUMENT);
   EXPECT(zipc_waitset_stop(NULL), ZIPC_INVALID_ARGUMENT);
@@ -186,6 +187,32 @@ TEST(bad_arguments_get_invalid_argument_naming_the_parameter) {
   zipc_waitset_destroy(ws);
 }
 
+TEST(a_full_queue_reports_room_to_its_producer_when_a_block_is_freed) {
+  const char* name = temp_name("wr");
+  zipc_queue_t* p = queue_as(name, ZIPC_ROLE_PRODUCER, 1);
+  zipc_queue_t* c = queue_as(name, ZIPC_ROLE_CONSUMER, 0);
+  while (zipc_queue_send(p, "x", 2, 0) == ZIPC_OK) {
+  }
+  zipc_waitset_t* ws = NULL;
+  OK(zipc_waitset_create(&ws));
+  uint64_t id = 0;
+  OK(zipc_waitset_attach_queue_room(ws, p, &id));
+  EXPECT(zipc_waitset_attach_queue_room(ws, c, &id), ZIPC_INVALID_ARGUMENT); /* no producer role */
+  zipc_ready_t r[2];
+  size_t n = 0;
+  EXPECT(zipc_waitset_wait(ws, 10 * MS, r, 2, &n), ZIPC_TIMEOUT);
+  char buf[64];
+  size_t len = 0;
+  OK(zipc_queue_recv(c, buf, sizeof buf, &len, 0));
+  OK(zipc_waitset_wait(ws, 1 * SECONDS, r, 2, &n));
+  CHECK(n == 1 && r[0].id == id && r[0].kind == ZIPC_READY_QUEUE_ROOM);
+  OK(zipc_queue_send(p, "y", 2, 0));
+  EXPECT(zipc_waitset_wait(ws, 0, r, 2, &n), ZIPC_TIMEOUT); /* full again */
+  zipc_waitset_destroy(ws);
+  OK(zipc_queue_detach(c));
+  OK(zipc_queue_detach(p));
+}
+
 int main(int argc, char** argv) {
   select_test(argc, argv);
   RUN(a_waitset_reports_the_channel_that_has_data_until_it_is_read);
@@ -193,5 +220,6 @@ int main(int argc, char** argv) {
   RUN(more_ready_than_the_array_holds_come_in_the_next_calls);
   RUN(fds_and_intervals_are_reported_and_stop_ends_a_wait);
   RUN(bad_arguments_get_invalid_argument_naming_the_parameter);
+  RUN(a_full_queue_reports_room_to_its_producer_when_a_block_is_freed);
   return done();
 }

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 #include "asymmetric_wait.hpp"
 #include "zipc/event.hpp"
@@ -19,6 +20,8 @@
 namespace zipc {
 class Queue;
 class Subscriber;
+class RpcServer;
+class RpcClient;
 }  // namespace zipc
 
 namespace zipc::detail {
@@ -29,6 +32,7 @@ struct WaitHook {
   bool (*ready_fn)(const void* endpoint) noexcept = nullptr;
   void (*maintain_fn)(const void* endpoint) noexcept = nullptr;
   const void* endpoint = nullptr;
+  std::shared_ptr<const void> keep;  // keeps the mapping of `event` alive (an Rpc client's connection)
 
   // Level-triggered: true while a receive would not find the endpoint empty
   // (data, or closed and drained for a queue). Consumes nothing.
@@ -58,6 +62,12 @@ struct WaitHookAccess {
   // A producer waiting for room: ready while a send would not find the
   // queue full (or the queue is closed). Errc::invalid_argument without Role::producer.
   static WaitHook room_of(const Queue& producer);
+  // An Rpc server: ready while a request waits to be claimed (next(0)) or
+  // the server was stopped; its WaitSet reaps dead clients on schedule.
+  static WaitHook of(const RpcServer& server);
+  // An Rpc client: ready while one of its calls in flight has its response
+  // (ticket.wait(0) returns it), or its server closed or died.
+  static WaitHook of(const RpcClient& client);
 };
 
 }  // namespace zipc::detail

@@ -23,7 +23,8 @@ constexpr std::uint64_t kStopData = 0xffffffffull;  // the stop eventfd's poll
 constexpr std::uint64_t kCancelData = 1ull << 63;   // completions of cancels (ignored)
 constexpr std::uint32_t kIndexMask = 0xffffffffu;
 bool is_channel(ReadyKind k) {
-  return k == ReadyKind::queue || k == ReadyKind::subscriber || k == ReadyKind::queue_room;
+  return k == ReadyKind::queue || k == ReadyKind::subscriber || k == ReadyKind::queue_room ||
+         k == ReadyKind::rpc_server || k == ReadyKind::rpc_client;
 }
 bool is_timer(ReadyKind k) {
   return k == ReadyKind::deadline || k == ReadyKind::interval;
@@ -310,6 +311,7 @@ struct WaitSet::Impl {
       }
     }
     if (s.registered) s.hook.leave();
+    s.hook = detail::WaitHook{};  // lets go of what it kept mapped (an Rpc client's connection)
     if (s.own_fd) platform::close_fd(s.fd);
     s.used = false;
     s.registered = false;
@@ -391,6 +393,20 @@ std::uint64_t WaitSet::attach_room(Queue& producer) {
   const detail::WaitHook h = detail::WaitHookAccess::room_of(producer);
   const std::uint32_t idx = impl_->new_slot();
   impl_->slots[idx].kind = ReadyKind::queue_room;
+  impl_->slots[idx].hook = h;
+  return impl_->add(idx);
+}
+std::uint64_t WaitSet::attach(RpcServer& server) {
+  const detail::WaitHook h = detail::WaitHookAccess::of(server);
+  const std::uint32_t idx = impl_->new_slot();
+  impl_->slots[idx].kind = ReadyKind::rpc_server;
+  impl_->slots[idx].hook = h;
+  return impl_->add(idx);
+}
+std::uint64_t WaitSet::attach(RpcClient& client) {
+  const detail::WaitHook h = detail::WaitHookAccess::of(client);
+  const std::uint32_t idx = impl_->new_slot();
+  impl_->slots[idx].kind = ReadyKind::rpc_client;
   impl_->slots[idx].hook = h;
   return impl_->add(idx);
 }

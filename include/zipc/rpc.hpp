@@ -90,6 +90,7 @@ namespace detail {
 struct RpcServerImpl;
 struct RpcConnection;
 class RpcClientImpl;
+struct WaitHookAccess;
 }  // namespace detail
 
 // One request being served. Reply once (reply() or reserve_reply()+commit());
@@ -178,6 +179,7 @@ class RpcServer {
   [[nodiscard]] int fd() const noexcept;
 
  private:
+  friend struct detail::WaitHookAccess;  // the WaitSet's readiness hook (src/wait_hook.hpp)
   std::unique_ptr<detail::RpcServerImpl> impl_;
 };
 
@@ -308,6 +310,7 @@ class RpcClient {
   [[nodiscard]] std::uint64_t reconnects() const noexcept;
 
  private:
+  friend struct detail::WaitHookAccess;  // the WaitSet's readiness hook (src/wait_hook.hpp)
   std::unique_ptr<detail::RpcClientImpl> impl_;
 };
 

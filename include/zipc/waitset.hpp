@@ -35,8 +35,10 @@ namespace zipc {
 
 class Queue;
 class Subscriber;
+class RpcServer;
+class RpcClient;
 
-enum class ReadyKind : std::uint8_t { queue, subscriber, fd, deadline, interval, queue_room };
+enum class ReadyKind : std::uint8_t { queue, subscriber, fd, deadline, interval, queue_room, rpc_server, rpc_client };
 
 struct Ready {
   std::uint64_t id = 0;  // what attach_*() returned
@@ -70,6 +72,16 @@ class WaitSet {
   // would not find the queue full, or the queue is closed. Errc::invalid_argument
   // for a queue without Role::producer.
   std::uint64_t attach_room(Queue& producer);
+  // An Rpc server (ReadyKind::rpc_server): ready while a request waits to be
+  // claimed with next(0ns), or after stop(); the WaitSet reaps dead clients on
+  // the server's schedule. Pull with next(), not serve() threads, on a server
+  // attached here (they would compete for its wake-ups).
+  std::uint64_t attach(RpcServer& server);
+  // An Rpc client (ReadyKind::rpc_client): ready while one of its calls in
+  // flight has its response (RpcTicket::wait(0ns) returns it), or its server
+  // closed or died. A client that reconnected to a new server must be
+  // attached again (the old attachment stays ready).
+  std::uint64_t attach(RpcClient& client);
   std::uint64_t attach_fd(int fd, std::uint32_t events);  // poll(2) events, e.g. POLLIN
   std::uint64_t attach_deadline(Deadline at);
   std::uint64_t attach_interval(std::chrono::nanoseconds period);  // first expiry one period from now

@@ -613,7 +613,9 @@ typedef enum zipc_ready_kind {
   ZIPC_READY_FD = 2,
   ZIPC_READY_DEADLINE = 3,
   ZIPC_READY_INTERVAL = 4,
-  ZIPC_READY_QUEUE_ROOM = 5 /* a producer's queue has room (or is closed) */
+  ZIPC_READY_QUEUE_ROOM = 5, /* a producer's queue has room (or is closed) */
+  ZIPC_READY_RPC_SERVER = 6, /* a request waits for zipc_rpc_server_next(.., 0, ..), or the server stopped */
+  ZIPC_READY_RPC_CLIENT = 7  /* a call in flight has its response, or the server closed or died */
 } zipc_ready_kind_t;
 
 typedef struct zipc_ready {
@@ -633,6 +635,10 @@ ZIPC_API zipc_status_t zipc_waitset_attach_queue(zipc_waitset_t* waitset, zipc_q
 ZIPC_API zipc_status_t zipc_waitset_attach_queue_room(zipc_waitset_t* waitset, zipc_queue_t* queue, uint64_t* id);
 ZIPC_API zipc_status_t zipc_waitset_attach_subscriber(zipc_waitset_t* waitset, zipc_subscriber_t* subscriber,
                                                       uint64_t* id);
+/* An Rpc server pulled with zipc_rpc_server_next (not served by threads), and
+ * an Rpc client (attach it again after it reconnected to a new server). */
+ZIPC_API zipc_status_t zipc_waitset_attach_rpc_server(zipc_waitset_t* waitset, zipc_rpc_server_t* server, uint64_t* id);
+ZIPC_API zipc_status_t zipc_waitset_attach_rpc_client(zipc_waitset_t* waitset, zipc_rpc_client_t* client, uint64_t* id);
 ZIPC_API zipc_status_t zipc_waitset_attach_fd(zipc_waitset_t* waitset, int fd, uint32_t events, uint64_t* id);
 ZIPC_API zipc_status_t zipc_waitset_attach_interval(zipc_waitset_t* waitset, int64_t period_ns, uint64_t* id);
 /* ZIPC_NOT_FOUND for an unknown id. */

@@ -20,6 +20,8 @@
 namespace zipc {
 class Queue;
 class Subscriber;
+class RpcServer;
+class RpcClient;
 }  // namespace zipc
 
 namespace zipc::c_api {
@@ -98,6 +100,8 @@ void release_topic_loan(zipc_subscriber* subscriber) noexcept;
 // The C++ endpoints behind the C handles (for the WaitSet).
 Queue& queue_of(zipc_queue* queue) noexcept;
 Subscriber& subscriber_of(zipc_subscriber* subscriber) noexcept;
+RpcServer& rpc_server_of(zipc_rpc_server* server) noexcept;
+RpcClient& rpc_client_of(zipc_rpc_client* client) noexcept;
 
 // Tags in private_[0]: a live loan's kind. Odd values so that a zeroed or
 // ended struct never passes for a live one.

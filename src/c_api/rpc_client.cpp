@@ -10,6 +10,10 @@ struct zipc_rpc_client {  // NOLINT(readability-identifier-naming): the C ABI na
 
 using namespace zipc::c_api;
 
+zipc::RpcClient& zipc::c_api::rpc_client_of(zipc_rpc_client* h) noexcept {
+  return h->client;
+}
+
 namespace {
 
 // Hands a response to the caller's read loan (ok), or says why there is none.

@@ -10,6 +10,10 @@ struct zipc_rpc_server {  // NOLINT(readability-identifier-naming): the C ABI na
 
 using namespace zipc::c_api;
 
+zipc::RpcServer& zipc::c_api::rpc_server_of(zipc_rpc_server* h) noexcept {
+  return h->server;
+}
+
 namespace {
 
 constexpr std::size_t kOptionsV1 = sizeof(zipc_rpc_options_t);

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "c_api/c_api.hpp"
+#include "zipc/rpc.hpp"
 #include "zipc/waitset.hpp"
 
 struct zipc_waitset {  // NOLINT(readability-identifier-naming): the C ABI names it
@@ -64,6 +65,26 @@ zipc_status_t zipc_waitset_attach_subscriber(zipc_waitset_t* waitset, zipc_subsc
   if (id == nullptr) return invalid("zipc_waitset_attach_subscriber", "id is NULL");
   return guard("zipc_waitset_attach_subscriber", [&] {
     *id = waitset->waitset.attach(subscriber_of(subscriber));
+    return ZIPC_OK;
+  });
+}
+
+zipc_status_t zipc_waitset_attach_rpc_server(zipc_waitset_t* waitset, zipc_rpc_server_t* server, uint64_t* id) {
+  ZIPC_CHECK_WAITSET("zipc_waitset_attach_rpc_server");
+  if (server == nullptr) return invalid("zipc_waitset_attach_rpc_server", "server is NULL");
+  if (id == nullptr) return invalid("zipc_waitset_attach_rpc_server", "id is NULL");
+  return guard("zipc_waitset_attach_rpc_server", [&] {
+    *id = waitset->waitset.attach(rpc_server_of(server));
+    return ZIPC_OK;
+  });
+}
+
+zipc_status_t zipc_waitset_attach_rpc_client(zipc_waitset_t* waitset, zipc_rpc_client_t* client, uint64_t* id) {
+  ZIPC_CHECK_WAITSET("zipc_waitset_attach_rpc_client");
+  if (client == nullptr) return invalid("zipc_waitset_attach_rpc_client", "client is NULL");
+  if (id == nullptr) return invalid("zipc_waitset_attach_rpc_client", "id is NULL");
+  return guard("zipc_waitset_attach_rpc_client", [&] {
+    *id = waitset->waitset.attach(rpc_client_of(client));
     return ZIPC_OK;
   });
 }

@@ -213,6 +213,42 @@ TEST(a_full_queue_reports_room_to_its_producer_when_a_block_is_freed) {
   OK(zipc_queue_detach(p));
 }
 
+TEST(an_rpc_server_and_client_are_reported_when_a_request_and_its_response_wait) {
+  const char* name = temp_name("wrpc");
+  zipc_rpc_server_t* server = NULL;
+  OK(zipc_rpc_server_create(name, NULL, &server));
+  zipc_rpc_client_t* client = NULL;
+  OK(zipc_rpc_client_connect(name, 1 * SECONDS, &client));
+  zipc_waitset_t* ws = NULL;
+  OK(zipc_waitset_create(&ws));
+  uint64_t sid = 0, cid = 0;
+  OK(zipc_waitset_attach_rpc_server(ws, server, &sid));
+  OK(zipc_waitset_attach_rpc_client(ws, client, &cid));
+  zipc_ready_t r[4];
+  size_t n = 0;
+  EXPECT(zipc_waitset_wait(ws, 10 * MS, r, 4, &n), ZIPC_TIMEOUT);
+  zipc_rpc_ticket_t ticket;
+  OK(zipc_rpc_client_call_async(client, "ping", 5, &ticket));
+  OK(zipc_waitset_wait(ws, 1 * SECONDS, r, 4, &n));
+  CHECK(n == 1 && r[0].id == sid && r[0].kind == ZIPC_READY_RPC_SERVER);
+  zipc_rpc_request_t req;
+  OK(zipc_rpc_server_next(server, 0, &req));
+  CHECK(req.size == 5 && strcmp((const char*)req.data, "ping") == 0);
+  OK(zipc_rpc_request_reply(&req, "pong", 5));
+  OK(zipc_waitset_wait(ws, 1 * SECONDS, r, 4, &n));
+  CHECK(n == 1 && r[0].id == cid && r[0].kind == ZIPC_READY_RPC_CLIENT);
+  zipc_read_loan_t resp;
+  OK(zipc_rpc_ticket_wait(&ticket, 0, &resp));
+  CHECK(resp.size == 5 && strcmp((const char*)resp.data, "pong") == 0);
+  OK(zipc_read_loan_release(&resp));
+  EXPECT(zipc_waitset_wait(ws, 0, r, 4, &n), ZIPC_TIMEOUT);
+  EXPECT(zipc_waitset_attach_rpc_server(ws, NULL, &sid), ZIPC_INVALID_ARGUMENT);
+  EXPECT(zipc_waitset_attach_rpc_client(ws, NULL, &cid), ZIPC_INVALID_ARGUMENT);
+  zipc_waitset_destroy(ws);
+  OK(zipc_rpc_client_detach(client));
+  OK(zipc_rpc_server_detach(server));
+}
+
 int main(int argc, char** argv) {
   select_test(argc, argv);
   RUN(a_waitset_reports_the_channel_that_has_data_until_it_is_read);
@@ -221,5 +257,6 @@ int main(int argc, char** argv) {
   RUN(fds_and_intervals_are_reported_and_stop_ends_a_wait);
   RUN(bad_arguments_get_invalid_argument_naming_the_parameter);
   RUN(a_full_queue_reports_room_to_its_producer_when_a_block_is_freed);
+  RUN(an_rpc_server_and_client_are_reported_when_a_request_and_its_response_wait);
   return done();
 }

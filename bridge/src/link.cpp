@@ -170,9 +170,11 @@ void Link::close() noexcept {
   }
   if (conn_ != nullptr) {
     // The client calls back from its own thread, even after Destroy: wait for
-    // the closed callback (the last one) before this Link can go away.
+    // the closed callback (the last one) before this Link can go away. It
+    // comes within milliseconds; the bound is for a host so loaded that the
+    // client's threads do not run for seconds.
     natsConnection_Close(conn_);
-    for (int i = 0; i < 500 && !closed_.load(std::memory_order_acquire); ++i)
+    for (int i = 0; i < 10000 && !closed_.load(std::memory_order_acquire); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     natsConnection_Destroy(conn_);
     conn_ = nullptr;

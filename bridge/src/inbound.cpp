@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "internal.hpp"
 #include "link.hpp"
@@ -192,6 +193,17 @@ void run_inbound_jetstream(MappingRuntime& m, Link& link, const std::atomic<bool
   std::uint64_t delivered = 0;
   if (auto r = m.in_state.read()) delivered = local_next(m) > (*r)[2] ? (*r)[1] : (*r)[0];
   natsSubscription* sub = nullptr;
+  // Subscriptions replaced after a reconnect: destroyed when the mapping
+  // stops, not while the client may still be resending them on its
+  // reconnect thread (destroying one there corrupted the heap in libnats
+  // 3.4 about once in thirty server restarts). One per reconnect.
+  std::vector<natsSubscription*> retired;
+  const auto destroy_all = [&] {
+    for (natsSubscription* r : retired) natsSubscription_Destroy(r);
+    retired.clear();
+    if (sub != nullptr) natsSubscription_Destroy(sub);
+    sub = nullptr;
+  };
   std::uint64_t seen_reconnects = link.reconnects();
   if (!subscribe_from(m, link, stop, delivered, &sub)) return;
   while (!stop.load(std::memory_order_relaxed)) {
@@ -201,9 +213,12 @@ void run_inbound_jetstream(MappingRuntime& m, Link& link, const std::atomic<bool
       // A fetch answer may have been lost with the connection: start again
       // right after what was delivered, so that the order stays whole.
       seen_reconnects = link.reconnects();
-      natsSubscription_Destroy(sub);
+      retired.push_back(sub);
       sub = nullptr;
-      if (!subscribe_from(m, link, stop, delivered, &sub)) return;
+      if (!subscribe_from(m, link, stop, delivered, &sub)) {
+        destroy_all();
+        return;
+      }
     }
     natsStatus s = natsSubscription_Fetch(&list, sub, 256, 200, &code);
     if (s != NATS_OK) {
@@ -244,7 +259,7 @@ void run_inbound_jetstream(MappingRuntime& m, Link& link, const std::atomic<bool
     }
     natsMsgList_Destroy(&list);
   }
-  natsSubscription_Destroy(sub);
+  destroy_all();
 }
 
 }  // namespace zipc::bridge_detail

@@ -23,6 +23,7 @@ namespace nb = nanobind;
 namespace zipc {
 class Queue;
 class Subscriber;
+class RpcClient;
 }  // namespace zipc
 
 namespace zipc::py {
@@ -138,6 +139,7 @@ void init_waitset(nb::module_& m);
 // h is something else), with its Guarded part; for the WaitSet binding.
 zipc::Subscriber* subscriber_of(nb::handle h, Guarded** guard);
 zipc::Queue* queue_of(nb::handle h, Guarded** guard);
+zipc::RpcClient* rpc_client_of(nb::handle h, Guarded** guard);
 
 zipc::WaitOptions wait_options(WaitStrategy s);
 

@@ -114,6 +114,13 @@ nb::bytes wait_ticket(PyRpcTicket& t, std::optional<ns> timeout) {
 
 }  // namespace
 
+zipc::RpcClient* rpc_client_of(nb::handle h, Guarded** guard) {
+  if (!nb::isinstance<PyRpcClient>(h)) return nullptr;
+  PyRpcClient& c = nb::cast<PyRpcClient&>(h);
+  *guard = &c;
+  return &c.c;
+}
+
 void init_rpc(nb::module_& m) {
   m.def("_stop_all_servers", [] {
     for (PyRpcServer* s : std::set<PyRpcServer*>(g_servers)) s->stop_workers();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "zipc/rpc.hpp"
 #include "zipc/waitset.hpp"
 
 namespace zipc::py {
@@ -24,6 +25,8 @@ const char* kind_name(ReadyKind k) noexcept {
     case ReadyKind::deadline: return "deadline";
     case ReadyKind::interval: return "interval";
     case ReadyKind::queue_room: return "queue_room";
+    case ReadyKind::rpc_server: return "rpc_server";
+    case ReadyKind::rpc_client: return "rpc_client";
   }
   return "unknown";
 }
@@ -54,14 +57,15 @@ struct PyWaitSet : Guarded {
     std::uint64_t id = 0;
     zipc::Subscriber* s = subscriber_of(endpoint, &guard);
     zipc::Queue* q = s == nullptr ? queue_of(endpoint, &guard) : nullptr;
-    if (s == nullptr && q == nullptr)
-      raise_kind("invalid_argument", "WaitSet.attach: a Subscriber or a Queue opened as a consumer, not " +
+    zipc::RpcClient* c = s == nullptr && q == nullptr ? rpc_client_of(endpoint, &guard) : nullptr;
+    if (s == nullptr && q == nullptr && c == nullptr)
+      raise_kind("invalid_argument", "WaitSet.attach: a Subscriber, a Queue opened as a consumer or an RpcClient, not " +
                                          nb::cast<std::string>(nb::str(endpoint.type())));
     {
       nb::gil_scoped_release nogil;  // a wait() in another thread holds mu without the GIL
       std::lock_guard lock(mu);
       std::lock_guard endpoint_lock(guard->mu);
-      id = s != nullptr ? ws.attach(*s) : ws.attach(*q);
+      id = s != nullptr ? ws.attach(*s) : q != nullptr ? ws.attach(*q) : ws.attach(*c);
     }
     ++guard->in_waitsets;
     held[id] = Held{nb::borrow(endpoint), guard};

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing as mp
+import multiprocessing.synchronize
 import time
 from typing import List
 
@@ -189,3 +190,50 @@ def test_a_producer_waits_for_room_in_a_waitset(name: str) -> None:
         assert ws.wait(1.0) == [(rid, "queue_room")]
         ws.close()
         c.detach()
+
+
+def _echo_server(name: str, ready: "mp.synchronize.Event", delay: float) -> None:
+    server = zipc.RpcServer.create(name)
+    server.start(lambda req: (time.sleep(delay), b"re:" + req)[1], threads=2)
+    ready.set()
+    time.sleep(30)
+
+
+def test_await_call_pipelines_requests_to_a_server_in_another_process(name: str) -> None:
+    ctx = mp.get_context("fork")
+    ready = ctx.Event()
+    p = ctx.Process(target=_echo_server, args=(name, ready, 0.01))
+    p.start()
+    try:
+        assert ready.wait(10)
+        client = zipc.RpcClient.connect(name, timeout=5)
+
+        async def main() -> List[bytes]:
+            ticks = 0
+
+            async def ticker() -> None:
+                nonlocal ticks
+                while True:
+                    await asyncio.sleep(0.002)
+                    ticks += 1
+
+            t = asyncio.create_task(ticker())
+            got = await asyncio.gather(*(zipc.aio.call(client, b"%d" % i, timeout=10) for i in range(4)))
+            t.cancel()
+            assert ticks >= 2, "the loop was blocked while the calls were in flight"
+            return list(got)
+
+        assert asyncio.run(main()) == [b"re:0", b"re:1", b"re:2", b"re:3"]
+
+        async def after_kill() -> None:
+            p.kill()
+            p.join(10)
+            with pytest.raises((zipc.PeerDead, zipc.Closed)):
+                await zipc.aio.call(client, b"anyone?", timeout=10)
+
+        asyncio.run(after_kill())
+        zipc.aio.release(client)
+    finally:
+        if p.is_alive():
+            p.kill()
+        p.join(10)

@@ -1,4 +1,4 @@
-"""asyncio for zipc: ``await recv(sub)``, ``async for msg in messages(sub)``.
+"""asyncio for zipc: ``await recv(sub)``, ``async for msg in messages(sub)``, ``await call(client, req)``.
 
 Built on :class:`zipc.WaitSet` and the event loop's ``add_reader`` on its
 readiness fd: no thread per channel, and the loop sleeps in its own
@@ -22,25 +22,32 @@ Use an endpoint from the loop's thread only while it is awaited here::
 from __future__ import annotations
 
 import asyncio
-from typing import AsyncIterator, Dict, Optional, Tuple, Union
+from typing import AsyncIterator, Dict, List, Optional, Tuple, Union
 
-from ._zipc import Queue, Subscriber, WaitSet
+from ._zipc import Queue, RpcClient, Subscriber, WaitSet
 
-Endpoint = Union[Subscriber, Queue]
+Receiver = Union[Subscriber, Queue]
+Endpoint = Union[Subscriber, Queue, RpcClient]
 
 fallback_interval = 0.001
 
 # One WaitSet per endpoint in use, keyed by the endpoint object's id (the
-# WaitSet keeps the endpoint alive, so the id stays its own).
-_waitsets: Dict[int, Tuple[Endpoint, WaitSet]] = {}
+# WaitSet keeps the endpoint alive, so the id stays its own), with the
+# client's reconnect count when it was made (an RpcClient attached to a
+# server that was replaced must be attached again).
+_waitsets: Dict[int, Tuple[Endpoint, WaitSet, int]] = {}
 
 
 def _waitset_of(endpoint: Endpoint) -> WaitSet:
+    generation = endpoint.reconnects if isinstance(endpoint, RpcClient) else 0
     entry = _waitsets.get(id(endpoint))
+    if entry is not None and entry[2] != generation:
+        release(endpoint)
+        entry = None
     if entry is None:
         ws = WaitSet()
         ws.attach(endpoint)
-        entry = (endpoint, ws)
+        entry = (endpoint, ws, generation)
         _waitsets[id(endpoint)] = entry
     return entry[1]
 
@@ -52,22 +59,70 @@ def release(endpoint: Endpoint) -> None:
         entry[1].close()
 
 
+# Coroutines waiting for an fd: the loop keeps one reader callback per fd, so
+# several awaiting one endpoint (pipelined calls of one client) share it.
+_fd_waiters: Dict[int, List["asyncio.Future[None]"]] = {}
+
+
 async def _readable(fd: int) -> None:
     loop = asyncio.get_running_loop()
-    fut = loop.create_future()
+    fut: "asyncio.Future[None]" = loop.create_future()
+    waiters = _fd_waiters.setdefault(fd, [])
+    waiters.append(fut)
 
     def wake() -> None:
-        if not fut.done():
-            fut.set_result(None)
+        loop.remove_reader(fd)
+        for f in _fd_waiters.pop(fd, []):
+            if not f.done():
+                f.set_result(None)
 
-    loop.add_reader(fd, wake)
+    if len(waiters) == 1:
+        loop.add_reader(fd, wake)
     try:
         await fut
     finally:
-        loop.remove_reader(fd)
+        left = _fd_waiters.get(fd)
+        if left is not None and fut in left:  # cancelled (a timeout) before the fd woke it
+            left.remove(fut)
+            if not left:
+                del _fd_waiters[fd]
+                loop.remove_reader(fd)
 
 
-async def recv(endpoint: Endpoint, timeout: Optional[float] = None) -> bytes:
+async def call(client: RpcClient, request: bytes, timeout: Optional[float] = None) -> bytes:
+    """Sends ``request`` and awaits its response on the loop (pipelining: many
+    calls of one client may be awaited at once).
+
+    Raises :class:`zipc.PeerDead` or :class:`zipc.Closed` when the server goes
+    away, and :class:`asyncio.TimeoutError` after ``timeout`` seconds (the
+    call is then abandoned).
+    """
+    from . import Timeout  # the error classes live in the package
+
+    ticket = client.call_async(request)
+
+    async def answer() -> bytes:
+        while True:
+            ws = _waitset_of(client)
+            ready = ws.wait(0)  # arms the wait on the client's response event
+            if ticket.ready or ready:
+                try:
+                    return ticket.wait(0)  # a response, or PeerDead / Closed
+                except Timeout:
+                    pass  # another call's response: its own awaiter takes it
+            if ready:
+                await asyncio.sleep(0)
+            elif ws.readiness_fd >= 0:
+                await _readable(ws.readiness_fd)
+            else:
+                await asyncio.sleep(fallback_interval)
+
+    if timeout is None:
+        return await answer()
+    return await asyncio.wait_for(answer(), timeout)
+
+
+async def recv(endpoint: Receiver, timeout: Optional[float] = None) -> bytes:
     """The next message of a Subscriber or a Queue consumer, awaited on the loop.
 
     Raises :class:`zipc.Closed` when the channel is closed and drained, and
@@ -97,7 +152,7 @@ async def recv(endpoint: Endpoint, timeout: Optional[float] = None) -> bytes:
             await asyncio.sleep(fallback_interval)
 
 
-async def messages(endpoint: Endpoint) -> AsyncIterator[bytes]:
+async def messages(endpoint: Receiver) -> AsyncIterator[bytes]:
     """Every message of ``endpoint`` until its channel is closed and drained."""
     from . import Closed  # the error classes live in the package
 
@@ -108,4 +163,4 @@ async def messages(endpoint: Endpoint) -> AsyncIterator[bytes]:
             return
 
 
-__all__ = ["recv", "messages", "release", "fallback_interval"]
+__all__ = ["call", "recv", "messages", "release", "fallback_interval"]

@@ -31,6 +31,7 @@ int run_stat(const StatOptions& o) {
                 s.valid ? zipc::to_string(s.kind) : "?", static_cast<unsigned long long>(s.size),
                 human_size(s.size).c_str());
     std::printf("mode:      %s (owner uid %u)\n", octal_mode(r.mode).c_str(), r.owner_uid);
+    if (s.type) std::printf("type:      %s\n", zipc::to_string(*s.type).c_str());
     std::printf("creator:   pid %d, %s\ncreated:   %s\n", s.creator.pid, s.creator_alive ? "alive" : "dead",
                 when(s.created_ns).c_str());
     std::printf("status:    %s\n", r.readable ? (r.state.empty() ? "ok" : r.state.c_str()) : r.problem.c_str());

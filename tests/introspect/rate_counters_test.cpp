@@ -39,9 +39,9 @@ void expect_queue_bytes(zipc::Multiplicity producers) {
     EXPECT_EQ(r.messages, 5u);
     EXPECT_EQ(r.bytes, 15u);
     EXPECT_EQ(counter(r, "sent_bytes"), 15u);
-    zipc::Queue more = zipc::Queue::open(name.str(), producers == zipc::Multiplicity::many ? zipc::Role::producer
-                                                                                          : zipc::Role::consumer);
-    if (producers == zipc::Multiplicity::many) {
+    zipc::Queue more = zipc::Queue::open(
+        name.str(), producers == zipc::Multiplicity::multi ? zipc::Role::producer : zipc::Role::consumer);
+    if (producers == zipc::Multiplicity::multi) {
       ASSERT_EQ(more.try_send(bytes_of("0123456789")), zipc::Status::ok);
       EXPECT_EQ(zipc::inspect_channel(name.str()).bytes, 25u);
     }
@@ -49,7 +49,7 @@ void expect_queue_bytes(zipc::Multiplicity producers) {
   // Every handle detached: their bytes are kept in the segment.
   zipc::Queue again = zipc::Queue::open(name.str(), zipc::Role::consumer);
   const zipc::ChannelReport r = zipc::inspect_channel(name.str());
-  EXPECT_EQ(r.bytes, producers == zipc::Multiplicity::many ? 25u : 15u);
+  EXPECT_EQ(r.bytes, producers == zipc::Multiplicity::multi ? 25u : 15u);
 }
 
 TEST(RateCounters, ASingleProducerQueueCountsThePayloadBytesItSent) {
@@ -57,7 +57,7 @@ TEST(RateCounters, ASingleProducerQueueCountsThePayloadBytesItSent) {
 }
 
 TEST(RateCounters, AManyProducerQueueCountsEachProducersBytesAndKeepsThemAfterDetach) {
-  expect_queue_bytes(zipc::Multiplicity::many);
+  expect_queue_bytes(zipc::Multiplicity::multi);
 }
 
 TEST(RateCounters, AnRpcCountsCallsErrorsRequestBytesAndCallsInFlight) {

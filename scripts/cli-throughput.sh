@@ -17,7 +17,7 @@ zipc=$(readlink -f "$1")
 base=${2:+$(readlink -f "$2")}
 runs=${3:-5}
 dir=${DIR:-/dev/shm}
-lines=${LINES_N:-10000000}
+lines=${LINES_N:-10000000}     # environment: LINES_N, RECORDS_N, DIR, ONLY=pipe|record
 records=${RECORDS_N:-2000000}
 tmp=$(mktemp -d "$dir/zipc-tput.XXXXXX")
 t="tput.$$"
@@ -61,7 +61,7 @@ record_run() {  # $1 binary -> msgs/s
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
-for what in pipe record; do
+for what in ${ONLY:-pipe record}; do
   : > "$tmp/new.$what"
   : > "$tmp/base.$what"
   for i in $(seq "$runs"); do

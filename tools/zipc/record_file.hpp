@@ -45,7 +45,7 @@ std::uint32_t crc32c(std::uint32_t crc, const void* data, std::size_t n) noexcep
 // stamp filled in), while copying its payload from src to dst in the same pass.
 std::uint32_t record_crc_copy(const char* header, char* dst, const void* src, std::size_t n) noexcept;
 
-// Builds records in 4 MiB chunks on the caller's thread; a writer thread
+// Builds records in 256 KiB chunks on the caller's thread; a writer thread
 // writes full chunks (one write() each) while the caller fills the next, so
 // the caller waits on the file only when every chunk is in flight. Errors of
 // the writer surface as ToolError (exit 9) at the next hand-over or close().

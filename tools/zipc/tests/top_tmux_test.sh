@@ -59,7 +59,6 @@ tmux capture-pane -p -t "$session" > "$tmp/running.txt"
 grep -q "ALIVE" "$tmp/running.txt" || fail "no header"
 alive=$(awk '{print $(NF-1)}' <<< "$line")
 [ "$alive" -eq 3 ] || fail "expected 3 live participants (1 publisher, 2 subscribers): $line"
-[ -n "$capture" ] && cp "$tmp/running.txt" "$capture"
 
 # The Rpc row: calls/s from the clients' records, ERR/S and INFLIGHT numbers.
 for _ in $(seq 100); do
@@ -79,6 +78,8 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 [ "$(rate_of "$qline")" != "-" ] && [ "$qb" != "-" ] && [ "$qb" != "0" ] || fail "no byte rate for the queue: $qline"
+# docs/cli.md's screen: every row showing its rates.
+if [ -n "$capture" ]; then tmux capture-pane -p -t "$session" > "$capture"; fi
 # A failed call counts: a reply over the server's --max-response fails it.
 if "$zipc" call "$t.rpc" "longer than eight bytes" >/dev/null 2>&1; then fail "an over-long reply did not fail"; fi
 errors=$("$zipc" stat "$t.rpc" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["counters"]["errors"])')

@@ -99,6 +99,10 @@ std::uint32_t record_crc(const char* header, const void* payload, std::size_t n)
 }
 }  // namespace
 
+std::uint32_t record_crc_in_place(const char* header, std::size_t n) noexcept {
+  return record_crc(header, header + kRecordHeaderBytes, n);
+}
+
 std::uint32_t record_crc_copy(const char* header, char* dst, const void* src, std::size_t n) noexcept {
   char fields[20];
   std::memcpy(fields, header, 4);

@@ -44,6 +44,8 @@ std::uint32_t crc32c(std::uint32_t crc, const void* data, std::size_t n) noexcep
 // The CRC of a record whose 24-byte header is at `header` (size, sequence and
 // stamp filled in), while copying its payload from src to dst in the same pass.
 std::uint32_t record_crc_copy(const char* header, char* dst, const void* src, std::size_t n) noexcept;
+// The CRC of a complete record (header fields filled in, payload after them).
+std::uint32_t record_crc_in_place(const char* header, std::size_t n) noexcept;
 
 // Builds records in 256 KiB chunks on the caller's thread; a writer thread
 // writes full chunks (one write() each) while the caller fills the next, so
@@ -57,6 +59,11 @@ class RecordWriter {
   RecordWriter(const RecordWriter&) = delete;
   RecordWriter& operator=(const RecordWriter&) = delete;
   void append(std::uint64_t sequence, std::uint64_t publish_ns, std::span<const std::byte> payload);
+  // In place, for a reader that copies anyway (a lossy subscriber): room for
+  // a payload of up to max bytes in the chunk, then the record made of its
+  // first size bytes (no copy; nothing is recorded without finish()).
+  std::span<std::byte> begin(std::size_t max);
+  void finish(std::uint64_t sequence, std::uint64_t publish_ns, std::size_t size);
   void flush();  // hands every buffered record to the kernel and waits for it
   void close();
   [[nodiscard]] std::uint64_t bytes_written() const noexcept { return pending_ + used_; }

@@ -114,6 +114,20 @@ void RecordWriter::append(std::uint64_t sequence, std::uint64_t publish_ns, std:
   used_ += need;
 }
 
+std::span<std::byte> RecordWriter::begin(std::size_t max) {
+  char* h = room(kRecordHeaderBytes + max);
+  return {reinterpret_cast<std::byte*>(h + kRecordHeaderBytes), max};
+}
+
+void RecordWriter::finish(std::uint64_t sequence, std::uint64_t publish_ns, std::size_t size) {
+  char* h = cur_.data() + used_;  // where begin() made room
+  put32(h, static_cast<std::uint32_t>(size));
+  put64(h + 8, sequence);
+  put64(h + 16, publish_ns);
+  put32(h + 4, record_crc_in_place(h, size));
+  used_ += kRecordHeaderBytes + size;
+}
+
 void RecordWriter::flush() {
   if (fd_ < 0) return;
   if (used_ != 0) hand_over();

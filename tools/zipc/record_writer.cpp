@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <system_error>
 
 #include "common.hpp"
 #include "record_file.hpp"
@@ -21,6 +22,11 @@ namespace {
 constexpr std::size_t kChunkBytes = 256u << 10;
 constexpr std::size_t kChunks = 8;  // the reader fills one while the writer writes the others
 
+// strerror() is not thread-safe, and this file runs a second thread.
+std::string error_text(int err) {
+  return std::error_code(err, std::generic_category()).message();
+}
+
 void put32(char* p, std::uint32_t v) {
   std::memcpy(p, &v, 4);  // little-endian hosts only (x86-64, arm64)
 }
@@ -31,7 +37,7 @@ void put64(char* p, std::uint64_t v) {
 
 RecordWriter::RecordWriter(const std::string& path, const std::string& channel) : path_(path) {
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail(errno == EACCES ? kPermission : errno == ENOENT ? kNotFound : kIo, path, std::strerror(errno));
+  if (fd_ < 0) fail(errno == EACCES ? kPermission : errno == ENOENT ? kNotFound : kIo, path, error_text(errno));
   for (std::size_t i = 0; i < kChunks; ++i) free_.push_back(std::vector<char>(kChunkBytes));
   cur_ = std::move(free_.back());
   free_.pop_back();
@@ -41,7 +47,7 @@ RecordWriter::RecordWriter(const std::string& path, const std::string& channel) 
   put32(h + 12, kFileHeaderBytes);
   put64(h + 16, now_realtime_ns());
   put64(h + 24, 0);
-  std::memcpy(h + 32, channel.data(), std::min<std::size_t>(channel.size(), 32));
+  std::copy_n(channel.data(), std::min<std::size_t>(channel.size(), 32), h + 32);  // NUL-padded, not terminated
   std::memcpy(cur_.data(), h, sizeof h);
   used_ = sizeof h;
   writer_ = std::thread([this] { write_loop(); });
@@ -84,13 +90,13 @@ void RecordWriter::write_loop() {
 
 void RecordWriter::hand_over() {
   std::unique_lock<std::mutex> lk(mu_);
-  if (error_ != 0) fail(kIo, path_, std::strerror(error_));
+  if (error_ != 0) fail(kIo, path_, error_text(error_));
   full_.push_back(Chunk{std::move(cur_), used_});
   pending_ += used_;
   used_ = 0;
   cv_.notify_all();
   cv_.wait(lk, [this] { return !free_.empty() || error_ != 0; });
-  if (error_ != 0) fail(kIo, path_, std::strerror(error_));
+  if (error_ != 0) fail(kIo, path_, error_text(error_));
   cur_ = std::move(free_.back());
   free_.pop_back();
 }
@@ -133,7 +139,7 @@ void RecordWriter::flush() {
   if (used_ != 0) hand_over();
   std::unique_lock<std::mutex> lk(mu_);
   cv_.wait(lk, [this] { return full_.empty() && free_.size() + 1 == kChunks; });
-  if (error_ != 0) fail(kIo, path_, std::strerror(error_));
+  if (error_ != 0) fail(kIo, path_, error_text(error_));
 }
 
 void RecordWriter::close() {
@@ -153,7 +159,7 @@ void RecordWriter::close() {
   const int rc = ::close(fd_);
   fd_ = -1;
   if (failed) std::rethrow_exception(failed);
-  if (rc != 0) fail(kIo, path_, std::strerror(errno));
+  if (rc != 0) fail(kIo, path_, error_text(errno));
 }
 
 }  // namespace zipc_tool

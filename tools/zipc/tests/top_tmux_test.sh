@@ -35,7 +35,7 @@ pids+=("$server")
 pids+=($!)
 "$zipc" pub "$t.q" --generate 100000000 --size 200 --rate 20000 &
 pids+=($!)
-for _ in $(seq 100); do [ -e /dev/shm/zipc.$t.rpc ] && break; sleep 0.05; done
+for _ in $(seq 100); do "$zipc" call "$t.rpc" ping --timeout 1 >/dev/null 2>&1 && break; sleep 0.05; done
 "$zipc" call "$t.rpc" hello --repeat 100000000 --rate 2000 > /dev/null 2>&1 &
 caller=$!
 pids+=("$caller")

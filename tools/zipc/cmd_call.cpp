@@ -37,6 +37,7 @@ int run_call(CallOptions o) {
       while (now_monotonic_ns() < due && !stop_requested()) std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     if (stop_requested()) break;
+    r.release();  // the previous answer's slot is free before the next call (one call out at a time)
     r = client.call(request, timeout);
     if (!r.ok()) fail(exit_code_for(r.status()), o.name, std::string("call failed: ") + zipc::to_string(r.status()));
   }

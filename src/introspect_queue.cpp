@@ -44,6 +44,7 @@ void inspect_queue(const ReadOnlyView& v, ChannelReport& report) {
 
   std::uint64_t sent = peek(ctl->retired_sent), received = peek(ctl->retired_received);
   std::uint64_t full = peek(ctl->retired_full_waits), empty = peek(ctl->retired_empty_waits);
+  std::uint64_t sent_bytes = peek(ctl->retired_sent_bytes);
   const auto* recs = v.at<ParticipantRecord>(sizeof(QueueControl));
   for (std::uint64_t i = 0; i < parts; ++i) {
     const ParticipantRecord& r = recs[i];
@@ -57,11 +58,14 @@ void inspect_queue(const ReadOnlyView& v, ChannelReport& report) {
     p.alive = is_alive_packed(pid);
     p.slot = static_cast<std::uint32_t>(i);
     const std::uint64_t s = peek(r.sent), rc = peek(r.received), fw = peek(r.full_waits), ew = peek(r.empty_waits);
+    const std::uint64_t sb = peek(r.sent_bytes);
     add(p.fields, "sent", s);
+    add(p.fields, "sent_bytes", sb);
     add(p.fields, "received", rc);
     add(p.fields, "full_waits", fw);
     add(p.fields, "empty_waits", ew);
     sent += s;
+    sent_bytes += sb;
     received += rc;
     full += fw;
     empty += ew;
@@ -69,10 +73,13 @@ void inspect_queue(const ReadOnlyView& v, ChannelReport& report) {
   }
   report.messages = sent;
   report.messages_known = true;
+  report.bytes = sent_bytes;
+  report.bytes_known = true;
   report.received = received;
   report.redelivered = peek(ctl->redelivered);
   report.abandoned = peek(ctl->abandoned);
   add(report.counters, "sent", sent);
+  add(report.counters, "sent_bytes", sent_bytes);
   add(report.counters, "received", received);
   add(report.counters, "redelivered", report.redelivered);
   add(report.counters, "abandoned", report.abandoned);
@@ -110,9 +117,15 @@ void inspect_rpc(const ReadOnlyView& v, ChannelReport& report) {
     s.alive = is_alive_packed(server);
     report.participants.push_back(std::move(s));
   }
-  std::uint64_t in_flight_total = 0;
+  std::uint64_t in_flight_total = 0, calls_total = 0, errors_total = 0, bytes_total = 0;
   for (std::uint64_t c = 0; c < g.max_clients; ++c) {
     const auto* rec = v.at<RpcClientRecord>(g.records_offset + c * sizeof(RpcClientRecord));
+    // Every record counts, free ones too: its counts are cumulative over
+    // every client that held it, so the sum never drops.
+    const std::uint64_t calls = peek(rec->calls), errors = peek(rec->errors), bytes = peek(rec->request_bytes);
+    calls_total += calls;
+    errors_total += errors;
+    bytes_total += bytes;
     const std::uint64_t owner = peek(rec->owner);
     if (owner == kOwnerFree || owner == kOwnerDetached || owner == kOwnerReaping) continue;
     std::uint64_t in_flight = 0;
@@ -127,11 +140,23 @@ void inspect_rpc(const ReadOnlyView& v, ChannelReport& report) {
     cl.alive = is_alive_packed(owner);
     cl.slot = static_cast<std::uint32_t>(c);
     add(cl.fields, "connects", peek(rec->connects));
+    add(cl.fields, "calls", calls);
+    add(cl.fields, "errors", errors);
+    add(cl.fields, "request_bytes", bytes);
     add(cl.fields, "in_flight", in_flight);
     in_flight_total += in_flight;
     report.participants.push_back(std::move(cl));
   }
   report.backlog = in_flight_total;
+  report.in_flight = in_flight_total;
+  report.messages = calls_total;
+  report.messages_known = true;
+  report.bytes = bytes_total;
+  report.bytes_known = true;
+  report.errors = errors_total;
+  add(report.counters, "calls", calls_total);
+  add(report.counters, "errors", errors_total);
+  add(report.counters, "request_bytes", bytes_total);
   add(report.counters, "in_flight", in_flight_total);
   report.readable = true;
 }

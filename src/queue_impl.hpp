@@ -73,6 +73,7 @@ struct QueueImpl {
 
   // Local mirrors of this handle's counters (stored to `me` with relaxed stores).
   std::uint64_t n_sent = 0, n_received = 0, n_full_waits = 0, n_empty_waits = 0;
+  std::uint64_t n_sent_bytes = 0;  // payload bytes committed (zipc top's bytes/s)
 
   // ---- barriers of the asymmetric Dekker pairs (see asymmetric_wait.hpp)
   // Frequent side: orders our earlier stores before our next loads.

@@ -64,7 +64,9 @@ void QueueImpl::free_record(ParticipantRecord& r) noexcept {
   ctl->retired_received.fetch_add(r.received.load(std::memory_order_relaxed), std::memory_order_relaxed);
   ctl->retired_full_waits.fetch_add(r.full_waits.load(std::memory_order_relaxed), std::memory_order_relaxed);
   ctl->retired_empty_waits.fetch_add(r.empty_waits.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  ctl->retired_sent_bytes.fetch_add(r.sent_bytes.load(std::memory_order_relaxed), std::memory_order_relaxed);
   r.sent.store(0, std::memory_order_relaxed);  // relaxed: published by the pid store below
+  r.sent_bytes.store(0, std::memory_order_relaxed);
   r.received.store(0, std::memory_order_relaxed);
   r.full_waits.store(0, std::memory_order_relaxed);
   r.empty_waits.store(0, std::memory_order_relaxed);

@@ -145,6 +145,7 @@ void QueueImpl::commit(std::uint64_t pos, std::uint32_t len) noexcept {
   if (!mpmc) {
     // relaxed: producer-private until the tail store (release) in publish().
     c->size.store(len | layout::kSizeDone, std::memory_order_relaxed);
+    n_sent_bytes += len;  // stored with `sent` in publish()
     return;
   }
   c->size.store(len, std::memory_order_relaxed);  // relaxed: published by the seq store below
@@ -154,6 +155,8 @@ void QueueImpl::commit(std::uint64_t pos, std::uint32_t len) noexcept {
   // (docs/queue.md, "Counters"). relaxed: statistics; ordered by the seq store below.
   me->sent.store(++n_sent, std::memory_order_relaxed);
   me->sent_mark.store(pos + 1, std::memory_order_relaxed);
+  n_sent_bytes += len;
+  me->sent_bytes.store(n_sent_bytes, std::memory_order_relaxed);  // relaxed: statistics, single writer, own line
   // release: publishes the payload and size to the consumer that reads seq == pos + 1.
   c->seq.store(pos + 1, std::memory_order_release);
 }
@@ -191,7 +194,8 @@ void QueueImpl::publish(std::uint64_t committed) noexcept {
   }
   if (committed > 0 && !mpmc) {  // (the many ring counts in commit())
     n_sent += committed;
-    me->sent.store(n_sent, std::memory_order_relaxed);  // relaxed: statistics, single writer
+    me->sent.store(n_sent, std::memory_order_relaxed);              // relaxed: statistics, single writer
+    me->sent_bytes.store(n_sent_bytes, std::memory_order_relaxed);  // relaxed: as sent (same line)
   }
   wake(ctl->not_empty, committed > 1 || !mpmc);
 }

@@ -26,6 +26,18 @@ Status closed_or_dead(const RpcConnection& c) noexcept {
                                                                                        : Status::peer_dead;
 }
 
+// zipc top's counters in our own record: one client thread writes them
+// (relaxed load + store, no RMW); the owner CAS at connect hands them over.
+void count_call(RpcConnection& c, std::uint64_t bytes) noexcept {
+  layout::RpcClientRecord* r = c.view.record(c.client);
+  r->calls.store(r->calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // relaxed: statistics
+  r->request_bytes.store(r->request_bytes.load(std::memory_order_relaxed) + bytes,
+                         std::memory_order_relaxed);  // relaxed: statistics
+}
+void count_error(RpcConnection& c) noexcept {
+  layout::RpcClientRecord* r = c.view.record(c.client);
+  r->errors.store(r->errors.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // relaxed: statistics
+}
 }  // namespace
 
 RpcConnection::~RpcConnection() {
@@ -245,6 +257,7 @@ RpcTicket RpcClientImpl::send(RpcWriteLoan&& loan) noexcept {
     c.req_block[k] = layout::kNoBlock;
     c.local[k] = LocalSlot::free;
     t.status_ = c.dead_status;
+    count_error(c);
     return t;
   }
   const layout::RpcGeometry& g = c.view.geometry();
@@ -265,6 +278,7 @@ RpcTicket RpcClientImpl::send(RpcWriteLoan&& loan) noexcept {
   // that claims the slot (acquire CAS).
   s->state.store(layout::kSlotRequest, std::memory_order_release);
   c.view.control()->server_event.notify_one();
+  count_call(c, len);
   c.local[k] = LocalSlot::in_flight;
   t.conn_ = std::move(cp);
   t.slot_ = k;
@@ -323,6 +337,7 @@ RpcResponse RpcClientImpl::wait(RpcTicket& t, Deadline deadline) noexcept {
       c.dead = true;
     }
     out.status_ = c.dead_status;
+    count_error(c);
     abandon(t);
     return out;
   }
@@ -357,6 +372,7 @@ RpcResponse RpcClientImpl::wait(RpcTicket& t, Deadline deadline) noexcept {
   if (st == Status::ok && data == nullptr) st = Status::corrupt;  // a length its block cannot hold
   if (st != Status::ok) {
     c.release(k);
+    count_error(c);
     out.status_ = st;
     return out;
   }

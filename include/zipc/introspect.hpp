@@ -40,8 +40,8 @@ struct ParticipantReport {
   bool alive = false;
   std::uint32_t slot = 0;  // index of its record in the segment
   // topic publisher: messages, bytes; subscriber: position, sequence, lag,
-  // lag_bytes, lost; queue handle: sent, received, full_waits, empty_waits;
-  // rpc client: connects, in_flight.
+  // lag_bytes, lost; queue handle: sent, sent_bytes, received, full_waits,
+  // empty_waits; rpc client: connects, calls, errors, request_bytes, in_flight.
   ReportFields fields;
 };
 
@@ -56,9 +56,9 @@ struct ChannelReport {
   ReportFields positions;       // ring positions / sequences
   ReportFields counters;        // cumulative counters of the channel
   // Summaries every kind fills in when it can (zipc top):
-  std::uint64_t messages = 0;  // published / sent so far
+  std::uint64_t messages = 0;  // published / sent / rpc calls so far
   bool messages_known = false;
-  std::uint64_t bytes = 0;  // payload bytes published so far
+  std::uint64_t bytes = 0;  // payload bytes published / sent / of rpc requests so far
   bool bytes_known = false;
   std::uint64_t received = 0;  // queue: taken by consumers
   std::uint64_t backlog = 0;   // queue: waiting; topic: unread by the slowest reliable subscriber
@@ -66,6 +66,8 @@ struct ChannelReport {
   std::uint64_t lost = 0;      // topic: lost by lossy subscribers (live ones)
   std::uint64_t redelivered = 0;
   std::uint64_t abandoned = 0;
+  std::uint64_t errors = 0;     // rpc: calls that failed (error answer, dead or closed server)
+  std::uint64_t in_flight = 0;  // rpc: calls sent and not yet taken back by their client
   std::vector<ParticipantReport> participants;
 
   [[nodiscard]] std::size_t alive_count() const noexcept;

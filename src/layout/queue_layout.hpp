@@ -112,7 +112,9 @@ struct QueueControl {
   // made before they existed).
   std::atomic<std::uint64_t> stall_consumers;
   std::atomic<std::uint64_t> stall_producers;
-  std::uint8_t pad5[kQueueLine - 88];
+  // Payload bytes sent by handles whose records were freed (like retired_sent).
+  std::atomic<std::uint64_t> retired_sent_bytes;
+  std::uint8_t pad5[kQueueLine - 96];
 };
 
 // One per attached Queue handle. Only its owner writes it, except recovery,
@@ -128,6 +130,8 @@ struct QueueControl {
 //                  (stored just before its release; see docs/queue.md, "Counters")
 //  64 sent_mark    many ring: position + 1 of the last message counted in `sent`
 //                  (stored just before its commit)
+//  72 sent_bytes   payload bytes of the messages counted in `sent` (zipc top's
+//                  bytes/s; stored with `sent`, same line, same writer)
 struct ParticipantRecord {
   std::atomic<std::uint64_t> pid;
   std::atomic<std::uint32_t> role;
@@ -139,7 +143,8 @@ struct ParticipantRecord {
   std::atomic<std::uint64_t> empty_waits;
   std::atomic<std::uint64_t> done;
   std::atomic<std::uint64_t> sent_mark;
-  std::uint8_t pad[kQueueLine - 72];
+  std::atomic<std::uint64_t> sent_bytes;
+  std::uint8_t pad[kQueueLine - 80];
 };
 
 struct CellHeader {
@@ -162,11 +167,15 @@ static_assert(offsetof(QueueControl, not_full) == 4 * kQueueLine);
 static_assert(offsetof(QueueControl, redelivered) == 5 * kQueueLine);
 static_assert(offsetof(QueueControl, stall_producers) == 5 * kQueueLine + 80,
               "the stall clocks live in the rare-counter line's former padding (layout version unchanged)");
+static_assert(offsetof(QueueControl, retired_sent_bytes) == 5 * kQueueLine + 88,
+              "retired_sent_bytes takes former padding of the rare-counter line (layout version unchanged)");
 static_assert(sizeof(ParticipantRecord) == kQueueLine);
 static_assert(offsetof(ParticipantRecord, claim) == 16);
 static_assert(offsetof(ParticipantRecord, sent) == 24);
 static_assert(offsetof(ParticipantRecord, done) == 56);
 static_assert(offsetof(ParticipantRecord, sent_mark) == 64, "the sent mark takes former padding");
+static_assert(offsetof(ParticipantRecord, sent_bytes) == 72,
+              "the byte count takes former padding, in the owner's own line (segments made before read 0)");
 static_assert(sizeof(CellHeader) == 32);
 static_assert(offsetof(CellHeader, size) == 16);
 

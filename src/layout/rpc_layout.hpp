@@ -16,7 +16,10 @@
 //            line 1: server_event (Event: server threads sleep here; clients notify)
 //   256      RpcClientRecord[C] (128 B each)
 //            owner u64 (packed ProcessId, 0 free, 1 detached, 2 reaping) |
-//            connects u32 | response_event (Event: this client sleeps here)
+//            connects u32 | response_event (Event: this client sleeps here) |
+//            calls u64 | errors u64 | request_bytes u64 (zipc top's rates; written
+//            only by the client holding the record, cumulative over every
+//            client that held it: a sum over the records never drops)
 //   A        RpcSlot[C*K] (slot_stride bytes each; client c owns slots c*K .. c*K+K-1)
 //            +0   state u32 (free/request/claimed/response) | result u32
 //            +8   call_id u64        (client writes with the request)
@@ -81,7 +84,12 @@ struct RpcClientRecord {
   std::atomic<std::uint32_t> connects;  // bumped on every connect (diagnostics)
   std::uint32_t pad0;
   Event response_event;
-  std::uint8_t pad1[128 - 16 - sizeof(Event)];
+  // Statistics of the record's holder (one client, one thread at a time:
+  // relaxed load + store, never an RMW); the owner CAS hands them over.
+  std::atomic<std::uint64_t> calls;          // requests sent
+  std::atomic<std::uint64_t> errors;         // calls answered with an error, or failed by a dead/closed server
+  std::atomic<std::uint64_t> request_bytes;  // payload bytes of the requests sent
+  std::uint8_t pad1[128 - 16 - sizeof(Event) - 24];
 };
 
 struct RpcSlot {
@@ -106,6 +114,9 @@ static_assert(offsetof(RpcControl, layout_version) == 20, "layout_version sits r
 static_assert(offsetof(RpcControl, server_event) == 128);
 static_assert(sizeof(RpcClientRecord) == 128);
 static_assert(offsetof(RpcClientRecord, response_event) == 16);
+static_assert(offsetof(RpcClientRecord, calls) == 24,
+              "the call counters take former padding (segments made before read 0; layout version unchanged)");
+static_assert(offsetof(RpcClientRecord, request_bytes) == 40, "request_bytes follows calls and errors");
 static_assert(sizeof(RpcSlot) == 128);
 static_assert(offsetof(RpcSlot, call_id) == 8);
 static_assert(offsetof(RpcSlot, req_len) == 16);

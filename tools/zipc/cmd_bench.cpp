@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "bench_rpc.hpp"
 #include "common.hpp"
 
 namespace zipc_tool {
@@ -14,6 +15,7 @@ struct BenchOptions {
   std::uint64_t round_trips = 20000;
   std::uint64_t messages = 2000000;
   std::size_t size = 64;
+  bool rpc_only = false;
 };
 
 // A forked child never flushes stdio: its buffers are copies of the parent's.
@@ -116,9 +118,15 @@ double stream(const std::string& base, std::uint64_t n, std::size_t size) {
 
 int run_bench(const BenchOptions& o) {
   const std::string base = "zipc-bench-" + std::to_string(::getpid());
-  const double rtt = ping_pong(base, o.round_trips);
-  std::printf("ping-pong (queue, 2 processes): %llu round trips, median %.2f us\n",
-              static_cast<unsigned long long>(o.round_trips), rtt / 1000);
+  if (!o.rpc_only) {
+    const double rtt = ping_pong(base, o.round_trips);
+    std::printf("ping-pong (queue, 2 processes): %llu round trips, median %.2f us\n",
+                static_cast<unsigned long long>(o.round_trips), rtt / 1000);
+  }
+  const double rpc = rpc_ping_pong(base, o.round_trips);
+  std::printf("ping-pong (rpc, 2 processes):   %llu calls, median %.2f us\n",
+              static_cast<unsigned long long>(o.round_trips), rpc / 1000);
+  if (o.rpc_only) return kOk;
   const double rate = stream(base, o.messages, o.size);
   std::printf("stream (topic, 2 processes):   %llu x %zu B messages, %s msg/s (%s/s), every message verified\n",
               static_cast<unsigned long long>(o.messages), o.size, human_rate(rate).c_str(),
@@ -131,13 +139,15 @@ int run_bench(const BenchOptions& o) {
 
 Command add_bench(CLI::App& root) {
   auto o = std::make_shared<BenchOptions>();
-  CLI::App* app = root.add_subcommand("bench", "a few seconds' check: queue ping-pong and a verified topic stream");
+  CLI::App* app =
+      root.add_subcommand("bench", "a few seconds' check: queue and Rpc ping-pong, a verified topic stream");
   app->footer(
       "Example:\n  zipc bench                       # prints the median round trip and the stream rate\n"
       "  zipc bench --messages 100000 --size 1024");
   app->add_option("--round-trips", o->round_trips, "ping-pong round trips");
   app->add_option("--messages", o->messages, "stream messages");
   app->add_option("--size", o->size, "stream message size in bytes (>= 8)");
+  app->add_flag("--rpc-only", o->rpc_only, "only the Rpc ping-pong");
   return {app, [o] { return run_bench(*o); }};
 }
 

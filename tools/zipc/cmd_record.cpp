@@ -32,7 +32,7 @@ int run_record(const RecordOptions& o) {
   }
   zipc::Subscriber sub = topic.subscribe(so);
   RecordWriter w(o.file, o.name);
-  std::vector<std::byte> buf(o.lossy ? topic.max_message_size() : 0);
+  const std::size_t max_message = topic.max_message_size();
   const std::uint64_t t0 = now_monotonic_ns();
   const std::uint64_t end_ns = o.duration > 0 ? t0 + static_cast<std::uint64_t>(o.duration * 1e9) : ~0ull;
   std::uint64_t n = 0, idle_since = 0;
@@ -45,10 +45,12 @@ int run_record(const RecordOptions& o) {
       st = v.status();
       if (static_cast<bool>(v)) w.append(v.sequence(), v.publish_ns(), v.data());
     } else {
-      zipc::ReadResult r = sub.try_read(buf);
-      if (r.status == zipc::Status::empty) r = sub.read(buf, std::chrono::milliseconds(50));
+      // Read straight into the file's next chunk (one copy, as reliable).
+      const std::span<std::byte> area = w.begin(max_message);
+      zipc::ReadResult r = sub.try_read(area);
+      if (r.status == zipc::Status::empty) r = sub.read(area, std::chrono::milliseconds(50));
       st = r.status;
-      if (r.ok()) w.append(r.sequence, r.publish_ns, {buf.data(), r.size});
+      if (r.ok()) w.finish(r.sequence, r.publish_ns, r.size);
       if (st == zipc::Status::overrun) continue;  // counted in sub.lost()
     }
     if (st == zipc::Status::ok) {

@@ -10,11 +10,14 @@ struct ServeOptions {
   std::string name;
   bool upper = false;
   std::uint64_t count = 0;
+  std::string max_response;  // "" = the library's default
 };
 
 int run_serve(const ServeOptions& o) {
   install_stop_handler();
-  zipc::RpcServer server = zipc::RpcServer::create(o.name);
+  zipc::RpcOptions ro;
+  if (!o.max_response.empty()) ro.max_response_size = parse_size(o.max_response, "--max-response");
+  zipc::RpcServer server = zipc::RpcServer::create(o.name, ro);
   std::uint64_t served = 0;
   std::string reply;
   while (!stop_requested() && (o.count == 0 || served < o.count)) {
@@ -38,10 +41,14 @@ int run_serve(const ServeOptions& o) {
 Command add_serve(CLI::App& root) {
   auto o = std::make_shared<ServeOptions>();
   CLI::App* app = root.add_subcommand("serve", "serve an Rpc name: echo each request (or upper-case it)");
-  app->footer("Example:\n  zipc serve upper --upper &  zipc call upper hello    # HELLO");
+  app->footer(
+      "Example:\n  zipc serve upper --upper &  zipc call upper hello    # HELLO\n"
+      "  zipc serve tiny --max-response 4 &  zipc call tiny hello   # exit 2: too_large (counted in stat's errors)");
   app->add_option("name", o->name, "Rpc service name")->required();
   app->add_flag("--upper", o->upper, "reply with the request upper-cased");
   app->add_option("--count", o->count, "exit after serving N requests");
+  app->add_option("--max-response", o->max_response,
+                  "largest response (e.g. 4KiB); a longer reply fails the call with too_large");
   return {app, [o] { return run_serve(*o); }};
 }
 

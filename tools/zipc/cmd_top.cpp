@@ -18,15 +18,17 @@ struct TopOptions {
 };
 
 struct Sample {
-  std::uint64_t messages = 0, bytes = 0, lost = 0, redelivered = 0, abandoned = 0;
+  std::uint64_t messages = 0, bytes = 0, lost = 0, redelivered = 0, abandoned = 0, errors = 0;
 };
 
 struct Row {
   std::string name, kind;
   bool readable = false;
-  bool rates = false;  // a previous sample exists
-  double msgs = 0, bytes = 0;
+  bool rates = false;                      // a previous sample exists
+  double msgs = 0, bytes = 0, errors = 0;  // per second (errors: rpc calls that failed)
   bool bytes_known = false;
+  bool is_rpc = false;
+  std::uint64_t in_flight = 0;  // rpc: calls out now
   std::uint64_t backlog = 0, max_lag = 0, lost = 0, redelivered = 0, abandoned = 0;
   std::size_t alive = 0, dead = 0;
   std::string problem;
@@ -51,11 +53,14 @@ std::vector<Row> make_rows(const std::vector<zipc::ChannelReport>& reports, std:
     row.alive = r.alive_count();
     row.dead = r.dead_count();
     row.bytes_known = r.bytes_known;
-    const Sample s{r.messages, r.bytes, r.lost, r.redelivered, r.abandoned};
+    row.is_rpc = r.segment.valid && r.segment.kind == zipc::SegmentKind::rpc;
+    row.in_flight = r.in_flight;
+    const Sample s{r.messages, r.bytes, r.lost, r.redelivered, r.abandoned, r.errors};
     if (auto it = prev.find(row.name); it != prev.end() && dt > 0 && r.readable) {
       row.rates = true;
       row.msgs = static_cast<double>(delta(s.messages, it->second.messages)) / dt;
       row.bytes = static_cast<double>(delta(s.bytes, it->second.bytes)) / dt;
+      row.errors = static_cast<double>(delta(s.errors, it->second.errors)) / dt;
       row.lost = delta(s.lost, it->second.lost);
       row.redelivered = delta(s.redelivered, it->second.redelivered);
       row.abandoned = delta(s.abandoned, it->second.abandoned);
@@ -78,6 +83,7 @@ void sort_rows(std::vector<Row>& rows, const std::string& key) {
   if (key == "lag") by([](const Row& r) { return static_cast<double>(r.max_lag); });
   if (key == "lost") by([](const Row& r) { return static_cast<double>(r.lost); });
   if (key == "dead") by([](const Row& r) { return static_cast<double>(r.dead); });
+  if (key == "errors") by([](const Row& r) { return r.errors; });
 }
 
 void print_table(const std::vector<Row>& rows, const TopOptions& o, bool clear) {
@@ -87,8 +93,9 @@ void print_table(const std::vector<Row>& rows, const TopOptions& o, bool clear) 
   std::snprintf(line, sizeof line, "zipc top - %s - %zu channel(s) - every %.1f s - sorted by %s (^C quits)\n\n",
                 when(now_realtime_ns()).c_str(), rows.size(), o.interval, o.sort.c_str());
   out += line;
-  std::snprintf(line, sizeof line, "%-28s %-6s %10s %11s %9s %9s %8s %8s %8s %5s %4s\n", "NAME", "KIND", "MSG/S",
-                "BYTES/S", "BACKLOG", "MAX_LAG", "LOST", "REDELIV", "ABANDON", "ALIVE", "DEAD");
+  std::snprintf(line, sizeof line, "%-28s %-6s %10s %11s %9s %9s %8s %8s %8s %8s %8s %5s %4s\n", "NAME", "KIND",
+                "MSG/S", "BYTES/S", "BACKLOG", "MAX_LAG", "LOST", "REDELIV", "ABANDON", "ERR/S", "INFLIGHT", "ALIVE",
+                "DEAD");
   out += line;
   for (const Row& r : rows) {
     if (!r.readable) {
@@ -99,11 +106,14 @@ void print_table(const std::vector<Row>& rows, const TopOptions& o, bool clear) 
     }
     const std::string msgs = r.rates ? human_rate(r.msgs) : "-";
     const std::string bytes = r.rates && r.bytes_known ? human_size(static_cast<std::uint64_t>(r.bytes)) : "-";
-    std::snprintf(line, sizeof line, "%-28s %-6s %10s %11s %9llu %9llu %8llu %8llu %8llu %5zu %4zu\n", r.name.c_str(),
-                  r.kind.c_str(), msgs.c_str(), bytes.c_str(), static_cast<unsigned long long>(r.backlog),
-                  static_cast<unsigned long long>(r.max_lag), static_cast<unsigned long long>(r.lost),
-                  static_cast<unsigned long long>(r.redelivered), static_cast<unsigned long long>(r.abandoned), r.alive,
-                  r.dead);
+    // Rpc only: failed calls per second and calls out now (MSG/S counts calls).
+    const std::string errors = !r.is_rpc ? "-" : r.rates ? human_rate(r.errors) : "-";
+    const std::string in_flight = r.is_rpc ? std::to_string(r.in_flight) : "-";
+    std::snprintf(line, sizeof line, "%-28s %-6s %10s %11s %9llu %9llu %8llu %8llu %8llu %8s %8s %5zu %4zu\n",
+                  r.name.c_str(), r.kind.c_str(), msgs.c_str(), bytes.c_str(),
+                  static_cast<unsigned long long>(r.backlog), static_cast<unsigned long long>(r.max_lag),
+                  static_cast<unsigned long long>(r.lost), static_cast<unsigned long long>(r.redelivered),
+                  static_cast<unsigned long long>(r.abandoned), errors.c_str(), in_flight.c_str(), r.alive, r.dead);
     out += line;
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -129,6 +139,10 @@ void print_json(const std::vector<Row>& rows, double dt) {
     c["lost"] = r.lost;
     c["redelivered"] = r.redelivered;
     c["abandoned"] = r.abandoned;
+    if (r.is_rpc) {
+      c["errors_per_s"] = r.rates ? nlohmann::ordered_json(r.errors) : nlohmann::ordered_json();
+      c["in_flight"] = r.in_flight;
+    }
     c["alive"] = r.alive;
     c["dead"] = r.dead;
     j["channels"].push_back(std::move(c));
@@ -179,12 +193,13 @@ Command add_top(CLI::App& root) {
       "Example:\n  zipc top --interval 0.5 --sort lag\n"
       "  zipc top --once --json | jq '.channels[] | {name, msgs_per_s}'\n"
       "Rates are exact: they come from per-participant counters in the segments. LOST, REDELIV and\n"
-      "ABANDON count what happened during the last interval.");
+      "ABANDON count what happened during the last interval. For an Rpc, MSG/S is calls/s, BYTES/S\n"
+      "request bytes/s, ERR/S failed calls/s and INFLIGHT the calls out now.");
   app->add_option("--interval", o->interval, "seconds between refreshes");
   app->add_flag("--once", o->once, "print one table (measured over one interval) and exit");
   app->add_flag("--json", o->json, "one zipc.top/1 JSON object per line and interval");
-  app->add_option("--sort", o->sort, "msgs | bytes | backlog | lag | lost | dead | name")
-      ->check(CLI::IsMember({"msgs", "bytes", "backlog", "lag", "lost", "dead", "name"}));
+  app->add_option("--sort", o->sort, "msgs | bytes | backlog | lag | lost | dead | errors | name")
+      ->check(CLI::IsMember({"msgs", "bytes", "backlog", "lag", "lost", "dead", "errors", "name"}));
   app->add_option("-n,--iterations", o->iterations, "exit after N refreshes");
   app->add_option("--match", o->prefix, "only channels whose name starts with this");
   return {app, [o] { return run_top(*o); }};

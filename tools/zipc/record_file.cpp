@@ -42,15 +42,28 @@ __attribute__((target("sse4.2"))) std::uint32_t crc32c_hw(std::uint32_t crc, con
   while (n-- != 0) c32 = __builtin_ia32_crc32qi(c32, *p++);
   return c32;
 }
+__attribute__((target("sse4.2"))) std::uint32_t crc32c_copy_hw(std::uint32_t crc, unsigned char* dst,
+                                                               const unsigned char* p, std::size_t n) noexcept {
+  std::uint64_t c = crc;
+  while (n >= 8) {
+    std::uint64_t v;
+    std::memcpy(&v, p, 8);
+    std::memcpy(dst, &v, 8);
+    c = __builtin_ia32_crc32di(c, v);
+    p += 8;
+    dst += 8;
+    n -= 8;
+  }
+  auto c32 = static_cast<std::uint32_t>(c);
+  while (n-- != 0) {
+    *dst++ = *p;
+    c32 = __builtin_ia32_crc32qi(c32, *p++);
+  }
+  return c32;
+}
 const bool kHaveSse42 = __builtin_cpu_supports("sse4.2");
 #endif
 
-void put32(char* p, std::uint32_t v) {
-  std::memcpy(p, &v, 4);  // little-endian hosts only (x86-64, arm64)
-}
-void put64(char* p, std::uint64_t v) {
-  std::memcpy(p, &v, 8);
-}
 std::uint32_t get32(const char* p) {
   std::uint32_t v;
   std::memcpy(&v, p, 4);
@@ -86,55 +99,22 @@ std::uint32_t record_crc(const char* header, const void* payload, std::size_t n)
 }
 }  // namespace
 
-RecordWriter::RecordWriter(const std::string& path, const std::string& channel) : path_(path), buf_(8 << 20) {
-  file_ = std::fopen(path.c_str(), "wb");
-  if (file_ == nullptr) fail(errno == EACCES ? kPermission : kIo, path, std::strerror(errno));
-  char h[kFileHeaderBytes] = {};
-  std::memcpy(h, kRecordMagic, 8);
-  put32(h + 8, kRecordVersion);
-  put32(h + 12, kFileHeaderBytes);
-  put64(h + 16, now_realtime_ns());
-  put64(h + 24, 0);
-  std::memcpy(h + 32, channel.data(), std::min<std::size_t>(channel.size(), 32));
-  std::memcpy(buf_.data(), h, sizeof h);
-  used_ = sizeof h;
+std::uint32_t record_crc_in_place(const char* header, std::size_t n) noexcept {
+  return record_crc(header, header + kRecordHeaderBytes, n);
 }
 
-RecordWriter::~RecordWriter() {
-  try {
-    close();
-  } catch (...) {
+std::uint32_t record_crc_copy(const char* header, char* dst, const void* src, std::size_t n) noexcept {
+  char fields[20];
+  std::memcpy(fields, header, 4);
+  std::memcpy(fields + 4, header + 8, 16);
+  const std::uint32_t c = crc32c(0, fields, sizeof fields);
+#if defined(__x86_64__)
+  if (kHaveSse42) {
+    return ~crc32c_copy_hw(~c, reinterpret_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), n);
   }
-}
-
-void RecordWriter::append(std::uint64_t sequence, std::uint64_t publish_ns, std::span<const std::byte> payload) {
-  const std::size_t need = kRecordHeaderBytes + payload.size();
-  if (buf_.size() - used_ < need) {
-    flush();
-    if (buf_.size() < need) buf_.resize(need);
-  }
-  char* h = buf_.data() + used_;
-  put32(h, static_cast<std::uint32_t>(payload.size()));
-  put64(h + 8, sequence);
-  put64(h + 16, publish_ns);
-  std::memcpy(h + kRecordHeaderBytes, payload.data(), payload.size());
-  put32(h + 4, record_crc(h, h + kRecordHeaderBytes, payload.size()));
-  used_ += need;
-}
-
-void RecordWriter::flush() {
-  if (file_ == nullptr || used_ == 0) return;
-  const std::size_t wrote = std::fwrite(buf_.data(), 1, used_, file_);
-  if (wrote != used_ || std::fflush(file_) != 0) fail(kIo, path_, std::strerror(errno));
-  written_ += used_;
-  used_ = 0;
-}
-
-void RecordWriter::close() {
-  if (file_ == nullptr) return;
-  flush();
-  std::fclose(file_);
-  file_ = nullptr;
+#endif
+  std::memcpy(dst, src, n);
+  return crc32c(c, dst, n);
 }
 
 RecordReader::RecordReader(const std::string& path) : path_(path), buf_(8 << 20) {

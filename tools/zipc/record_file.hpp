@@ -22,10 +22,14 @@
 // its CRC, reports where, and keeps everything before it.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
+#include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace zipc_tool {
@@ -37,23 +41,54 @@ inline constexpr std::uint32_t kRecordHeaderBytes = 24;
 inline constexpr std::uint32_t kMaxRecordPayload = 1u << 30;
 
 std::uint32_t crc32c(std::uint32_t crc, const void* data, std::size_t n) noexcept;
+// The CRC of a record whose 24-byte header is at `header` (size, sequence and
+// stamp filled in), while copying its payload from src to dst in the same pass.
+std::uint32_t record_crc_copy(const char* header, char* dst, const void* src, std::size_t n) noexcept;
+// The CRC of a complete record (header fields filled in, payload after them).
+std::uint32_t record_crc_in_place(const char* header, std::size_t n) noexcept;
 
+// Builds records in 256 KiB chunks on the caller's thread; a writer thread
+// writes full chunks (one write() each) while the caller fills the next, so
+// the caller waits on the file only when every chunk is in flight. Errors of
+// the writer surface as ToolError (exit 9) at the next hand-over or close().
 class RecordWriter {
  public:
   // Creates (or truncates) path and writes the file header.
   RecordWriter(const std::string& path, const std::string& channel);
   ~RecordWriter();
+  RecordWriter(const RecordWriter&) = delete;
+  RecordWriter& operator=(const RecordWriter&) = delete;
   void append(std::uint64_t sequence, std::uint64_t publish_ns, std::span<const std::byte> payload);
-  void flush();  // hands buffered records to the kernel
+  // In place, for a reader that copies anyway (a lossy subscriber): room for
+  // a payload of up to max bytes in the chunk, then the record made of its
+  // first size bytes (no copy; nothing is recorded without finish()).
+  std::span<std::byte> begin(std::size_t max);
+  void finish(std::uint64_t sequence, std::uint64_t publish_ns, std::size_t size);
+  void flush();  // hands every buffered record to the kernel and waits for it
   void close();
-  [[nodiscard]] std::uint64_t bytes_written() const noexcept { return written_ + used_; }
+  [[nodiscard]] std::uint64_t bytes_written() const noexcept { return pending_ + used_; }
 
  private:
+  struct Chunk {
+    std::vector<char> data;
+    std::size_t used = 0;
+  };
+  char* room(std::size_t need);  // where the next `need` bytes go
+  void hand_over();              // queues the current chunk, takes a free one
+  void write_loop();             // the writer thread
   std::string path_;
-  std::FILE* file_ = nullptr;
-  std::vector<char> buf_;
+  int fd_ = -1;
+  std::vector<char> cur_;
   std::size_t used_ = 0;
-  std::uint64_t written_ = 0;
+  std::uint64_t pending_ = 0;  // bytes handed to the writer
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Chunk> full_;               // guarded by mu_
+  std::vector<std::vector<char>> free_;  // guarded by mu_
+  std::uint64_t written_ = 0;            // guarded by mu_
+  int error_ = 0;                        // guarded by mu_: the writer's errno
+  bool closing_ = false;                 // guarded by mu_
+  std::thread writer_;
 };
 
 struct RecordView {

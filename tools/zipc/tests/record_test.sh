@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # zipc record / replay: a byte-exact round trip, a truncated and a corrupt
-# tail (reported, skipped, not fatal), a foreign file (exit 6), --rate.
+# tail (reported, skipped, not fatal), a foreign file (exit 6), --rate; a
+# lossy recording (read straight into the file's chunk) with valid CRCs.
 set -euo pipefail
 zipc=$1
 a="t.clirec-a.$$"
 b="t.clirec-b.$$"
+c="t.clirec-c.$$"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"; rm -f /dev/shm/zipc.$a /dev/shm/zipc.$b' EXIT
+trap 'rm -rf "$tmp"; rm -f /dev/shm/zipc.$a /dev/shm/zipc.$b /dev/shm/zipc.$c' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 # Binary-safe payloads: len32 frames of random bytes, including empty ones.
@@ -48,6 +50,40 @@ assert [x[2] for x in a] == [x[2] for x in b], "payloads differ"
 assert b"".join(x[2] for x in a) == open(sys.argv[3], "rb").read()
 assert [x[0] for x in a] == list(range(3000)), "sequences"
 assert all(a[i][1] <= a[i + 1][1] for i in range(2999)), "time stamps"
+PY
+
+# A lossy recorder that is never lapped (the topic holds the whole stream)
+# records every payload exactly, each record with a valid CRC-32C.
+"$zipc" create "$c" --kind topic --capacity 16MiB >/dev/null
+"$zipc" record "$c" "$tmp/c.zrec" --lossy --count 3000 --timeout 20 2> "$tmp/lossy.txt" &
+rec=$!
+"$zipc" pub "$c" --format len32 --wait-subscribers 1 < "$tmp/frames.bin"
+wait $rec || fail "lossy record exited $? $(cat "$tmp/lossy.txt")"
+python3 - "$tmp/c.zrec" "$tmp/payloads.bin" <<'PY'
+import struct, sys
+table = []
+for i in range(256):
+    c = i
+    for _ in range(8):
+        c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    table.append(c)
+def crc32c(data, crc=0):
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc = table[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+d = open(sys.argv[1], "rb").read()
+off, payloads = struct.unpack_from("<I", d, 12)[0], []
+while off < len(d):
+    size, crc = struct.unpack_from("<II", d, off)
+    h = d[off:off + 24]
+    body = d[off + 24:off + 24 + size]
+    assert crc32c(h[0:4] + h[8:24] + body) == crc, "bad CRC at %d" % off
+    payloads.append(body)
+    off += 24 + size
+assert off == len(d), "trailing bytes"
+assert len(payloads) == 3000, len(payloads)
+assert b"".join(payloads) == open(sys.argv[2], "rb").read(), "lossy payloads differ"
 PY
 
 # A truncated tail (a recorder killed mid-write): reported, the rest replayed.

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "liveness_file.hpp"
 #include "platform/address_space.hpp"  // random_u64
 #include "platform/file.hpp"           // close_fd
 #include "platform/liveness_lock.hpp"
@@ -68,7 +69,7 @@ int liveness_fd_locked(std::int32_t pid) noexcept {
     std::call_once(registered, [] { platform::on_fork(before_fork, after_fork_parent, after_fork_child); });
     const int old = g_live.fd.exchange(-1, std::memory_order_relaxed);
     (void)platform::close_fd(old);  // a copy inherited without the fork handler (raw clone)
-    const int fd = platform::open_liveness_file(platform::kLivenessFile);
+    const int fd = platform::open_liveness_file(platform::kLivenessFile, /*create=*/false);
     g_live.fd.store(fd >= 0 ? fd : -1, std::memory_order_relaxed);
     g_live.fd_pid = pid;
   }
@@ -92,16 +93,35 @@ std::uint64_t new_identity(std::int32_t pid) noexcept {
   return platform::process_start_time(pid);
 }
 
+// The file was missing when this process took its identity (which stays the
+// /proc one); it may exist now, made by a peer: open it to probe others.
+int reopen_for_probes(std::int32_t pid) noexcept {
+  std::lock_guard<std::mutex> lock(g_live.mutex);
+  if (g_live.fd_pid != pid) return -1;  // forked meanwhile: the next current() opens it
+  int fd = g_live.fd.load(std::memory_order_relaxed);
+  if (fd < 0) {
+    fd = platform::open_liveness_file(platform::kLivenessFile, /*create=*/false);
+    if (fd >= 0) g_live.fd.store(fd, std::memory_order_relaxed);
+  }
+  return fd;
+}
+
 // Liveness of an identity word (the start-time part of a ProcessId).
 bool token_alive(std::uint64_t start_time) noexcept {
   const ProcessId me = ProcessId::current();     // also opens the liveness file
   if (start_time == me.start_time) return true;  // our own lock never conflicts with our probe
-  const int fd = g_live.fd.load(std::memory_order_relaxed);
+  int fd = g_live.fd.load(std::memory_order_relaxed);
+  if (fd < 0) fd = reopen_for_probes(me.pid);
   if (fd < 0) return true;  // cannot tell: never recover a peer that may be alive
   return platform::probe_liveness_token(fd, start_time & kTokenMask) != platform::TokenState::dead;
 }
 
 }  // namespace
+
+void detail::prepare_liveness_file() noexcept {
+  const int fd = platform::open_liveness_file(platform::kLivenessFile, /*create=*/true);
+  if (fd >= 0) (void)platform::close_fd(fd);
+}
 
 ProcessId ProcessId::current() noexcept {
   const std::int32_t pid = platform::current_pid();

@@ -36,11 +36,11 @@ int checked_regular(int fd) noexcept {
 
 }  // namespace
 
-int open_liveness_file(const char* path) noexcept {
+int open_liveness_file(const char* path, bool create) noexcept {
   constexpr int kFlags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
   int fd = ::open(path, kFlags);
   if (fd >= 0) return checked_regular(fd);
-  if (errno != ENOENT) return -errno;
+  if (errno != ENOENT || !create) return -errno;
   fd = ::open(path, kFlags | O_CREAT | O_EXCL, 0644);
   if (fd >= 0) {
     (void)::fchmod(fd, 0644);  // the umask must not hide the file from other users

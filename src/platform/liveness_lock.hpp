@@ -17,11 +17,12 @@ namespace zipc::platform {
 // and every name space. Not named "zipc.*", so Segment::list() never sees it.
 inline constexpr const char* kLivenessFile = "/dev/shm/.zipc-liveness";
 
-// Opens (creating it 0644 when missing) the liveness file read-only, close on
-// exec, never following a symlink, refusing anything but a regular file.
-// Returns the descriptor or -errno. The descriptor must never be mmapped: a
-// mapping would keep the description, and with it the lock, alive.
-int open_liveness_file(const char* path) noexcept;
+// Opens the liveness file read-only, close on exec, never following a
+// symlink, refusing anything but a regular file; with create, makes it (mode
+// 0644 whatever the umask) when missing. Returns the descriptor or -errno.
+// The descriptor must never be mmapped: a mapping would keep the
+// description, and with it the lock, alive.
+int open_liveness_file(const char* path, bool create) noexcept;
 
 // Takes the read lock on byte `token` through fd if no other description holds
 // any lock there.

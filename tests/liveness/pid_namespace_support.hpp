@@ -33,7 +33,10 @@ struct NsChild {
   // Waits until the body said ready (true) or the namespace could not be made
   // or the body failed first (false; `why` says which).
   bool wait_ready(std::string& why, std::chrono::milliseconds bound = std::chrono::seconds(30)) {
-    const bool done = eventually([&] { return flags[2].load() != 0 || flags[1].load() == 2; }, bound);
+    // Ready also needs the host pid (stored by the parent after its fork,
+    // possibly after the body said ready), or kill_and_reap could not kill.
+    const bool done =
+        eventually([&] { return (flags[2].load() != 0 && flags[0].load() != 0) || flags[1].load() == 2; }, bound);
     if (flags[1].load() == 2) {
       why = "unshare(CLONE_NEWPID | CLONE_NEWNS) or mounting /proc is not permitted here";
       return false;

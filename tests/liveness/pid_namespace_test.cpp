@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "liveness_file.hpp"
 #include "liveness_support.hpp"
 #include "pid_namespace_support.hpp"
 #include "zipc/heap.hpp"
@@ -28,6 +29,11 @@ namespace zipc {
 namespace {
 
 using namespace std::chrono_literals;
+
+// The liveness file exists before this program's first ProcessId::current()
+// (a named /dev/shm segment would create it; these tests may take an
+// identity first).
+const bool kLivenessFileReady = (detail::prepare_liveness_file(), true);
 using test::eventually;
 using test::NsChild;
 

@@ -11,6 +11,7 @@
 #include <functional>
 #include <thread>
 
+#include "liveness_file.hpp"
 #include "zipc/process.hpp"
 #include "zipc_test.hpp"
 
@@ -18,6 +19,11 @@ namespace zipc {
 namespace {
 
 using namespace std::chrono_literals;
+
+// The liveness file exists before this program's first ProcessId::current()
+// (a named /dev/shm segment would create it; these tests may take an
+// identity first).
+const bool kLivenessFileReady = (detail::prepare_liveness_file(), true);
 
 bool eventually(const std::function<bool()>& cond) {
   for (int i = 0; i < 10000; ++i) {

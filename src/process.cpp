@@ -78,8 +78,11 @@ int liveness_fd_locked(std::int32_t pid) noexcept {
 
 // A new identity word for pid: a token held in the liveness file, or the
 // kernel start time when the file cannot be used (the /proc fallback).
-std::uint64_t new_identity(std::int32_t pid) noexcept {
-  std::lock_guard<std::mutex> lock(g_live.mutex);
+// Under g_live.mutex, so two threads that both missed the cache take one
+// identity: a second token would be held by our own description, which the
+// self check by equality would not recognise, and a probe through that same
+// description would call it dead.
+std::uint64_t new_identity_locked(std::int32_t pid) noexcept {
   const int fd = liveness_fd_locked(pid);
   if (fd >= 0 && !proc_forced()) {
     for (int attempt = 0; attempt < 16; ++attempt) {
@@ -129,7 +132,12 @@ ProcessId ProcessId::current() noexcept {
   if (g_cache.pid.load(std::memory_order_acquire) == pid) {
     return {pid, g_cache.start_time.load(std::memory_order_relaxed)};
   }
-  const std::uint64_t start = new_identity(pid);
+  std::lock_guard<std::mutex> lock(g_live.mutex);
+  // acquire: as above; another thread may have taken the identity meanwhile.
+  if (g_cache.pid.load(std::memory_order_acquire) == pid) {
+    return {pid, g_cache.start_time.load(std::memory_order_relaxed)};
+  }
+  const std::uint64_t start = new_identity_locked(pid);
   g_cache.start_time.store(start, std::memory_order_relaxed);
   g_cache.pid.store(pid, std::memory_order_release);  // release: publishes start_time
   return {pid, start};

@@ -7,9 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <thread>
+#include <vector>
 
 #include "liveness_file.hpp"
 #include "zipc/process.hpp"
@@ -90,6 +93,34 @@ TEST(LivenessToken, ParentThatDiedIsDeadWhileTheChildItForkedLivesOn) {
   ::kill(grandchild, SIGKILL);
   ::close(fds[0]);
   ::close(fds[1]);
+}
+
+// Threads that take the identity at once in a fresh process all get the same
+// one (a second token would be held by our own description and then probed
+// as dead).
+TEST(LivenessToken, ThreadsRacingForTheFirstIdentityShareOneToken) {
+  auto child = test::spawn([]() -> int {
+    constexpr int kThreads = 8;
+    std::atomic<int> ready{0};
+    std::array<std::uint64_t, kThreads> got{};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kThreads; ++i) {
+      threads.emplace_back([&, i] {
+        ready.fetch_add(1);
+        while (ready.load() < kThreads) {
+        }
+        got[static_cast<std::size_t>(i)] = pack(ProcessId::current());
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (const std::uint64_t w : got) {
+      if (w != got[0]) return 2;
+      if (!is_alive_packed(w)) return 3;
+    }
+    return unpack(got[0]).has_token() ? 0 : 4;
+  });
+  const test::ChildResult r = child.wait();
+  EXPECT_EQ(r.exit_code, 0) << "2: two identities, 3: own identity judged dead, 4: no token";
 }
 
 TEST(LivenessToken, ProcFallbackIdentityIsAliveUntilKilled) {

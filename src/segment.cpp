@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "layout/segment_header.hpp"
+#include "liveness_file.hpp"
 #include "platform/clock.hpp"
 #include "platform/fd_passing.hpp"
 #include "platform/file.hpp"
@@ -238,6 +239,7 @@ Segment Segment::create(std::string_view name, const SegmentSpec& spec, const In
     fail(Errc::invalid_argument, name, "size " + std::to_string(spec.payload_size) + " is over 64 TiB");
   }
   const std::string path = path_for(name, options);
+  if (!options.memfd && options.path.empty()) detail::prepare_liveness_file();  // /dev/shm is shared
   Fd fd(options.memfd ? platform::create_memfd(std::string(kPrefix) + std::string(name))
                       : platform::open_file(path, O_RDWR | O_CREAT | O_EXCL, options.mode));
   if (fd.get() < 0) fail_errno(fd.get(), name, "create " + path);
@@ -307,6 +309,7 @@ Segment Segment::open(std::string_view name, SegmentKind kind, const SegmentOpti
   const std::string path = path_for(name, options);
   Fd fd(platform::open_file(path, O_RDWR, 0));
   if (fd.get() < 0) fail_errno(fd.get(), name, "open " + path);
+  if (options.path.empty()) detail::prepare_liveness_file();  // /dev/shm is shared
 
   const std::uint64_t start = platform::monotonic_ns();
   const std::uint64_t timeout_ns = static_cast<std::uint64_t>(options.open_timeout.count()) * 1'000'000ull;

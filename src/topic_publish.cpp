@@ -407,11 +407,12 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, TopicWriteLoan& l
     loan.status_ = Status::ok;
     loan_out_ = true;
     // Closed? Checked after our claim is in the tail (Dekker with a reader's
-    // drained check, Subscriber::empty_or_closed, which runs the heavy side
-    // of the barrier): either that reader sees our claim and waits for it,
-    // or we see closed here and give the claim back as an aborted record.
-    s.barrier.store_load_barrier();
-    // relaxed: ordered by the barrier above.
+    // drained check, Subscriber::empty_or_closed): either that reader sees
+    // our claim and waits for it, or we see closed here and give the claim
+    // back as an aborted record. Only a compiler barrier here: the reader
+    // side pays (membarrier, then a re-check after any store buffer drained).
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    // relaxed: ordered by the barriers above and on the reader's side.
     if (s.admin().closed.load(std::memory_order_relaxed) != 0) [[unlikely]] {
       (void)finish(loan, 0, true);
       return Status::closed;

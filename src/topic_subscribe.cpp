@@ -18,6 +18,7 @@ namespace {
 constexpr std::uint32_t kCursorEveryPolls = 64;           // see Subscriber::cursor_due
 constexpr std::uint64_t kReadAheadBytes = 512;            // see Subscriber::next_record
 constexpr std::uint64_t kOverrunPatienceNs = 50'000'000;  // see Subscriber::overrun
+constexpr std::uint64_t kDrainRecheckNs = 50'000;         // see Subscriber::empty_or_closed (> any store buffer drain)
 
 ReadResult rr(Status st) noexcept {
   ReadResult r;
@@ -342,11 +343,23 @@ Status Subscriber::empty_or_closed() noexcept {
   TopicState& s = *state_;
   // relaxed: a hint; the barrier below orders the check that decides.
   if (s.admin().closed.load(std::memory_order_relaxed) == 0) return Status::empty;
-  // Dekker with Publisher::reserve (claim, then check closed): after this
-  // barrier a publisher that missed closed has its claim (tail) visible here.
+  // Dekker with Publisher::reserve (claim, then check closed, with only a
+  // compiler barrier between). A publisher that missed closed had stored its
+  // claim (tail) before that load: after membarrier(2) it is visible here if
+  // the publisher's process is registered; otherwise it leaves that store
+  // buffer within microseconds, so "drained" must hold for kDrainRecheckNs.
   s.barrier.heavy_barrier();
-  // acquire: pairs with the claim CAS / store (records claimed below it).
-  return s.pub().tail.load(std::memory_order_acquire) <= position_ ? Status::closed : Status::empty;
+  const auto drained = [&]() noexcept {
+    // acquire: pairs with the claim CAS / store (records claimed below it).
+    return s.pub().tail.load(std::memory_order_acquire) <= position_;
+  };
+  if (!drained()) return Status::empty;
+  const std::uint64_t until = platform::monotonic_ns() + kDrainRecheckNs;
+  while (platform::monotonic_ns() < until) {
+    if (!drained()) return Status::empty;
+    platform::cpu_relax();
+  }
+  return drained() ? Status::closed : Status::empty;
 }
 
 ReadResult Subscriber::try_read(std::span<std::byte> buffer) noexcept {

@@ -65,10 +65,11 @@ Errc error_of(const std::function<void()>& f, std::string* what = nullptr) {
 
 // A child that subscribes with `name`, reads `count` messages (checking they
 // are 0..count-1 in order), then SIGKILLs itself mid-stream.
-zipc::test::Child reader_killed_after(const std::string& topic, const std::string& name, int count) {
+zipc::test::Child reader_killed_after(const std::string& topic, const std::string& name, int count,
+                                      std::chrono::milliseconds grace = 30s) {
   return zipc::test::spawn([=]() {
     Topic t = Topic::open(topic);
-    zipc::Subscriber sub = t.subscribe(durable(name, 30s));
+    zipc::Subscriber sub = t.subscribe(durable(name, grace));
     std::array<std::byte, 200> buf{};
     for (int i = 0; i < count; ++i) {
       const zipc::ReadResult r = sub.read(buf, 10s);
@@ -90,12 +91,15 @@ TEST(TopicDurable, SubscriberKilledMidStreamResumesAtTheNextUnreadMessageWithinT
   auto child = reader_killed_after(name.str(), "audit", 17);
   const auto res = child.wait();
   ASSERT_EQ(res.signal, SIGKILL) << "exit " << res.exit_code << " " << res.output;
-  // Published meanwhile: still delivered, after the 23 the dead reader left.
-  for (std::uint64_t i = 40; i < 50; ++i) ASSERT_TRUE(pub.try_publish(payload(i)).ok());
+  // The dead reader's position holds the publisher back (grace 30 s)...
+  std::uint64_t sent = 40;
+  while (pub.try_publish(payload(sent)).ok()) ++sent;
+  EXPECT_EQ(pub.publish(payload(sent), 20ms).status, Status::timeout);
+  // ...and the restart reads on from there: the 23 it left, and what came after.
   zipc::Subscriber again = t.subscribe(durable("audit", 30s, From::latest()));  // `from` is ignored on a resume
   EXPECT_EQ(again.next_sequence(), 17u);
   std::array<std::byte, 200> buf{};
-  for (std::uint64_t i = 17; i < 50; ++i) {
+  for (std::uint64_t i = 17; i < sent; ++i) {
     const zipc::ReadResult r = again.try_read(buf);
     ASSERT_EQ(r.status, Status::ok) << "at " << i;
     EXPECT_EQ(r.sequence, i);
@@ -103,6 +107,32 @@ TEST(TopicDurable, SubscriberKilledMidStreamResumesAtTheNextUnreadMessageWithinT
   }
   EXPECT_EQ(again.try_read(buf).status, Status::empty);
   EXPECT_EQ(again.lost(), 0u);
+}
+
+TEST(TopicDurable, DeadSubscribersPositionIsReleasedAfterTheGraceAndTheRestartLearnsTheExactCountLost) {
+  zipc::test::TempName name("tdur");
+  Topic t = Topic::create(name.str(), small_topic());
+  zipc::Publisher pub = t.publisher();
+  for (std::uint64_t i = 0; i < 5; ++i) ASSERT_TRUE(pub.try_publish(payload(i)).ok());
+  auto child = reader_killed_after(name.str(), "crashy", 3, 1s);
+  ASSERT_EQ(child.wait().signal, SIGKILL);
+  std::uint64_t sent = 5;
+  while (pub.try_publish(payload(sent)).ok()) ++sent;
+  EXPECT_EQ(pub.publish(payload(sent), 50ms).status, Status::timeout) << "held during the grace";
+  ASSERT_TRUE(pub.publish(payload(sent), 20s).ok()) << "released after it";
+  ++sent;
+  const std::uint64_t oldest = t.oldest_sequence();
+  ASSERT_GT(oldest, 3u);
+  zipc::Subscriber sub = t.subscribe(durable("crashy", 1s));
+  std::array<std::byte, 200> buf{};
+  const zipc::TopicReadLoan gap = sub.try_acquire();  // the zero-copy call reports it too
+  EXPECT_FALSE(gap);
+  EXPECT_EQ(gap.status(), Status::not_retained);
+  EXPECT_EQ(gap.sequence(), oldest);
+  EXPECT_EQ(sub.lost(), oldest - 3);
+  const zipc::ReadResult r = sub.try_read(buf);
+  ASSERT_EQ(r.status, Status::ok);
+  EXPECT_EQ(r.sequence, oldest);
 }
 
 TEST(TopicDurable, DetachedSubscriberResumesExactlyAndItsPositionHoldsThePublisherBack) {
@@ -134,7 +164,7 @@ TEST(TopicDurable, AfterTheGraceThePublisherGoesOnAndTheRestartLearnsTheExactCou
   Topic t = Topic::create(name.str(), small_topic());
   zipc::Publisher pub = t.publisher();
   {
-    zipc::Subscriber sub = t.subscribe(durable("metrics", 300ms, From::latest()));
+    zipc::Subscriber sub = t.subscribe(durable("metrics", 1s, From::latest()));
     std::array<std::byte, 200> buf{};
     ASSERT_TRUE(pub.try_publish(payload(0)).ok());
     ASSERT_TRUE(pub.try_publish(payload(1)).ok());
@@ -144,16 +174,17 @@ TEST(TopicDurable, AfterTheGraceThePublisherGoesOnAndTheRestartLearnsTheExactCou
   }
   std::uint64_t sent = 3;
   while (pub.try_publish(payload(sent)).ok()) ++sent;
+  EXPECT_EQ(pub.publish(payload(sent), 50ms).status, Status::timeout) << "held during the grace";
   // Blocked by the held position until the grace runs out, then on.
   const auto t0 = std::chrono::steady_clock::now();
   const zipc::CommitResult late = pub.publish(payload(sent), 20s);
   const double waited_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(late.ok()) << zipc::to_string(late.status);
   ++sent;
-  std::printf("[ info ] publisher held %.0f ms by a detached durable subscriber (grace 300 ms)\n", waited_ms);
+  std::printf("[ info ] publisher held %.0f ms more by a detached durable subscriber (grace 1000 ms)\n", waited_ms);
   const std::uint64_t oldest = t.oldest_sequence();
   ASSERT_GT(oldest, 2u) << "making room must have dropped the released position";
-  zipc::Subscriber sub = t.subscribe(durable("metrics", 300ms));
+  zipc::Subscriber sub = t.subscribe(durable("metrics", 1s));
   std::array<std::byte, 200> buf{};
   const zipc::ReadResult gap = sub.read(buf, 1s);
   EXPECT_EQ(gap.status, Status::not_retained);

@@ -523,6 +523,18 @@ std::uint64_t Topic::oldest_sequence() const noexcept {
 std::uint64_t Topic::abandoned() const noexcept {
   return state_->admin().abandoned_total.load(std::memory_order_relaxed);  // relaxed: a statistic
 }
+void Topic::close() noexcept {
+  TopicState& s = *state_;
+  // seq_cst: the closer's half of the Dekker pairs (a publisher's claim then
+  // check; a reader's check, barrier, then tail); notify_all then wakes sleepers.
+  s.admin().closed.store(1, std::memory_order_seq_cst);
+  s.events().data.notify_all();
+  s.events().space.notify_all();
+  s.events().commit.notify_all();
+}
+bool Topic::closed() const noexcept {
+  return state_->admin().closed.load(std::memory_order_acquire) != 0;  // acquire: pairs with close()
+}
 const Segment& Topic::segment() const noexcept {
   return state_->segment;
 }

@@ -4,6 +4,7 @@
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
 #include "topic_copy.hpp"
+#include "topic_durable.hpp"
 #include "topic_state.hpp"
 #include "zipc/process.hpp"
 
@@ -198,9 +199,16 @@ Status Publisher::make_room(std::uint64_t needed_end, bool check_liveness) noexc
         auto& slot = s.subscribers[i];
         // acquire: pairs with the subscriber's release stores of owner/mode/position.
         const std::uint64_t owner = slot.owner.load(std::memory_order_acquire);
-        if (owner == 0 || slot.mode.load(std::memory_order_acquire) != 1) continue;  // acquire: as owner
+        if (owner == 0 || owner == layout::kParkedOwner) continue;          // free, or a durable position released
+        if (slot.mode.load(std::memory_order_acquire) != 1) continue;       // acquire: as owner
         std::uint64_t pos = slot.position.load(std::memory_order_acquire);  // acquire: the reader is done below it
-        if (pos < target && check_liveness && !is_alive_packed(owner)) {
+        if (pos < target && check_liveness && (owner == layout::kOrphanOwner || !is_alive_packed(owner))) {
+          // A durable subscriber's position is held for its grace (then parked).
+          // acquire: pairs with the attacher's release store of the flag.
+          if (slot.durable.load(std::memory_order_acquire) != 0) {
+            if (detail::durable_hold(s, slot, owner, pos)) m = std::min(m, pos);
+            continue;
+          }
           std::uint64_t expect = owner;
           // acq_rel: we free the slot; its owner is dead and cannot race with us.
           // Owner 0 alone frees it: we never write its mode, which a joiner may
@@ -307,6 +315,11 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, TopicWriteLoan& l
           (void)s.barrier.wait(
               s.events().space,
               [&] {
+                // relaxed: a hint that ends the wait; close() notifies this event.
+                if (s.admin().closed.load(std::memory_order_relaxed) != 0) {
+                  st = Status::closed;
+                  return true;
+                }
                 st = make_room(want_end, false);
                 return st != Status::full;
               },
@@ -324,6 +337,8 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, TopicWriteLoan& l
         }
         if (st == Status::ok) continue;  // recompute: in multi mode the tail moved
       }
+      // relaxed: no room, and closed: say closed rather than full.
+      if (st == Status::full && s.admin().closed.load(std::memory_order_relaxed) != 0) return Status::closed;
       if (st != Status::ok) return st;
     }
     if (multi) {
@@ -391,6 +406,17 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, TopicWriteLoan& l
     loan.end_ = end;
     loan.status_ = Status::ok;
     loan_out_ = true;
+    // Closed? Checked after our claim is in the tail (Dekker with a reader's
+    // drained check, Subscriber::empty_or_closed): either that reader sees
+    // our claim and waits for it, or we see closed here and give the claim
+    // back as an aborted record. Only a compiler barrier here: the reader
+    // side pays (membarrier, then a re-check after any store buffer drained).
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    // relaxed: ordered by the barriers above and on the reader's side.
+    if (s.admin().closed.load(std::memory_order_relaxed) != 0) [[unlikely]] {
+      (void)finish(loan, 0, true);
+      return Status::closed;
+    }
     return Status::ok;
   }
 }

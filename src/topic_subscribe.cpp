@@ -4,6 +4,7 @@
 
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
+#include "topic_durable.hpp"
 #include "topic_state.hpp"
 #include "zipc/process.hpp"
 
@@ -17,6 +18,7 @@ namespace {
 constexpr std::uint32_t kCursorEveryPolls = 64;           // see Subscriber::cursor_due
 constexpr std::uint64_t kReadAheadBytes = 512;            // see Subscriber::next_record
 constexpr std::uint64_t kOverrunPatienceNs = 50'000'000;  // see Subscriber::overrun
+constexpr std::uint64_t kDrainRecheckNs = 50'000;         // see Subscriber::empty_or_closed (> any store buffer drain)
 
 ReadResult rr(Status st) noexcept {
   ReadResult r;
@@ -33,63 +35,121 @@ std::uint64_t retained_floor(const TopicState& s) noexcept {
 }
 }  // namespace
 
-Subscriber Topic::subscribe(const SubscribeOptions& options) {
-  TopicState& s = *state_;
-  s.me = pack(ProcessId::current());
-  Subscriber sub;
-  sub.state_ = state_;
-  sub.delivery_ = options.delivery;
-  bool found = false;
-  for (int pass = 0; pass < 2 && !found; ++pass) {
-    for (std::uint32_t i = 0; i < s.max_subscribers && !found; ++i) {
+namespace {
+// A plain (not durable) subscriber's slot: a free one, else one whose owner
+// died, else (last resort) a durable slot whose position was released.
+std::uint32_t claim_plain_slot(TopicState& s) {
+  for (int pass = 0; pass < 3; ++pass) {
+    for (std::uint32_t i = 0; i < s.max_subscribers; ++i) {
       auto& slot = s.subscribers[i];
-      std::uint64_t owner = slot.owner.load(std::memory_order_relaxed);  // relaxed: the CAS validates it
-      if (owner != 0 && (pass == 0 || is_alive_packed(owner))) continue;
+      // acquire: pairs with the release stores of owner (detach, park); the CAS validates it.
+      std::uint64_t owner = slot.owner.load(std::memory_order_acquire);
+      bool take = false;
+      if (pass == 0) {
+        take = owner == 0;
+      } else if (pass == 1) {
+        take = owner != 0 && !detail::durable_reserved(slot, owner) && owner != layout::kOrphanOwner &&
+               owner != layout::kParkedOwner && !is_alive_packed(owner);
+      } else {
+        take = owner == layout::kParkedOwner;
+      }
       // acq_rel: owning the slot before we write its fields.
-      if (slot.owner.compare_exchange_strong(owner, s.me, std::memory_order_acq_rel)) {
-        sub.slot_ = i;
-        found = true;
+      if (take && slot.owner.compare_exchange_strong(owner, s.me, std::memory_order_acq_rel)) {
+        slot.durable.store(0, std::memory_order_release);  // release: before the mode and position below
+        return i;
       }
     }
   }
-  if (!found) {
-    sub.state_.reset();
-    detail::topic_fail(Errc::busy, s.name(),
-                       "all " + std::to_string(s.max_subscribers) + " subscriber slots hold live subscribers");
+  detail::topic_fail(Errc::busy, s.name(),
+                     "all " + std::to_string(s.max_subscribers) + " subscriber slots hold live or durable subscribers");
+}
+}  // namespace
+
+Subscriber Topic::subscribe(const SubscribeOptions& options) {
+  TopicState& s = *state_;
+  s.me = pack(ProcessId::current());
+  detail::check_durable_options(s.name(), options);
+  const bool durable = !options.durable_name.empty();
+  detail::DurableClaim claim;
+  if (durable) {
+    claim = detail::claim_durable_slot(s, options);
+  } else {
+    claim.slot = claim_plain_slot(s);
   }
+  Subscriber sub;
+  sub.state_ = state_;
+  sub.delivery_ = options.delivery;
+  sub.slot_ = claim.slot;
+  sub.durable_ = durable;
   auto& slot = s.subscribers[sub.slot_];
   const bool reliable = options.delivery == Delivery::reliable;
   // release: the mode is seen with the position below.
   slot.mode.store(reliable ? 1u : 2u, std::memory_order_release);
   auto fail = [&](Errc code, const std::string& why) {
-    slot.mode.store(0, std::memory_order_release);  // release: slot free again
-    slot.owner.store(0, std::memory_order_release);
+    if (durable) {
+      detail::durable_detach(s, slot);  // keeps what the slot held, for its grace
+    } else {
+      slot.mode.store(0, std::memory_order_release);  // release: slot free again
+      slot.owner.store(0, std::memory_order_release);
+    }
     sub.state_.reset();
     detail::topic_fail(code, s.name(), why);
   };
+  auto joined = [&](std::uint64_t r, std::uint64_t expected) {
+    sub.position_ = r;
+    sub.cursor_ = r;
+    sub.expected_ = expected;
+    slot.sequence.store(expected, std::memory_order_relaxed);  // relaxed: statistics only (zipc top)
+    slot.lost.store(0, std::memory_order_relaxed);             // relaxed: statistics only
+  };
+  if (claim.kind == detail::DurableClaim::Kind::held) {
+    // Restarted within the grace: the slot still holds its position. Join
+    // there as any reliable joiner does (Dekker with make_room).
+    const std::uint64_t r = claim.position;
+    s.admin().subscriber_generation.fetch_add(1, std::memory_order_seq_cst);  // seq_cst: as in the join below
+    std::uint64_t seq = 0;
+    if (detail::aligned(r) && retained_floor(s) <= r && detail::sequence_at(s, r, &seq)) {
+      joined(r, seq);
+      return sub;
+    }
+    // Not expected (a scribbled position): go by the last sequence the slot recorded.
+    claim.kind = detail::DurableClaim::Kind::parked;
+    claim.sequence = slot.sequence.load(std::memory_order_relaxed);  // relaxed: our own slot now
+  }
+  From from = options.from;
+  const bool resume = claim.kind == detail::DurableClaim::Kind::parked;
+  if (resume) from = From::sequence(claim.sequence);
   for (int attempt = 0;; ++attempt) {
     if (attempt > 100) fail(Errc::corrupt, "could not join: the log's positions do not validate");
     std::uint64_t r = 0, expected = 0;
     if (!detail::read_commit_pair(s, &r, &expected)) fail(Errc::corrupt, "the commit version stays odd");
-    if (options.from.kind == From::Kind::latest) {
-    } else if (options.from.kind == From::Kind::oldest) {
+    if (from.kind == From::Kind::latest) {
+    } else if (from.kind == From::Kind::oldest) {
       r = retained_floor(s);
       if (!detail::sequence_at(s, r, &expected)) continue;
     } else {
       std::uint64_t oldest_seq = 0;
       const std::uint64_t next = expected;
-      if (options.from.seq > next) {
-        fail(Errc::invalid_argument, "sequence " + std::to_string(options.from.seq) +
-                                         " is not published yet (next is " + std::to_string(next) + ")");
+      if (from.seq > next) {
+        if (resume) {  // a scribbled slot: start at the end rather than refuse the name forever
+          from = From::latest();
+          continue;
+        }
+        fail(Errc::invalid_argument,
+             "sequence " + std::to_string(from.seq) + " is not published yet (next is " + std::to_string(next) + ")");
       }
-      if (!detail::find_sequence(s, options.from.seq, &r, &oldest_seq)) {
-        if (options.from.seq < oldest_seq) {
-          fail(Errc::not_retained, "sequence " + std::to_string(options.from.seq) +
+      if (!detail::find_sequence(s, from.seq, &r, &oldest_seq)) {
+        if (from.seq < oldest_seq) {
+          if (resume) {  // released and dropped since: read on from the oldest retained
+            from = From::oldest();
+            continue;
+          }
+          fail(Errc::not_retained, "sequence " + std::to_string(from.seq) +
                                        " is no longer retained; the oldest available is " + std::to_string(oldest_seq));
         }
         continue;
       }
-      expected = options.from.seq;
+      expected = from.seq;
     }
     if (!detail::aligned(r)) continue;
     if (reliable) {
@@ -101,13 +161,16 @@ Subscriber Topic::subscribe(const SubscribeOptions& options) {
       std::uint64_t seq_here = 0;
       if (!detail::sequence_at(s, r, &seq_here) || seq_here != expected) continue;
     }
-    sub.position_ = r;
-    sub.cursor_ = r;
-    sub.expected_ = expected;
-    slot.sequence.store(expected, std::memory_order_relaxed);  // relaxed: statistics only (zipc top)
-    slot.lost.store(0, std::memory_order_relaxed);             // relaxed: statistics only
+    joined(r, expected);
     break;
   }
+  if (resume && sub.expected_ > claim.sequence) {
+    // Sequences are dense: exactly these were dropped after the position was released.
+    sub.gap_ = sub.expected_ - claim.sequence;
+    sub.lost_ = sub.gap_;
+    slot.lost.store(sub.lost_, std::memory_order_relaxed);  // relaxed: statistics only
+  }
+  sub.slow_ = options.delivery == Delivery::lossy || sub.gap_ != 0;
   return sub;
 }
 
@@ -128,6 +191,9 @@ Subscriber& Subscriber::operator=(Subscriber&& o) noexcept {
     lost_ = o.lost_;
     abandoned_ = o.abandoned_;
     idle_polls_ = o.idle_polls_;
+    gap_ = o.gap_;
+    slow_ = o.slow_;
+    durable_ = o.durable_;
   }
   return *this;
 }
@@ -135,6 +201,11 @@ Subscriber& Subscriber::operator=(Subscriber&& o) noexcept {
 Subscriber::~Subscriber() {
   if (!state_) return;
   auto& slot = state_->subscribers[slot_];
+  if (durable_) {
+    detail::durable_detach(*state_, slot);  // the position stays held for the grace
+    state_.reset();
+    return;
+  }
   slot.mode.store(0, std::memory_order_release);  // release: publishers stop counting us first
   std::uint64_t me = state_->me;
   slot.owner.compare_exchange_strong(me, 0, std::memory_order_release);  // release: slot free
@@ -253,13 +324,52 @@ Subscriber::Step Subscriber::next_record(Found* found) noexcept {
   return Step::corrupt;
 }
 
+ReadResult Subscriber::report_gap() noexcept {
+  ReadResult r = rr(Status::not_retained);
+  r.sequence = expected_;
+  r.size = static_cast<std::uint32_t>(std::min<std::uint64_t>(gap_, ~0u));
+  gap_ = 0;
+  slow_ = delivery_ == Delivery::lossy;
+  return r;
+}
+
+ReadResult Subscriber::read_slow(std::span<std::byte> buffer) noexcept {
+  if (gap_ != 0) return report_gap();
+  return read_lossy(buffer);
+}
+
+// Nothing to read: empty, or closed once every claimed byte is behind us.
+Status Subscriber::empty_or_closed() noexcept {
+  TopicState& s = *state_;
+  // relaxed: a hint; the barrier below orders the check that decides.
+  if (s.admin().closed.load(std::memory_order_relaxed) == 0) return Status::empty;
+  // Dekker with Publisher::reserve (claim, then check closed, with only a
+  // compiler barrier between). A publisher that missed closed had stored its
+  // claim (tail) before that load: after membarrier(2) it is visible here if
+  // the publisher's process is registered; otherwise it leaves that store
+  // buffer within microseconds, so "drained" must hold for kDrainRecheckNs.
+  s.barrier.heavy_barrier();
+  const auto drained = [&]() noexcept {
+    // acquire: pairs with the claim CAS / store (records claimed below it).
+    return s.pub().tail.load(std::memory_order_acquire) <= position_;
+  };
+  if (!drained()) return Status::empty;
+  const std::uint64_t until = platform::monotonic_ns() + kDrainRecheckNs;
+  while (platform::monotonic_ns() < until) {
+    if (!drained()) return Status::empty;
+    platform::cpu_relax();
+  }
+  return drained() ? Status::closed : Status::empty;
+}
+
 ReadResult Subscriber::try_read(std::span<std::byte> buffer) noexcept {
   if (!state_) return rr(Status::corrupt);
-  if (delivery_ == Delivery::lossy) return read_lossy(buffer);
+  if (slow_) [[unlikely]]
+    return read_slow(buffer);
   release_view();
   Found f;
   switch (next_record(&f)) {
-    case Step::empty: detail::poll_stuck_claim(*state_); return rr(Status::empty);
+    case Step::empty: detail::poll_stuck_claim(*state_); return rr(empty_or_closed());
     case Step::corrupt: return rr(Status::corrupt);
     default: break;
   }
@@ -279,11 +389,17 @@ ReadResult Subscriber::try_read(std::span<std::byte> buffer) noexcept {
 
 TopicReadLoan Subscriber::try_acquire() noexcept {
   if (!state_) return mv(Status::corrupt);
-  if (delivery_ != Delivery::reliable) return mv(Status::not_supported);
+  if (slow_) [[unlikely]] {
+    if (delivery_ != Delivery::reliable) return mv(Status::not_supported);
+    const ReadResult g = report_gap();
+    TopicReadLoan v(g.status);
+    v.sequence_ = g.sequence;
+    return v;
+  }
   release_view();
   Found f;
   switch (next_record(&f)) {
-    case Step::empty: detail::poll_stuck_claim(*state_); return mv(Status::empty);
+    case Step::empty: detail::poll_stuck_claim(*state_); return mv(empty_or_closed());
     case Step::corrupt: return mv(Status::corrupt);
     default: break;
   }
@@ -343,7 +459,11 @@ ReadResult Subscriber::read_lossy(std::span<std::byte> buffer) noexcept {
     if (pub.oldest.load(std::memory_order_acquire) > position_) return overrun();
     if (position_ == cursor_) {
       cursor_ = pub.cursor.load(std::memory_order_acquire);  // acquire: pairs with the commit's release
-      if (position_ == cursor_) return rr(Status::empty);
+      if (position_ == cursor_) {
+        // A try_read caller must get past a dead publisher's claim too.
+        detail::poll_stuck_claim(s);
+        return rr(empty_or_closed());
+      }
     }
     if (cursor_ < position_ || !detail::aligned(cursor_)) return rr(Status::corrupt);
     if (cursor_ - position_ > s.capacity) return overrun();
@@ -386,6 +506,11 @@ Status Subscriber::wait_readable(Deadline deadline) noexcept {
   auto& pub = s.pub();
   const std::uint64_t want = view_end_ != 0 ? view_end_ : position_;
   const bool peekable = delivery_ == Delivery::reliable;
+  // Closed and nothing claimed past us: the next read says so (it decides, with a barrier).
+  const auto drained = [&]() noexcept {
+    // relaxed: a hint (see empty_or_closed); acquire: pairs with the claim.
+    return s.admin().closed.load(std::memory_order_relaxed) != 0 && pub.tail.load(std::memory_order_acquire) <= want;
+  };
   const auto readable = [&]() noexcept {
     // A reliable reader polls the tag line only (see probe_at),
     // and the cursor once the tag shows a record that is not data (or
@@ -396,15 +521,15 @@ Status Subscriber::wait_readable(Deadline deadline) noexcept {
       Found unused;
       const Probe probe = probe_at(want, &unused);
       if (probe == Probe::message) return true;
-      if (probe == Probe::pending && !cursor_due()) return false;
+      if (probe == Probe::pending && !cursor_due()) return drained();
       // acquire: pairs with the commit's release store of the cursor.
       const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
-      if (c <= want) return false;
+      if (c <= want) return drained();
       cursor_ = c;  // so the read that follows goes by the cursor, not the tag
       return true;
     }
     // acquire: pairs with the commit's release store of the cursor.
-    return pub.cursor.load(std::memory_order_acquire) > want;
+    return pub.cursor.load(std::memory_order_acquire) > want || drained();
   };
   // A claim stuck at the frontier for the recovery time (shared clock): its
   // publisher may be dead; every dead claim in a row becomes a hole.

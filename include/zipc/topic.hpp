@@ -91,6 +91,16 @@ enum class Delivery : std::uint8_t {
 struct SubscribeOptions {
   From from = From::latest();
   Delivery delivery = Delivery::reliable;
+  // Durable subscriber (reliable only; docs/topic.md, "Durable subscribers"):
+  // a non-empty name (1..47 bytes of [A-Za-z0-9._-]) keeps this subscriber's
+  // position after it detaches or dies, holding the publishers back, for
+  // durable_grace. Subscribing again with the name within the grace resumes
+  // at the next unread message (`from` is then ignored); after it, the
+  // position is released and the first read says Status::not_retained with
+  // the exact count lost (ReadResult::size, lost()), then reads on from the
+  // oldest retained message. Errc::busy while a live subscriber holds the name.
+  std::string durable_name{};
+  std::chrono::milliseconds durable_grace = std::chrono::seconds(10);  // [0, 7 days]
 };
 
 struct ReadResult {
@@ -252,7 +262,9 @@ class Subscriber {
   // Copies the next message into buffer. ok, empty, too_large (buffer too
   // small: size says what is needed; nothing consumed), overrun (lossy: lapped;
   // lost() grew by the exact count; the next read continues from the oldest
-  // retained), corrupt.
+  // retained), not_retained (once, first read of a durable subscriber whose
+  // position was released: size = messages lost, sequence = the next one
+  // delivered), closed (Topic::close() and every committed message read), corrupt.
   [[nodiscard]] ReadResult try_read(std::span<std::byte> buffer) noexcept;
   [[nodiscard]] ReadResult read(std::span<std::byte> buffer, std::chrono::nanoseconds timeout) noexcept;
   // Zero copy (reliable mode only; lossy subscribers get Status::not_supported):
@@ -263,7 +275,8 @@ class Subscriber {
   [[nodiscard]] TopicReadLoan try_acquire() noexcept;
   [[nodiscard]] TopicReadLoan acquire(std::chrono::nanoseconds timeout) noexcept;
 
-  // Messages this (lossy) subscriber missed so far.
+  // Messages this subscriber missed so far (lossy overruns; a durable
+  // subscriber's released position).
   [[nodiscard]] std::uint64_t lost() const noexcept { return lost_; }
   // Holes (publishers that died between claim and commit) skipped so far.
   [[nodiscard]] std::uint64_t abandoned() const noexcept { return abandoned_; }
@@ -297,6 +310,9 @@ class Subscriber {
   void release_loan(std::uint64_t end) noexcept;
   Status wait_readable(Deadline deadline) noexcept;
   ReadResult read_lossy(std::span<std::byte> buffer) noexcept;
+  ReadResult read_slow(std::span<std::byte> buffer) noexcept;
+  ReadResult report_gap() noexcept;
+  Status empty_or_closed() noexcept;
   void publish_position() noexcept;
 
   std::shared_ptr<detail::TopicState> state_;
@@ -309,6 +325,9 @@ class Subscriber {
   std::uint64_t lost_ = 0;
   std::uint64_t abandoned_ = 0;
   std::uint32_t idle_polls_ = 0;  // reliable mode: frontier polls since the cursor line was last read
+  std::uint64_t gap_ = 0;         // durable restart: messages lost, reported by the next read
+  bool slow_ = false;             // lossy, or a gap to report: try_read takes read_slow
+  bool durable_ = false;          // a named durable slot: detaching keeps the position for the grace
 };
 
 class Topic {
@@ -348,10 +367,18 @@ class Topic {
   [[nodiscard]] std::uint64_t oldest_sequence() const noexcept;
   // Holes recovery made since creation.
   [[nodiscard]] std::uint64_t abandoned() const noexcept;
+  // Closes the topic for everyone (persisted in the segment): later publishes
+  // and reserves get Status::closed (a claim that raced with close() is
+  // aborted: nothing half-published); blocked publishers and readers wake;
+  // subscribers read every committed message, then get Status::closed.
+  // Idempotent, never reopened.
+  void close() noexcept;
+  [[nodiscard]] bool closed() const noexcept;
   [[nodiscard]] const Segment& segment() const noexcept;
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }
   // Lets go of this handle's mapping (the destructor does the same); its
-  // publishers and subscribers keep theirs until they detach.
+  // publishers and subscribers keep theirs until they detach. The topic stays
+  // open for everyone else (close() is the verb that closes it for everyone).
   void detach() noexcept { state_.reset(); }
 
  private:

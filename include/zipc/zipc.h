@@ -338,6 +338,12 @@ typedef struct zipc_subscribe_options {
   uint32_t from;        /* zipc_from_t (ZIPC_FROM_LATEST) */
   uint64_t sequence;    /* with ZIPC_FROM_SEQUENCE */
   uint32_t delivery;    /* zipc_delivery_t (ZIPC_RELIABLE) */
+  /* Durable subscriber (reliable only; docs/topic.md): NULL or "" for none, else
+   * 1..47 bytes of [A-Za-z0-9._-]. Its position is held durable_grace_ns after
+   * it detaches or dies; a restart within resumes exactly, after it the first
+   * read says ZIPC_NOT_RETAINED with info->size = messages lost. */
+  const char* durable_name;
+  int64_t durable_grace_ns; /* default 10 s; at most 7 days */
 } zipc_subscribe_options_t;
 ZIPC_API zipc_status_t zipc_subscribe_options_init(zipc_subscribe_options_t* options);
 
@@ -375,6 +381,9 @@ ZIPC_API zipc_status_t zipc_topic_detach(zipc_topic_t* topic);
 ZIPC_API zipc_status_t zipc_topic_info(const zipc_topic_t* topic, zipc_topic_info_t* out);
 /* Flushes a file-backed topic to disk. */
 ZIPC_API zipc_status_t zipc_topic_sync(const zipc_topic_t* topic);
+/* Closes the topic for everyone: publishes get closed, subscribers drain then get closed. */
+ZIPC_API zipc_status_t zipc_topic_close(zipc_topic_t* topic);
+ZIPC_API zipc_status_t zipc_topic_closed(const zipc_topic_t* topic, bool* closed);
 
 /* Attaches a publisher. Single mode: ZIPC_BUSY while another live one is attached. */
 ZIPC_API zipc_status_t zipc_topic_publisher(zipc_topic_t* topic, zipc_publisher_t** out);

@@ -437,11 +437,14 @@ void init_topic(nb::module_& m) {
           nb::rv_policy::take_ownership)
       .def(
           "subscribe",
-          [](PyTopic& self, nb::handle start, Delivery delivery) {
+          [](PyTopic& self, nb::handle start, Delivery delivery, const std::string& durable_name,
+             nb::handle durable_grace) {
             self.require_attached("subscribe");
             zipc::SubscribeOptions o;
             o.from = parse_start(start);
             o.delivery = delivery;
+            o.durable_name = durable_name;
+            o.durable_grace = to_millis(durable_grace);
             auto* s = new PySubscriber();
             s->s = self.t.subscribe(o);
             s->name = self.name;
@@ -449,7 +452,19 @@ void init_topic(nb::module_& m) {
             return s;
           },
           nb::kw_only(), nb::arg("start") = "latest", nb::arg("delivery") = Delivery::reliable,
-          nb::rv_policy::take_ownership)
+          nb::arg("durable_name") = "", nb::arg("durable_grace") = 10.0, nb::rv_policy::take_ownership)
+      .def(
+          "close",
+          [](PyTopic& self) {
+            self.require_attached("close");
+            self.t.close();
+          },
+          "Closes the topic for everyone: publishes fail with closed, subscribers drain, then get closed.")
+      .def_prop_ro("closed",
+                   [](PyTopic& self) {
+                     self.require_attached("closed");
+                     return self.t.closed();
+                   })
       .def("detach",
            [](PyTopic& self) {
              self.t = zipc::Topic();

@@ -94,3 +94,35 @@ def test_a_single_publisher_topic_refuses_a_second_publisher(name: str) -> None:
         with pytest.raises(zipc.Busy):
             t.publisher()
         p.detach()
+
+
+def test_close_fails_publishes_and_subscribers_drain_then_see_closed(name: str) -> None:
+    with zipc.Topic.create(name) as t:
+        sub = t.subscribe(start="oldest")
+        pub = t.publisher()
+        pub.publish(b"kept", timeout=1)
+        assert not t.closed
+        t.close()
+        assert t.closed
+        with pytest.raises(zipc.Closed):
+            pub.publish(b"late", timeout=1)
+        assert sub.recv(timeout=1) == b"kept"
+        with pytest.raises(zipc.Closed):
+            sub.recv(timeout=1)
+
+
+def test_a_durable_subscriber_resumes_and_its_name_is_exclusive(name: str) -> None:
+    with zipc.Topic.create(name) as t:
+        pub = t.publisher()
+        sub = t.subscribe(start="oldest", durable_name="py-reader", durable_grace=60)
+        for i in range(3):
+            pub.publish(bytes([i]), timeout=1)
+        assert sub.recv(timeout=1) == b"\x00"
+        with pytest.raises(zipc.Busy):
+            t.subscribe(durable_name="py-reader")
+        with pytest.raises(zipc.InvalidArgument):
+            t.subscribe(durable_name="no spaces")
+        sub.detach()
+        again = t.subscribe(durable_name="py-reader", durable_grace=60)
+        assert again.recv(timeout=1) == b"\x01"
+        assert again.lost == 0

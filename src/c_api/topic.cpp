@@ -1,4 +1,6 @@
 // c_api/topic.cpp - zipc_topic_*, zipc_publisher_*, zipc_subscriber_* over zipc::Topic.
+#include <chrono>
+#include <cstddef>
 #include <span>
 
 #include "c_api/c_api.hpp"
@@ -30,7 +32,8 @@ void zipc::c_api::release_topic_loan(zipc_subscriber* subscriber) noexcept {
 namespace {
 
 constexpr std::size_t kTopicOptionsV1 = sizeof(zipc_topic_options_t);
-constexpr std::size_t kSubscribeOptionsV1 = sizeof(zipc_subscribe_options_t);
+// The first version ended before the durable fields.
+constexpr std::size_t kSubscribeOptionsV1 = offsetof(zipc_subscribe_options_t, durable_name);
 
 zipc::TopicOptions to_cpp(const zipc_topic_options_t& o) {
   if (o.publishers > ZIPC_MULTI) {
@@ -89,6 +92,9 @@ zipc_status_t zipc_subscribe_options_init(zipc_subscribe_options_t* options) {
   options->struct_size = sizeof *options;
   options->from = ZIPC_FROM_LATEST;
   options->delivery = ZIPC_RELIABLE;
+  options->durable_name = nullptr;
+  options->durable_grace_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(zipc::SubscribeOptions{}.durable_grace).count();
   return ZIPC_OK;
 }
 
@@ -160,6 +166,19 @@ zipc_status_t zipc_topic_sync(const zipc_topic_t* topic) {
   });
 }
 
+zipc_status_t zipc_topic_close(zipc_topic_t* topic) {
+  if (topic == nullptr) return invalid("zipc_topic_close", "topic is NULL");
+  topic->topic.close();
+  return ZIPC_OK;
+}
+
+zipc_status_t zipc_topic_closed(const zipc_topic_t* topic, bool* closed) {
+  if (topic == nullptr) return invalid("zipc_topic_closed", "topic is NULL");
+  if (closed == nullptr) return invalid("zipc_topic_closed", "closed is NULL");
+  *closed = topic->topic.closed();
+  return ZIPC_OK;
+}
+
 zipc_status_t zipc_topic_publisher(zipc_topic_t* topic, zipc_publisher_t** out) {
   if (topic == nullptr) return invalid("zipc_topic_publisher", "topic is NULL");
   if (out == nullptr) return invalid("zipc_topic_publisher", "out is NULL");
@@ -183,7 +202,11 @@ zipc_status_t zipc_topic_subscribe(zipc_topic_t* topic, const zipc_subscribe_opt
             : o.from == ZIPC_FROM_SEQUENCE ? zipc::From::sequence(o.sequence)
                                            : zipc::From::latest();
   so.delivery = o.delivery == ZIPC_LOSSY ? zipc::Delivery::lossy : zipc::Delivery::reliable;
+  if (o.durable_grace_ns < 0) return invalid("zipc_topic_subscribe", "durable_grace_ns is negative");
   return guard("zipc_topic_subscribe", [&] {
+    if (o.durable_name != nullptr) so.durable_name = o.durable_name;
+    so.durable_grace =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(o.durable_grace_ns));
     *out = new zipc_subscriber{topic->topic.subscribe(so), {}, false};
     return ZIPC_OK;
   });

@@ -38,7 +38,8 @@
 namespace zipc::layout {
 
 inline constexpr std::uint64_t kTopicMagic = 0x3143504f54435049ull;  // "IPCTOPC1"
-inline constexpr std::uint32_t kTopicLayoutVersion = 1;
+// 2: SubscriberSlot names durable subscribers; AdminLine holds the closed flag.
+inline constexpr std::uint32_t kTopicLayoutVersion = 2;
 inline constexpr std::uint32_t kMaxPublishers = 64;
 inline constexpr std::uint32_t kMaxSubscribersLimit = 1u << 16;
 inline constexpr std::uint64_t kRecordHeaderSize = 32;
@@ -124,10 +125,16 @@ struct alignas(128) AdminLine {
   // Shared stall clock of the commit frontier (src/recovery_wait.hpp), keyed
   // by the cursor. Zero: no stall seen yet (also in older segments).
   std::atomic<std::uint64_t> stall_cursor;
-  std::uint8_t reserved[88];
+  // Topic::close(): 1 once closed, never reset (persists in a file-backed topic).
+  std::atomic<std::uint64_t> closed;
+  // Serializes durable subscribers (re)attaching: a packed ProcessId, 0 =
+  // free, taken over when its holder is dead. Publishers never take it.
+  std::atomic<std::uint64_t> durable_lock;
+  std::uint8_t reserved[72];
 };
-static_assert(sizeof(AdminLine) == 128);
+static_assert(sizeof(AdminLine) == 128, "the admin line is one 128-byte line");
 static_assert(offsetof(AdminLine, stall_cursor) == 32, "the stall clock takes former padding (layout unchanged)");
+static_assert(offsetof(AdminLine, closed) == 40, "the closed flag follows the stall clock");
 
 struct alignas(128) PublisherSlot {
   std::atomic<std::uint64_t> owner;   // packed ProcessId, 0 = free
@@ -144,10 +151,19 @@ struct alignas(128) PublisherSlot {
 static_assert(sizeof(PublisherSlot) == 128, "a publisher slot is one 128-byte line");
 static_assert(offsetof(PublisherSlot, messages) == 16, "the statistics follow owner and intent");
 
+// Durable subscribers (docs/topic.md, "Durable subscribers"): owner values
+// that are no process (pid bits 0, so never alive). Orphan: the subscriber
+// detached or died and its position is still held (the grace runs from
+// dead_since). Parked: the grace ran out, the position no longer holds the
+// publisher back; `sequence` keeps the next unread sequence for the restart.
+inline constexpr std::uint64_t kOrphanOwner = 0xD0D0'0000'0000'0000ull;
+inline constexpr std::uint64_t kParkedOwner = 0xDA4C'0000'0000'0000ull;
+inline constexpr std::size_t kDurableNameBytes = 48;  // NUL-padded; names are 1..47 bytes
+
 struct alignas(128) SubscriberSlot {
-  std::atomic<std::uint64_t> owner;  // packed ProcessId, 0 = free
-  std::atomic<std::uint32_t> mode;   // SubscriberMode
-  std::uint32_t reserved0;
+  std::atomic<std::uint64_t> owner;     // packed ProcessId, 0 = free (or kOrphanOwner / kParkedOwner)
+  std::atomic<std::uint32_t> mode;      // SubscriberMode
+  std::atomic<std::uint32_t> durable;   // 1: a named durable slot (name, grace_ns and dead_since valid)
   std::atomic<std::uint64_t> position;  // reliable: everything below was read
   // Statistics for `zipc top` / `zipc stat` (docs/cli.md), written only by the
   // slot's subscriber, relaxed; reset when a subscriber takes the slot.
@@ -156,9 +172,19 @@ struct alignas(128) SubscriberSlot {
   // lost: lossy: messages missed so far, stored when it was lapped.
   std::atomic<std::uint64_t> sequence;
   std::atomic<std::uint64_t> lost;
-  std::uint8_t reserved[88];
+  // Durable slots only. dead_since: CLOCK_MONOTONIC ns when the owner was
+  // first seen dead (or detached), 0 while live; grace_ns: how long the
+  // position is held after that; name: the durable name (written by the
+  // attacher under AdminLine::durable_lock, read by attachers under it).
+  std::atomic<std::uint64_t> dead_since;
+  std::atomic<std::uint64_t> grace_ns;
+  char name[kDurableNameBytes];
+  std::uint8_t reserved[24];
 };
 static_assert(sizeof(SubscriberSlot) == 128, "a subscriber slot is one 128-byte line");
+static_assert(offsetof(SubscriberSlot, durable) == 12, "the durable flag takes the former reserved0 word");
+static_assert(offsetof(SubscriberSlot, dead_since) == 40, "the durable fields follow the statistics");
+static_assert(offsetof(SubscriberSlot, name) == 56, "the durable name follows dead_since and grace_ns");
 static_assert(offsetof(SubscriberSlot, position) == 16);
 static_assert(offsetof(SubscriberSlot, sequence) == 24, "the statistics follow position");
 

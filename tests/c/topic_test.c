@@ -342,6 +342,72 @@ TEST(setup_errors_and_null_arguments_are_reported) {
   OK(zipc_topic_detach(t));
 }
 
+TEST(close_fails_later_publishes_and_subscribers_drain_then_see_closed) {
+  const char* name = temp_name("t");
+  zipc_topic_t* t = small_topic(name, 4);
+  zipc_subscriber_t* s = subscribe(t, ZIPC_FROM_LATEST, 0, ZIPC_RELIABLE);
+  zipc_publisher_t* p = NULL;
+  OK(zipc_topic_publisher(t, &p));
+  OK(zipc_publisher_publish(p, "one", 4, 0, NULL));
+  bool closed = true;
+  OK(zipc_topic_closed(t, &closed));
+  CHECK(!closed);
+  OK(zipc_topic_close(t));
+  OK(zipc_topic_closed(t, &closed));
+  CHECK(closed);
+  EXPECT(zipc_publisher_publish(p, "two", 4, 0, NULL), ZIPC_CLOSED);
+  char buf[512];
+  zipc_message_info_t info;
+  OK(zipc_subscriber_read(s, buf, sizeof buf, 0, &info));
+  CHECK(info.sequence == 0 && strcmp(buf, "one") == 0);
+  EXPECT(zipc_subscriber_read(s, buf, sizeof buf, 0, &info), ZIPC_CLOSED);
+  EXPECT(zipc_topic_close(NULL), ZIPC_INVALID_ARGUMENT);
+  EXPECT(zipc_topic_closed(t, NULL), ZIPC_INVALID_ARGUMENT);
+  OK(zipc_publisher_detach(p));
+  OK(zipc_subscriber_detach(s));
+  OK(zipc_topic_detach(t));
+}
+
+static zipc_subscriber_t* durable(zipc_topic_t* t, const char* name, int64_t grace_ns) {
+  zipc_subscribe_options_t so;
+  OK(zipc_subscribe_options_init(&so));
+  CHECK(so.durable_name == NULL && so.durable_grace_ns > 0);
+  so.from = ZIPC_FROM_OLDEST;
+  so.durable_name = name;
+  so.durable_grace_ns = grace_ns;
+  zipc_subscriber_t* s = NULL;
+  OK(zipc_topic_subscribe(t, &so, &s));
+  return s;
+}
+
+TEST(a_durable_subscriber_resumes_where_it_left_off_and_its_name_is_exclusive) {
+  const char* name = temp_name("t");
+  zipc_topic_t* t = small_topic(name, 4);
+  zipc_publisher_t* p = NULL;
+  OK(zipc_topic_publisher(t, &p));
+  zipc_subscriber_t* s = durable(t, "c-reader", 60 * 1000 * MS);
+  OK(zipc_publisher_publish(p, "one", 4, 0, NULL));
+  OK(zipc_publisher_publish(p, "two", 4, 0, NULL));
+  char buf[512];
+  zipc_message_info_t info;
+  OK(zipc_subscriber_read(s, buf, sizeof buf, 0, &info));
+  zipc_subscribe_options_t so;
+  OK(zipc_subscribe_options_init(&so));
+  so.durable_name = "c-reader";
+  zipc_subscriber_t* again = NULL;
+  EXPECT(zipc_topic_subscribe(t, &so, &again), ZIPC_BUSY);
+  CHECK_MESSAGE("c-reader");
+  so.durable_name = "bad name";
+  EXPECT(zipc_topic_subscribe(t, &so, &again), ZIPC_INVALID_ARGUMENT);
+  OK(zipc_subscriber_detach(s));
+  again = durable(t, "c-reader", 60 * 1000 * MS);
+  OK(zipc_subscriber_read(again, buf, sizeof buf, 0, &info));
+  CHECK(info.sequence == 1 && strcmp(buf, "two") == 0);
+  OK(zipc_subscriber_detach(again));
+  OK(zipc_publisher_detach(p));
+  OK(zipc_topic_detach(t));
+}
+
 int main(int argc, char** argv) {
   select_test(argc, argv);
   RUN(every_subscriber_reads_every_message_with_its_sequence);
@@ -354,5 +420,7 @@ int main(int argc, char** argv) {
   RUN(a_second_single_publisher_or_subscriber_past_the_slots_is_busy);
   RUN(open_and_open_or_create_share_one_topic);
   RUN(setup_errors_and_null_arguments_are_reported);
+  RUN(close_fails_later_publishes_and_subscribers_drain_then_see_closed);
+  RUN(a_durable_subscriber_resumes_where_it_left_off_and_its_name_is_exclusive);
   return done();
 }

@@ -59,8 +59,9 @@ struct PyWaitSet : Guarded {
     zipc::Queue* q = s == nullptr ? queue_of(endpoint, &guard) : nullptr;
     zipc::RpcClient* c = s == nullptr && q == nullptr ? rpc_client_of(endpoint, &guard) : nullptr;
     if (s == nullptr && q == nullptr && c == nullptr)
-      raise_kind("invalid_argument", "WaitSet.attach: a Subscriber, a Queue opened as a consumer or an RpcClient, not " +
-                                         nb::cast<std::string>(nb::str(endpoint.type())));
+      raise_kind("invalid_argument",
+                 "WaitSet.attach: a Subscriber, a Queue opened as a consumer or an RpcClient, not " +
+                     nb::cast<std::string>(nb::str(endpoint.type())));
     {
       nb::gil_scoped_release nogil;  // a wait() in another thread holds mu without the GIL
       std::lock_guard lock(mu);

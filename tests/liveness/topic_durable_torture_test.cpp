@@ -138,9 +138,10 @@ TEST(TopicDurableTorture, KilledAndRestartedDurableSubscriberMissesNothingAndRep
   sub.kill(SIGKILL);
   (void)sub.wait(20s);
   sub = subscriber(rng(), true);
-  const test::ChildResult fr = sub.wait(120s);
+  // The drain grows with the rounds (400 messages each): a long soak gets longer.
+  const test::ChildResult fr = sub.wait(120s + std::chrono::milliseconds(200) * rounds);
   EXPECT_TRUE(fr.exited && fr.exit_code == 0) << "final subscriber " << fr.exit_code << ": " << fr.output;
-  const test::ChildResult pr = publisher.wait(60s);
+  const test::ChildResult pr = publisher.wait(60s + std::chrono::milliseconds(100) * rounds);
   EXPECT_TRUE(pr.exited && pr.exit_code == 0) << "publisher " << pr.exit_code << ": " << pr.output;
   std::uint64_t missing = 0, extra = 0;
   for (std::uint64_t i = 0; i < total; ++i) {

@@ -38,30 +38,32 @@ void queue_room_maintain(const void* p) noexcept {
 }
 }  // namespace
 
-WaitHook WaitHookAccess::room_of(const Queue& q) {
-  if (!q.impl_) throw Error(Errc::invalid_argument, "WaitSet: the queue handle is not open");
-  if ((static_cast<unsigned>(q.impl_->role) & static_cast<unsigned>(Role::producer)) == 0)
-    throw Error(Errc::invalid_argument, "WaitSet: queue " + q.impl_->name + " was opened without Role::producer");
+namespace {
+// Both sides of a queue: the role the handle needs, the event its peers wake,
+// the readiness test and the recovery a blocked call would run.
+WaitHook queue_hook(const QueueImpl* q, Role role, const char* role_name, Event layout::QueueControl::*event,
+                    bool (*ready)(const void*) noexcept, void (*maintain)(const void*) noexcept) {
+  if (q == nullptr) throw Error(Errc::invalid_argument, "WaitSet: the queue handle is not open");
+  if ((static_cast<unsigned>(q->role) & static_cast<unsigned>(role)) == 0)
+    throw Error(Errc::invalid_argument, "WaitSet: queue " + q->name + " was opened without Role::" + role_name);
   WaitHook h;
-  h.event = &q.impl_->ctl->not_full;
-  h.barrier = q.impl_->barrier;
-  h.ready_fn = &queue_room;
-  h.maintain_fn = &queue_room_maintain;
-  h.endpoint = q.impl_.get();
+  h.event = &(q->ctl->*event);
+  h.barrier = q->barrier;
+  h.ready_fn = ready;
+  h.maintain_fn = maintain;
+  h.endpoint = q;
   return h;
+}
+}  // namespace
+
+WaitHook WaitHookAccess::room_of(const Queue& q) {
+  return queue_hook(q.impl_.get(), Role::producer, "producer", &layout::QueueControl::not_full, &queue_room,
+                    &queue_room_maintain);
 }
 
 WaitHook WaitHookAccess::of(const Queue& q) {
-  if (!q.impl_) throw Error(Errc::invalid_argument, "WaitSet: the queue handle is not open");
-  if ((static_cast<unsigned>(q.impl_->role) & static_cast<unsigned>(Role::consumer)) == 0)
-    throw Error(Errc::invalid_argument, "WaitSet: queue " + q.impl_->name + " was opened without Role::consumer");
-  WaitHook h;
-  h.event = &q.impl_->ctl->not_empty;
-  h.barrier = q.impl_->barrier;
-  h.ready_fn = &queue_ready;
-  h.maintain_fn = &queue_maintain;
-  h.endpoint = q.impl_.get();
-  return h;
+  return queue_hook(q.impl_.get(), Role::consumer, "consumer", &layout::QueueControl::not_empty, &queue_ready,
+                    &queue_maintain);
 }
 
 WaitHook WaitHookAccess::of(const Subscriber& sub) {

@@ -322,6 +322,14 @@ struct WaitSet::Impl {
     free_slots.push_back(idx);
   }
 
+  // A channel endpoint: its hook says what to sleep on and when it is ready.
+  std::uint64_t add_channel(ReadyKind kind, const detail::WaitHook& hook) {
+    const std::uint32_t idx = new_slot();
+    slots[idx].kind = kind;
+    slots[idx].hook = hook;
+    return add(idx);
+  }
+
   std::uint64_t add(std::uint32_t idx) {
     if (uring) {
       rearm.push_back(idx);
@@ -376,39 +384,19 @@ WaitSet& WaitSet::operator=(WaitSet&& o) noexcept {
 }
 
 std::uint64_t WaitSet::attach(Queue& consumer) {
-  const detail::WaitHook h = detail::WaitHookAccess::of(consumer);
-  const std::uint32_t idx = impl_->new_slot();
-  impl_->slots[idx].kind = ReadyKind::queue;
-  impl_->slots[idx].hook = h;
-  return impl_->add(idx);
+  return impl_->add_channel(ReadyKind::queue, detail::WaitHookAccess::of(consumer));
 }
 std::uint64_t WaitSet::attach(Subscriber& subscriber) {
-  const detail::WaitHook h = detail::WaitHookAccess::of(subscriber);
-  const std::uint32_t idx = impl_->new_slot();
-  impl_->slots[idx].kind = ReadyKind::subscriber;
-  impl_->slots[idx].hook = h;
-  return impl_->add(idx);
+  return impl_->add_channel(ReadyKind::subscriber, detail::WaitHookAccess::of(subscriber));
 }
 std::uint64_t WaitSet::attach_room(Queue& producer) {
-  const detail::WaitHook h = detail::WaitHookAccess::room_of(producer);
-  const std::uint32_t idx = impl_->new_slot();
-  impl_->slots[idx].kind = ReadyKind::queue_room;
-  impl_->slots[idx].hook = h;
-  return impl_->add(idx);
+  return impl_->add_channel(ReadyKind::queue_room, detail::WaitHookAccess::room_of(producer));
 }
 std::uint64_t WaitSet::attach(RpcServer& server) {
-  const detail::WaitHook h = detail::WaitHookAccess::of(server);
-  const std::uint32_t idx = impl_->new_slot();
-  impl_->slots[idx].kind = ReadyKind::rpc_server;
-  impl_->slots[idx].hook = h;
-  return impl_->add(idx);
+  return impl_->add_channel(ReadyKind::rpc_server, detail::WaitHookAccess::of(server));
 }
 std::uint64_t WaitSet::attach(RpcClient& client) {
-  const detail::WaitHook h = detail::WaitHookAccess::of(client);
-  const std::uint32_t idx = impl_->new_slot();
-  impl_->slots[idx].kind = ReadyKind::rpc_client;
-  impl_->slots[idx].hook = h;
-  return impl_->add(idx);
+  return impl_->add_channel(ReadyKind::rpc_client, detail::WaitHookAccess::of(client));
 }
 std::uint64_t WaitSet::attach_fd(int fd, std::uint32_t events) {
   if (fd < 0 || events == 0) throw Error(Errc::invalid_argument, "WaitSet::attach_fd: bad fd or no events");

@@ -16,11 +16,11 @@ ls "$libdir"/cmake/zipc/zipcConfig.cmake "$libdir"/pkgconfig/zipc.pc "$libdir"/p
 
 # The shared library: its soname, and only the C ABI (zipc_*) and the C++ API
 # (namespace zipc, minus zipc::platform and zipc::c_api) exported.
-readelf -d "$libdir/libzipc.so" | grep -q 'Library soname: \[libzipc.so.0\]'
+readelf -d "$libdir/libzipc.so" | grep 'Library soname: \[libzipc.so.0\]' >/dev/null
 exported=$(nm -D --defined-only "$libdir/libzipc.so" | awk '$2 != "A" {print $3}')
 stray=$(echo "$exported" | grep -vE '^(zipc_|_ZN4zipc|_ZNK4zipc|_ZT[ISV]N4zipc|_ZT[ISV]NK4zipc|_ZGVZN4zipc|_ZZN4zipc)' || true)
 if [ -n "$stray" ]; then echo "libzipc.so exports more than the zipc API:"; echo "$stray" | head -20; exit 1; fi
-if echo "$exported" | grep -qE '^_ZN4zipc(8platform|5c_api)'; then echo "libzipc.so exports internals"; exit 1; fi
+if echo "$exported" | grep -E '^_ZN4zipc(8platform|5c_api)' >/dev/null; then echo "libzipc.so exports internals"; exit 1; fi
 echo "libzipc.so: soname libzipc.so.0, $(echo "$exported" | grep -c '^zipc_') C functions, $(echo "$exported" | grep -vc '^zipc_') C++ symbols"
 
 # 1. CMake package: a C++ program on the static library, a C program on the shared one
@@ -29,14 +29,14 @@ cmake -S "$src" -B "$work/cmake-build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefi
 cmake --build "$work/cmake-build" >/dev/null
 "$work/cmake-build/zipc_consumer"
 "$work/cmake-build/zipc_c_consumer"
-ldd "$work/cmake-build/zipc_c_consumer" | grep -q "libzipc.so.0 => $libdir"
-if ldd "$work/cmake-build/zipc_consumer" | grep -q libzipc; then echo "static consumer linked libzipc.so"; exit 1; fi
+ldd "$work/cmake-build/zipc_c_consumer" | grep "libzipc.so.0 => $libdir" >/dev/null
+if ldd "$work/cmake-build/zipc_consumer" | grep libzipc >/dev/null; then echo "static consumer linked libzipc.so"; exit 1; fi
 
 # 2. pkg-config: zipc (static, C++) and zipc-shared (C)
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 "$cxx" -o "$work/pc_consumer" "$src/main.cpp" $(pkg-config --cflags --libs zipc)
 "$work/pc_consumer"
-if ldd "$work/pc_consumer" | grep -q libzipc; then echo "pkg-config zipc linked libzipc.so"; exit 1; fi
+if ldd "$work/pc_consumer" | grep libzipc >/dev/null; then echo "pkg-config zipc linked libzipc.so"; exit 1; fi
 "$cc" -std=c11 -Wall -Wextra -Werror -pedantic -D_POSIX_C_SOURCE=200809L -o "$work/pc_c_consumer" "$src/main.c" \
   $(pkg-config --cflags --libs zipc-shared) -Wl,-rpath,"$libdir"
 "$work/pc_c_consumer"

@@ -79,6 +79,11 @@ InitFn make_init(const SegmentSpec& spec) {
 }
 
 std::unique_ptr<QueueImpl> from_segment(Segment seg, std::string_view name, const WaitOptions& wait) {
+  if (seg.read_only()) {
+    throw Error(Errc::wrong_role, quoted(name) +
+                                      ": a queue cannot be opened read-only (its producers and consumers "
+                                      "both write its indexes); read-only is for topic subscribers");
+  }
   const auto& prm = seg.params();
   const auto bad = [&](const std::string& why) { throw Error(Errc::corrupt_header, quoted(name) + ": " + why); };
   if (prm[L::kParamLayoutVersion] != L::kQueueLayoutVersion)

@@ -128,6 +128,7 @@ struct SegmentAccess {
     req.size = h.total_size;
     req.populate = o.prefault;
     req.fixed_address = o.fixed_address;
+    req.read_only = o.read_only;
     int err = 0;
     void* p = platform::map_fd(fd, req, &err);
     if (p == nullptr) {
@@ -148,6 +149,7 @@ struct SegmentAccess {
     for (std::size_t i = 0; i < layout::kParamCount; ++i) s.params_[i] = h.params[i];
     s.creator_ = ProcessId{static_cast<std::int32_t>(h.creator_pid), h.creator_start_time};
     if (keep_fd) s.fd_ = fd;
+    s.read_only_ = o.read_only;
     apply_options(s, o);
   }
 
@@ -234,6 +236,7 @@ Segment Segment::create(std::string_view name, const SegmentSpec& spec, const In
   validate_name(name);
   if (spec.kind == SegmentKind::any) fail(Errc::invalid_argument, name, "create needs a concrete kind");
   if (options.mode & ~0777u) fail(Errc::invalid_argument, name, "mode has bits outside 0777");
+  if (options.read_only) fail(Errc::invalid_argument, name, "read_only is for open(): a creator writes the segment");
   const std::uint64_t total = layout::kPayloadOffset + round_up(spec.payload_size, platform::page_size());
   if (spec.payload_size > kMaxTotalSize || total > kMaxTotalSize) {
     fail(Errc::invalid_argument, name, "size " + std::to_string(spec.payload_size) + " is over 64 TiB");
@@ -307,8 +310,8 @@ Segment Segment::open(std::string_view name, SegmentKind kind, const SegmentOpti
   validate_name(name);
   if (options.memfd) fail(Errc::invalid_argument, name, "a memfd segment has no name to open; use open_fd");
   const std::string path = path_for(name, options);
-  Fd fd(platform::open_file(path, O_RDWR, 0));
-  if (fd.get() < 0) fail_errno(fd.get(), name, "open " + path);
+  Fd fd(platform::open_file(path, options.read_only ? O_RDONLY : O_RDWR, 0));
+  if (fd.get() < 0) fail_errno(fd.get(), name, std::string(options.read_only ? "open (read-only) " : "open ") + path);
   if (options.path.empty()) detail::prepare_liveness_file();  // /dev/shm is shared
 
   const std::uint64_t start = platform::monotonic_ns();
@@ -357,6 +360,10 @@ Segment Segment::open(std::string_view name, SegmentKind kind, const SegmentOpti
 Segment Segment::open_fd(int fd, SegmentKind kind, const SegmentOptions& options, std::string_view name) {
   Fd own(platform::dup_fd(fd));
   if (own.get() < 0) fail_errno(own.get(), name, "duplicate descriptor " + std::to_string(fd));
+  if (!options.read_only && platform::is_read_only_fd(own.get()) == 1) {
+    fail(Errc::permission_denied, name,
+         "descriptor " + std::to_string(fd) + " is read-only: open it with SegmentOptions::read_only");
+  }
   HeaderRead hr = read_header(own.get(), name, kind);
   if (hr.check.state == detail::HeaderState::invalid) fail(hr.check.errc, name, hr.check.why);
   if (hr.check.state != detail::HeaderState::ready) {
@@ -395,6 +402,7 @@ void reclaim_abandoned(std::string_view name, const std::string& path) {
 Segment Segment::open_or_create(std::string_view name, const SegmentSpec& spec, const InitFn& init,
                                 const SegmentOptions& options, bool* created) {
   validate_name(name);
+  if (options.read_only) fail(Errc::invalid_argument, name, "read_only is for open(): open_or_create may create");
   if (options.memfd) {  // a new memfd is never an existing segment
     if (created) *created = true;
     return create(name, spec, init, options);
@@ -500,7 +508,15 @@ Segment::Segment(Segment&& o) noexcept
       params_(o.params_),
       creator_(o.creator_),
       created_here_(o.created_here_),
+      read_only_(o.read_only_),
       notes_(std::move(o.notes_)) {}
+
+int Segment::read_only_fd() const {
+  if (base_ == nullptr) fail(Errc::invalid_argument, name_, "read_only_fd: the segment is not attached");
+  const int r = fd_ >= 0 ? platform::reopen_read_only(fd_) : platform::open_file(path_, O_RDONLY, 0);
+  if (r < 0) fail_errno(r, name_, "reopen read-only");
+  return r;
+}
 
 Segment& Segment::operator=(Segment&& o) noexcept {
   if (this != &o) {
@@ -516,6 +532,7 @@ Segment& Segment::operator=(Segment&& o) noexcept {
     params_ = o.params_;
     creator_ = o.creator_;
     created_here_ = o.created_here_;
+    read_only_ = o.read_only_;
     notes_ = std::move(o.notes_);
   }
   return *this;

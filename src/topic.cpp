@@ -307,6 +307,7 @@ void recover_frontier(TopicState& s) noexcept {
 }
 
 void poll_stuck_claim(TopicState& s) noexcept {
+  if (s.read_only) return;  // a read-only reader waits for a writer to recover
   // relaxed: the key of the stall clock only; recover_hole re-reads both with acquire.
   const std::uint64_t c = s.pub().cursor.load(std::memory_order_relaxed);
   if (s.pub().tail.load(std::memory_order_relaxed) <= c) return;  // nothing claimed: no stall
@@ -432,6 +433,7 @@ std::shared_ptr<TopicState> attach(Segment seg, const TopicOptions& o) {
   st->barrier = detail::AsymmetricWait::here();  // registers for membarrier(2) when it can
   st->recovery_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(o.recovery_time).count());
   st->streaming_stores = o.streaming_stores;
+  st->read_only = st->segment.read_only();
   st->me = pack(ProcessId::current());
   return st;
 }
@@ -525,6 +527,10 @@ std::uint64_t Topic::abandoned() const noexcept {
 }
 void Topic::close() noexcept {
   TopicState& s = *state_;
+  if (s.read_only) {
+    detail::log_message(LogLevel::error, s.name(), "close() on a topic opened read-only: not closed");
+    return;
+  }
   // seq_cst: the closer's half of the Dekker pairs (a publisher's claim then
   // check; a reader's check, barrier, then tail); notify_all then wakes sleepers.
   s.admin().closed.store(1, std::memory_order_seq_cst);

@@ -48,6 +48,7 @@ void raise_intent(layout::PublisherLine& pub, std::uint64_t v) noexcept {
 
 Publisher Topic::publisher() {
   TopicState& s = *state_;
+  if (s.read_only) detail::topic_fail(Errc::wrong_role, s.name(), "opened read-only: it has no publisher");
   s.me = pack(ProcessId::current());
   Publisher p;
   p.state_ = state_;

@@ -30,6 +30,12 @@ struct TopicState {
   WaitOptions wait{};
   std::uint64_t recovery_ns = 1'000'000'000;
   bool streaming_stores = false;
+  // Mapped read-only (SegmentOptions::read_only): only lossy subscribers,
+  // which take no slot, run no recovery and sleep without registering.
+  bool read_only = false;
+  // Where a read-only handle's subscribers keep their statistics (they hold
+  // no slot in the topic): private memory, seen by nobody else.
+  layout::SubscriberSlot local_slot{};
   std::uint64_t me = 0;  // packed ProcessId of this process (refreshed per attach)
   // An odd commit version that stayed odd for a whole wait (read_commit_pair):
   // a dead or scribbled commit, not waited for again while it stays the same.

@@ -4,6 +4,7 @@
 
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
+#include "platform/futex.hpp"
 #include "topic_durable.hpp"
 #include "topic_state.hpp"
 #include "zipc/process.hpp"
@@ -19,6 +20,8 @@ constexpr std::uint32_t kCursorEveryPolls = 64;           // see Subscriber::cur
 constexpr std::uint64_t kReadAheadBytes = 512;            // see Subscriber::next_record
 constexpr std::uint64_t kOverrunPatienceNs = 50'000'000;  // see Subscriber::overrun
 constexpr std::uint64_t kDrainRecheckNs = 50'000;         // see Subscriber::empty_or_closed (> any store buffer drain)
+constexpr std::uint64_t kReadOnlyPollNs = 1'000'000;      // see poll_readable
+constexpr std::uint32_t kNoSlot = ~0u;                    // a read-only handle's subscriber holds no slot
 
 ReadResult rr(Status st) noexcept {
   ReadResult r;
@@ -70,8 +73,15 @@ Subscriber Topic::subscribe(const SubscribeOptions& options) {
   s.me = pack(ProcessId::current());
   detail::check_durable_options(s.name(), options);
   const bool durable = !options.durable_name.empty();
+  if (s.read_only && (options.delivery == Delivery::reliable || durable)) {
+    detail::topic_fail(Errc::wrong_role, s.name(),
+                       "opened read-only: a reliable subscriber writes its position into the topic; subscribe "
+                       "with Delivery::lossy, or open the topic with write access");
+  }
   detail::DurableClaim claim;
-  if (durable) {
+  if (s.read_only) {
+    claim.slot = kNoSlot;
+  } else if (durable) {
     claim = detail::claim_durable_slot(s, options);
   } else {
     claim.slot = claim_plain_slot(s);
@@ -81,7 +91,7 @@ Subscriber Topic::subscribe(const SubscribeOptions& options) {
   sub.delivery_ = options.delivery;
   sub.slot_ = claim.slot;
   sub.durable_ = durable;
-  auto& slot = s.subscribers[sub.slot_];
+  auto& slot = sub.slot();
   const bool reliable = options.delivery == Delivery::reliable;
   // release: the mode is seen with the position below.
   slot.mode.store(reliable ? 1u : 2u, std::memory_order_release);
@@ -198,8 +208,16 @@ Subscriber& Subscriber::operator=(Subscriber&& o) noexcept {
   return *this;
 }
 
+layout::SubscriberSlot& Subscriber::slot() const noexcept {
+  return slot_ == kNoSlot ? state_->local_slot : state_->subscribers[slot_];
+}
+
 Subscriber::~Subscriber() {
   if (!state_) return;
+  if (slot_ == kNoSlot) {  // read-only: nothing in the topic to give back
+    state_.reset();
+    return;
+  }
   auto& slot = state_->subscribers[slot_];
   if (durable_) {
     detail::durable_detach(*state_, slot);  // the position stays held for the grace
@@ -216,9 +234,9 @@ Subscriber::~Subscriber() {
 void Subscriber::publish_position() noexcept {
   if (delivery_ != Delivery::reliable) return;
   TopicState& s = *state_;
-  s.subscribers[slot_].sequence.store(expected_, std::memory_order_relaxed);  // relaxed: statistics only
+  slot().sequence.store(expected_, std::memory_order_relaxed);  // relaxed: statistics only
   // release: we are done reading every byte below position_; pairs with make_room's acquire.
-  s.subscribers[slot_].position.store(position_, std::memory_order_release);
+  slot().position.store(position_, std::memory_order_release);
   s.barrier.wake(s.events().space, true);
 }
 
@@ -440,8 +458,8 @@ ReadResult Subscriber::overrun() noexcept {
     const std::uint64_t lost = seq > expected_ ? seq - expected_ : 0;
     lost_ += lost;
     expected_ = std::max(expected_, seq);
-    s.subscribers[slot_].lost.store(lost_, std::memory_order_relaxed);          // relaxed: statistics only
-    s.subscribers[slot_].sequence.store(expected_, std::memory_order_relaxed);  // relaxed: statistics only
+    slot().lost.store(lost_, std::memory_order_relaxed);          // relaxed: statistics only
+    slot().sequence.store(expected_, std::memory_order_relaxed);  // relaxed: statistics only
     position_ = o;
     cursor_ = o;
     ReadResult r = rr(Status::overrun);
@@ -501,6 +519,29 @@ ReadResult Subscriber::read_lossy(std::span<std::byte> buffer) noexcept {
   return rr(Status::corrupt);
 }
 
+namespace {
+// A read-only reader cannot register as a sleeper (that is a write to the
+// topic), so publishers do not know to wake it: it spins as its WaitOptions
+// say, then sleeps on the event's futex word in slices of kReadOnlyPollNs
+// (woken early when a publisher wakes a registered sleeper). It never runs
+// recovery either: a dead publisher's claim is recovered by a writer.
+template <class Ready>
+Status poll_readable(const TopicState& s, Deadline deadline, Ready& readable) noexcept {
+  if (const Status st = detail::spin_phase(readable, deadline, s.wait); st != Status::empty) return st;
+  auto& word = s.events().data.seq;
+  for (;;) {
+    // acquire: pairs with the release increment in Event::notify_*; a wake
+    // after this load changes the word, so the sleep below returns at once.
+    const std::uint32_t token = word.load(std::memory_order_acquire);
+    if (readable()) return Status::ok;
+    const std::uint64_t now = platform::monotonic_ns();
+    if (now >= deadline.ns()) return Status::timeout;
+    const std::uint64_t until = std::min(deadline.ns(), now + kReadOnlyPollNs);
+    (void)platform::futex_wait(&word, token, until);
+  }
+}
+}  // namespace
+
 Status Subscriber::wait_readable(Deadline deadline) noexcept {
   TopicState& s = *state_;
   auto& pub = s.pub();
@@ -531,6 +572,7 @@ Status Subscriber::wait_readable(Deadline deadline) noexcept {
     // acquire: pairs with the commit's release store of the cursor.
     return pub.cursor.load(std::memory_order_acquire) > want || drained();
   };
+  if (s.read_only) return poll_readable(s, deadline, readable);
   // A claim stuck at the frontier for the recovery time (shared clock): its
   // publisher may be dead; every dead claim in a row becomes a hole.
   const bool ok = detail::recovery_sliced_wait(

@@ -68,6 +68,11 @@ WaitHook WaitHookAccess::of(const Queue& q) {
 
 WaitHook WaitHookAccess::of(const Subscriber& sub) {
   if (!sub.state_) throw Error(Errc::invalid_argument, "WaitSet: the subscriber is not attached");
+  if (sub.state_->read_only) {
+    throw Error(Errc::wrong_role, "WaitSet: topic " + sub.state_->name() +
+                                      " was opened read-only: its subscribers cannot register as sleepers (a write); "
+                                      "poll them with read(timeout) instead");
+  }
   WaitHook h;
   h.event = &sub.state_->events().data;
   h.barrier = sub.state_->barrier;

@@ -51,6 +51,9 @@ namespace mode {
 inline constexpr unsigned owner = 0600;  // default
 inline constexpr unsigned group = 0660;
 inline constexpr unsigned everyone = 0666;
+// The owner writes; others only read (open with SegmentOptions::read_only).
+inline constexpr unsigned group_reads = 0640;
+inline constexpr unsigned everyone_reads = 0644;
 }  // namespace mode
 
 struct SegmentOptions {
@@ -81,6 +84,13 @@ struct SegmentOptions {
   // segment; open refuses a segment holding another one, or none, with
   // Errc::type_mismatch. Empty: no type is recorded or checked.
   std::optional<TypeIdentity> type;
+  // open() and open_fd(): map the segment read-only (O_RDONLY, PROT_READ), so
+  // read permission on the file is enough and nothing this process does can
+  // change the segment: a stray write faults in this process only. Only what
+  // reads without writing works on such a handle (docs/security.md, "Read-only
+  // participants"): lossy topic subscribers, introspection. create() and
+  // open_or_create() refuse it (Errc::invalid_argument).
+  bool read_only = false;
 };
 
 // What to create: the kind, the bytes the kind needs, and its parameters
@@ -161,9 +171,16 @@ class Segment {
   [[nodiscard]] const std::array<std::uint64_t, 8>& params() const noexcept { return params_; }
   [[nodiscard]] ProcessId creator() const noexcept { return creator_; }
   [[nodiscard]] bool created_here() const noexcept { return created_here_; }
+  // Mapped with SegmentOptions::read_only: any write through payload() faults.
+  [[nodiscard]] bool read_only() const noexcept { return read_only_; }
   // The descriptor kept open (file-backed, memfd or open_fd segments), else -1.
   // Owned by the segment: pass it on, do not close it.
   [[nodiscard]] int fd() const noexcept { return fd_; }
+  // A new read-only descriptor of this segment (the caller owns and closes
+  // it): hand it to a process that must only read (zipc::send_fd); mapping it
+  // writable fails there, so it opens with SegmentOptions::read_only. Reopens
+  // the kept descriptor, else the path. Throws Errc::system / permission_denied.
+  [[nodiscard]] int read_only_fd() const;
   // The message type a typed channel recorded at create (empty for the byte
   // API). Throws Errc::corrupt_header when the record fails its checksum.
   [[nodiscard]] std::optional<TypeIdentity> type_identity() const;
@@ -188,6 +205,7 @@ class Segment {
   std::array<std::uint64_t, 8> params_{};
   ProcessId creator_;
   bool created_here_ = false;
+  bool read_only_ = false;
   std::string notes_;
 
   friend struct SegmentAccess;

@@ -116,6 +116,9 @@ struct ReadResult {
 namespace detail {
 struct TopicState;
 }
+namespace layout {
+struct SubscriberSlot;
+}
 
 class Publisher;
 class Subscriber;
@@ -291,6 +294,8 @@ class Subscriber {
   friend struct detail::WaitHookAccess;  // the WaitSet's readiness hook (src/wait_hook.hpp)
   friend class Topic;
   friend class TopicReadLoan;
+  // The slot this subscriber writes: its own in the topic, or private memory (read-only).
+  layout::SubscriberSlot& slot() const noexcept;
   enum class Step : std::uint8_t { message, empty, corrupt, overrun };
   // A record a reliable reader validated; every field comes from the one
   // private copy of its header that was checked (never re-read from the ring).

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 namespace zipc::platform {
 
@@ -22,6 +23,21 @@ int open_file(const std::string& path, int flags, unsigned mode) noexcept {
 
 int close_fd(int fd) noexcept {
   return ::close(fd) == 0 ? 0 : -errno;
+}
+
+int reopen_read_only(int fd) noexcept {
+  const std::string link = "/proc/self/fd/" + std::to_string(fd);
+  int out;
+  do {
+    out = ::open(link.c_str(), O_RDONLY | O_CLOEXEC);  // the magic link names the open file itself
+  } while (out < 0 && errno == EINTR);
+  return out >= 0 ? out : -errno;
+}
+
+int is_read_only_fd(int fd) noexcept {
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0) return -errno;
+  return (flags & O_ACCMODE) == O_RDONLY ? 1 : 0;
 }
 
 int truncate_fd(int fd, std::uint64_t size) noexcept {

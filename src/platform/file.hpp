@@ -23,6 +23,12 @@ struct FileStat {
 
 int open_file(const std::string& path, int flags, unsigned mode) noexcept;  // O_CLOEXEC added
 int close_fd(int fd) noexcept;
+// A new open file description of the same file, read-only (O_RDONLY |
+// O_CLOEXEC, through /proc/self/fd): whoever holds it cannot map it writable.
+// Returns the descriptor or -errno.
+int reopen_read_only(int fd) noexcept;
+// 1 when fd was opened O_RDONLY, 0 when it may write, -errno on error.
+int is_read_only_fd(int fd) noexcept;
 int truncate_fd(int fd, std::uint64_t size) noexcept;
 int allocate_fd(int fd, std::uint64_t size) noexcept;  // posix_fallocate: fail early on a full tmpfs
 int chmod_fd(int fd, unsigned mode) noexcept;

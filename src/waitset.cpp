@@ -19,8 +19,9 @@
 namespace zipc {
 
 namespace {
-constexpr std::uint64_t kStopData = 0xffffffffull;  // the stop eventfd's poll
-constexpr std::uint64_t kCancelData = 1ull << 63;   // completions of cancels (ignored)
+constexpr std::uint64_t kStopData = 0xffffffffull;      // the stop eventfd's poll
+constexpr std::uint64_t kCancelData = 1ull << 63;       // completions of cancels (ignored)
+constexpr std::uint64_t kMaintainData = 0xfffffffeull;  // the maintenance timer's poll
 constexpr std::uint32_t kIndexMask = 0xffffffffu;
 bool is_channel(ReadyKind k) {
   return k == ReadyKind::queue || k == ReadyKind::subscriber || k == ReadyKind::queue_room ||
@@ -50,6 +51,12 @@ struct WaitSet::Impl {
   bool uring = false;
   int stop_fd = -1;
   int notify_fd = -1;  // readiness_fd (io_uring mode)
+  // io_uring mode: fires every stall slice while channels are attached, so
+  // that readiness_fd wakes an event loop for the maintenance a blocked
+  // receive would do (a dead peer is noticed by polling, never by a wake-up).
+  int maintain_fd = -1;
+  bool maintain_polled = false;  // its poll is in the ring
+  bool maintain_fired = false;   // it completed since the last maintenance
   std::atomic<bool> stopping{false};
   bool degraded = false;  // some channel's process has no membarrier: nap-capped
   std::vector<Slot> slots;
@@ -175,6 +182,10 @@ struct WaitSet::Impl {
           (void)ring.poll_add(kStopData, stop_fd, POLLIN);
           continue;
         }
+        if (c[i].user_data == kMaintainData) {
+          maintenance_fired();
+          continue;
+        }
         if (Slot* s = find(c[i].user_data); s != nullptr && s->armed)
           completed(static_cast<std::uint32_t>(c[i].user_data), c[i].res);
       }
@@ -203,6 +214,34 @@ struct WaitSet::Impl {
     }
   }
 
+  void maintenance_fired() {
+    (void)platform::timerfd_take(maintain_fd);
+    maintain_polled = false;
+    maintain_fired = true;
+  }
+
+  // What a blocked receive does between its sleep slices, for every armed
+  // channel (recovery of a dead peer, see WaitHook::maintain); what became
+  // ready by it is reported.
+  void maintain_channels() {
+    next_maintain = platform::monotonic_ns() + detail::kStallSliceNs;
+    maintain_fired = false;
+    for (std::uint32_t i = 0; i < slots.size(); ++i) {
+      Slot& s = slots[i];
+      if (!s.used || !s.armed || !is_channel(s.kind)) continue;
+      s.hook.maintain();
+      if (!s.listed && s.hook.ready()) report(i, 0, 0);
+    }
+  }
+
+  // Keeps the maintenance timer's poll in the ring while a channel is attached.
+  void poll_maintenance() {
+    if (maintain_polled || maintain_fd < 0) return;
+    bool channel = false;
+    for (const Slot& s : slots) channel = channel || (s.used && is_channel(s.kind));
+    if (channel) maintain_polled = ring.poll_add(kMaintainData, maintain_fd, POLLIN);
+  }
+
   std::span<const Ready> wait_uring(Deadline d) {
     out.clear();
     for (;;) {
@@ -215,6 +254,9 @@ struct WaitSet::Impl {
       pending.clear();
       take_completions();
       arm_batch();
+      // Due also for a caller that never sleeps here (wait(0) from an event
+      // loop woken by readiness_fd, which the maintenance timer makes readable).
+      if (maintain_fired || platform::monotonic_ns() >= next_maintain) maintain_channels();
       if (!out.empty() || d.expired()) break;
       // Sleep in slices: between two, every sleeping channel does what a
       // blocked receive does (recovery of a dead peer, see WaitHook::maintain);
@@ -225,14 +267,10 @@ struct WaitSet::Impl {
       const std::uint64_t now = platform::monotonic_ns();
       ring.wait(std::min(d.ns(), now + slice));
       if (ring.has_completions() || platform::monotonic_ns() < now + slice) continue;
-      for (std::uint32_t i = 0; i < slots.size(); ++i) {
-        Slot& s = slots[i];
-        if (!s.used || !s.armed || !is_channel(s.kind)) continue;
-        s.hook.maintain();
-        if (!s.listed && s.hook.ready()) report(i, 0, 0);
-      }
+      maintain_channels();
       if (!out.empty()) break;
     }
+    poll_maintenance();
     ring.submit();
     // readiness_fd: readable while something is reported (level) or completions wait.
     // Left readable (no new write, so no new edge for EPOLLET) while
@@ -303,6 +341,10 @@ struct WaitSet::Impl {
             (void)ring.poll_add(kStopData, stop_fd, POLLIN);
             continue;
           }
+          if (c[i].user_data == kMaintainData) {
+            maintenance_fired();
+            continue;
+          }
           Slot* o = find(c[i].user_data);
           if (o == nullptr || !o->armed) continue;
           o->armed = false;
@@ -340,6 +382,7 @@ struct WaitSet::Impl {
         out.resize(before);  // reported by the next wait() (it is on the level list)
         platform::eventfd_signal(notify_fd);
       }
+      poll_maintenance();
       ring.submit();
     }
     return data(idx);
@@ -363,6 +406,14 @@ WaitSet::WaitSet(const WaitSetOptions& options) : impl_(std::make_unique<Impl>()
     }
     (void)m.ring.poll_add(kStopData, m.stop_fd, POLLIN);
     m.ring.submit();
+    const auto every = static_cast<std::uint64_t>(std::max<std::int64_t>(0, m.opt.maintenance_interval.count()));
+    if (every != 0) m.maintain_fd = platform::timerfd_open(platform::monotonic_ns() + every, every);
+    if (every != 0 && m.maintain_fd < 0) {
+      m.ring.close();
+      platform::close_fd(m.stop_fd);
+      platform::close_fd(m.notify_fd);
+      throw Error(Errc::system, "WaitSet: timerfd failed, errno " + std::to_string(-m.maintain_fd));
+    }
   }
 }
 
@@ -373,6 +424,7 @@ WaitSet::~WaitSet() {
   impl_->ring.close();  // cancels what is left (the stop poll) before the fds go
   platform::close_fd(impl_->stop_fd);
   platform::close_fd(impl_->notify_fd);
+  if (impl_->maintain_fd >= 0) platform::close_fd(impl_->maintain_fd);
 }
 WaitSet::WaitSet(WaitSet&&) noexcept = default;
 WaitSet& WaitSet::operator=(WaitSet&& o) noexcept {

@@ -52,6 +52,12 @@ struct WaitSetOptions {
   bool force_fallback = false;
   // Fallback: the longest nap between two readiness polls of every channel.
   std::chrono::nanoseconds fallback_nap = std::chrono::milliseconds(1);
+  // io_uring mode, for callers that never block in wait() but poll
+  // readiness_fd and call wait(0) (event loops): a dead peer wakes nobody, so
+  // while channels are attached readiness_fd also turns readable this often,
+  // and the wait(0) that follows does the recovery a blocked receive would do
+  // (it may report nothing). Zero: never (only a blocking wait() recovers).
+  std::chrono::nanoseconds maintenance_interval = std::chrono::milliseconds(20);
 };
 
 class WaitSet {
@@ -98,9 +104,10 @@ class WaitSet {
   void stop() noexcept;
 
   // A file descriptor that is readable while wait(0) would report something
-  // (or has completions to look at): put it in epoll (level or edge), poll or
-  // select beside other fds and call wait(0) when it is readable. -1 in the
-  // fallback mode.
+  // (or has completions to look at, or its maintenance_interval passed while
+  // channels are attached): put it in epoll (level or edge), poll or select
+  // beside other fds and call wait(0) when it is readable; that wait(0) may
+  // report nothing. -1 in the fallback mode.
   [[nodiscard]] int readiness_fd() const noexcept;
   // True when io_uring futex waits are in use (kernel 6.7+), false in the fallback.
   [[nodiscard]] bool uses_io_uring() const noexcept;

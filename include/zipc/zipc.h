@@ -164,6 +164,8 @@ typedef enum zipc_huge_pages {
 #define ZIPC_MODE_OWNER 0600u /* default */
 #define ZIPC_MODE_GROUP 0660u
 #define ZIPC_MODE_EVERYONE 0666u
+#define ZIPC_MODE_GROUP_READS 0640u    /* the owner writes, the group reads (read_only) */
+#define ZIPC_MODE_EVERYONE_READS 0644u /* the owner writes, everyone reads (read_only) */
 
 typedef struct zipc_segment_options {
   const char* path;         /* NULL or "": /dev/shm/zipc.<name>; else a file at this path (copied) */
@@ -324,6 +326,10 @@ typedef struct zipc_topic_options {
   bool accept_existing;      /* open_or_create: attach to an existing topic of other geometry (else OPTIONS_MISMATCH) */
   zipc_wait_options_t wait;
   zipc_segment_options_t segment; /* segment.path: a file-backed, persistent topic */
+  /* zipc_topic_open: map the topic read-only (read permission is enough).
+   * Only lossy subscribers work on it; publishers, reliable subscribers,
+   * close and waitsets say ZIPC_WRONG_ROLE (docs/security.md). */
+  bool read_only;
 } zipc_topic_options_t;
 ZIPC_API zipc_status_t zipc_topic_options_init(zipc_topic_options_t* options);
 

@@ -408,15 +408,17 @@ void init_topic(nb::module_& m) {
           nb::arg("accept_existing") = false, nb::rv_policy::take_ownership)
       .def_static(
           "open",
-          [](const std::string& name, nb::handle recovery_time, WaitStrategy wait, const std::string& path) {
+          [](const std::string& name, nb::handle recovery_time, WaitStrategy wait, const std::string& path,
+             bool read_only) {
             zipc::TopicOptions o;
             o.recovery_time = to_millis(recovery_time);
             o.wait = wait_options(wait);
             o.segment.path = path;
+            o.segment.read_only = read_only;
             return make(zipc::Topic::open(name, o), name);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive,
-          nb::arg("path") = "", nb::rv_policy::take_ownership)
+          nb::arg("path") = "", nb::arg("read_only") = false, nb::rv_policy::take_ownership)
       .def_static(
           "remove",
           [](const std::string& name, const std::string& path) {
@@ -457,6 +459,10 @@ void init_topic(nb::module_& m) {
           "close",
           [](PyTopic& self) {
             self.require_attached("close");
+            if (self.t.segment().read_only()) {
+              throw zipc::Error(zipc::Errc::wrong_role,
+                                "topic " + self.name + " was opened read-only: only a writer can close it");
+            }
             self.t.close();
           },
           "Closes the topic for everyone: publishes fail with closed, subscribers drain, then get closed.")

@@ -126,3 +126,20 @@ def test_a_durable_subscriber_resumes_and_its_name_is_exclusive(name: str) -> No
         again = t.subscribe(durable_name="py-reader", durable_grace=60)
         assert again.recv(timeout=1) == b"\x01"
         assert again.lost == 0
+
+
+def test_a_read_only_topic_serves_lossy_subscribers_and_refuses_writers(name: str) -> None:
+    with zipc.Topic.create(name) as t:
+        pub = t.publisher()
+        with zipc.Topic.open(name, read_only=True) as ro:
+            sub = ro.subscribe(start="oldest", delivery=zipc.Delivery.lossy)
+            for i in range(3):
+                pub.publish(b"r%d" % i, timeout=1)
+            assert [sub.recv(timeout=1) for _ in range(3)] == [b"r0", b"r1", b"r2"]
+            with pytest.raises(zipc.WrongRole, match="read-only"):
+                ro.publisher()
+            with pytest.raises(zipc.WrongRole, match="read-only"):
+                ro.subscribe(start="oldest")  # reliable needs a write
+            with pytest.raises(zipc.WrongRole, match="read-only"):
+                ro.close()
+        assert not t.closed

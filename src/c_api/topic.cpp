@@ -31,7 +31,8 @@ void zipc::c_api::release_topic_loan(zipc_subscriber* subscriber) noexcept {
 
 namespace {
 
-constexpr std::size_t kTopicOptionsV1 = sizeof(zipc_topic_options_t);
+// The first version ended before read_only.
+constexpr std::size_t kTopicOptionsV1 = offsetof(zipc_topic_options_t, read_only);
 // The first version ended before the durable fields.
 constexpr std::size_t kSubscribeOptionsV1 = offsetof(zipc_subscribe_options_t, durable_name);
 
@@ -50,6 +51,7 @@ zipc::TopicOptions to_cpp(const zipc_topic_options_t& o) {
   t.recovery_time = std::chrono::milliseconds(o.recovery_time_ms);
   t.accept_existing = o.accept_existing;
   t.streaming_stores = o.streaming_stores;
+  t.segment.read_only = o.read_only;
   return t;
 }
 
@@ -168,6 +170,10 @@ zipc_status_t zipc_topic_sync(const zipc_topic_t* topic) {
 
 zipc_status_t zipc_topic_close(zipc_topic_t* topic) {
   if (topic == nullptr) return invalid("zipc_topic_close", "topic is NULL");
+  if (topic->topic.segment().read_only()) {
+    return fail(ZIPC_WRONG_ROLE, "zipc_topic_close: topic " + topic->topic.segment().name() +
+                                     " was opened read-only: only a writer can close it");
+  }
   topic->topic.close();
   return ZIPC_OK;
 }

@@ -408,6 +408,39 @@ TEST(a_durable_subscriber_resumes_where_it_left_off_and_its_name_is_exclusive) {
   OK(zipc_topic_detach(t));
 }
 
+TEST(a_read_only_topic_serves_lossy_subscribers_and_refuses_writers) {
+  const char* name = temp_name("t");
+  zipc_topic_t* t = small_topic(name, 4);
+  zipc_publisher_t* p = NULL;
+  OK(zipc_topic_publisher(t, &p));
+  zipc_topic_options_t o;
+  OK(zipc_topic_options_init(&o));
+  CHECK(!o.read_only);
+  o.read_only = true;
+  zipc_topic_t* ro = NULL;
+  EXPECT(zipc_topic_create(temp_name("t"), &o, &ro), ZIPC_INVALID_ARGUMENT); /* a creator writes */
+  OK(zipc_topic_open(name, &o, &ro));
+  zipc_subscriber_t* s = subscribe(ro, ZIPC_FROM_LATEST, 0, ZIPC_LOSSY);
+  OK(zipc_publisher_publish(p, "seen", 5, 0, NULL));
+  char buf[64];
+  OK(zipc_subscriber_read(s, buf, sizeof buf, 1 * SECONDS, NULL));
+  CHECK(strcmp(buf, "seen") == 0);
+  zipc_publisher_t* no = NULL;
+  EXPECT(zipc_topic_publisher(ro, &no), ZIPC_WRONG_ROLE);
+  CHECK_MESSAGE("read-only");
+  zipc_subscriber_t* reliable = NULL;
+  EXPECT(zipc_topic_subscribe(ro, NULL, &reliable), ZIPC_WRONG_ROLE);
+  EXPECT(zipc_topic_close(ro), ZIPC_WRONG_ROLE);
+  bool closed = true;
+  OK(zipc_topic_closed(t, &closed));
+  CHECK(!closed);
+  OK(zipc_subscriber_detach(s));
+  OK(zipc_topic_detach(ro));
+  OK(zipc_publisher_detach(p));
+  OK(zipc_topic_detach(t));
+  OK(zipc_topic_remove(name, NULL));
+}
+
 int main(int argc, char** argv) {
   select_test(argc, argv);
   RUN(every_subscriber_reads_every_message_with_its_sequence);
@@ -422,5 +455,6 @@ int main(int argc, char** argv) {
   RUN(setup_errors_and_null_arguments_are_reported);
   RUN(close_fails_later_publishes_and_subscribers_drain_then_see_closed);
   RUN(a_durable_subscriber_resumes_where_it_left_off_and_its_name_is_exclusive);
+  RUN(a_read_only_topic_serves_lossy_subscribers_and_refuses_writers);
   return done();
 }

@@ -2,6 +2,7 @@
 // a client whose calls in flight are answered, both beside a queue in one
 // thread, a client whose server dies, and a server stopped.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 
 #include <array>
@@ -165,6 +166,44 @@ TEST(WaitSetRpcCrash, AClientWhoseServerIsKilledIsReportedAndItsCallFailsPeerDea
   auto r = ws.wait(10s);
   ASSERT_EQ(r.size(), 1u) << "the dead server was never noticed";
   EXPECT_EQ(r[0].id, id);
+  EXPECT_EQ(ticket.wait(0ns).status(), zipc::Status::peer_dead);
+  ::close(ready_pipe[0]);
+  ::close(ready_pipe[1]);
+  zipc::RpcServer::create(name.str(), small_rpc()).close();  // takes the dead name over, then removes it
+}
+
+// An event loop never blocks in wait(): it polls readiness_fd and calls
+// wait(0). A server's death wakes nobody, so readiness_fd must still turn
+// readable for the maintenance that notices it (WaitSetOptions::maintenance_interval).
+TEST(WaitSetRpcCrash, AnEventLoopPollingReadinessFdLearnsOfAKilledServerWithoutABlockingWait) {
+  WaitSet ws;
+  if (ws.readiness_fd() < 0) GTEST_SKIP() << "no io_uring here: readiness_fd is -1 (fallback mode)";
+  zipc::test::TempName name("ws.rpc.loop");
+  int ready_pipe[2];
+  ASSERT_EQ(::pipe(ready_pipe), 0);
+  auto server_proc = zipc::test::spawn([&] {
+    auto server = zipc::RpcServer::create(name.str(), small_rpc());
+    char c = 1;
+    if (::write(ready_pipe[1], &c, 1) != 1) return 1;
+    std::this_thread::sleep_for(60s);  // never answers; killed below
+    return 0;
+  });
+  char c = 0;
+  ASSERT_EQ(::read(ready_pipe[0], &c, 1), 1);
+  auto client = zipc::RpcClient::connect(name.str(), 5s);
+  const auto id = ws.attach(client);
+  auto ticket = client.call_async(bytes("hello?"));
+  ASSERT_TRUE(ticket.ok());
+  EXPECT_TRUE(ws.wait(0ns).empty());
+  ::kill(server_proc.pid(), SIGKILL);
+  (void)server_proc.wait();
+  bool reported = false;
+  for (int turn = 0; turn < 1000 && !reported; ++turn) {
+    pollfd p{ws.readiness_fd(), POLLIN, 0};
+    if (::poll(&p, 1, 10'000) != 1) break;  // the fd stayed silent for 10 s: the death went unnoticed
+    for (const zipc::Ready& r : ws.wait(0ns)) reported = reported || r.id == id;
+  }
+  ASSERT_TRUE(reported) << "readiness_fd never woke the loop for the dead server";
   EXPECT_EQ(ticket.wait(0ns).status(), zipc::Status::peer_dead);
   ::close(ready_pipe[0]);
   ::close(ready_pipe[1]);

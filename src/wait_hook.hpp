@@ -22,6 +22,7 @@ class Queue;
 class Subscriber;
 class RpcServer;
 class RpcClient;
+class Listener;
 }  // namespace zipc
 
 namespace zipc::detail {
@@ -68,6 +69,8 @@ struct WaitHookAccess {
   // An Rpc client: ready while one of its calls in flight has its response
   // (ticket.wait(0) returns it), or its server closed or died.
   static WaitHook of(const RpcClient& client);
+  // An event channel's listener: ready while ids are pending; nothing to recover.
+  static WaitHook of(const Listener& listener);
 };
 
 }  // namespace zipc::detail

@@ -25,7 +25,7 @@ constexpr std::uint64_t kMaintainData = 0xfffffffeull;  // the maintenance timer
 constexpr std::uint32_t kIndexMask = 0xffffffffu;
 bool is_channel(ReadyKind k) {
   return k == ReadyKind::queue || k == ReadyKind::subscriber || k == ReadyKind::queue_room ||
-         k == ReadyKind::rpc_server || k == ReadyKind::rpc_client;
+         k == ReadyKind::rpc_server || k == ReadyKind::rpc_client || k == ReadyKind::listener;
 }
 bool is_timer(ReadyKind k) {
   return k == ReadyKind::deadline || k == ReadyKind::interval;
@@ -449,6 +449,9 @@ std::uint64_t WaitSet::attach(RpcServer& server) {
 }
 std::uint64_t WaitSet::attach(RpcClient& client) {
   return impl_->add_channel(ReadyKind::rpc_client, detail::WaitHookAccess::of(client));
+}
+std::uint64_t WaitSet::attach(Listener& listener) {
+  return impl_->add_channel(ReadyKind::listener, detail::WaitHookAccess::of(listener));
 }
 std::uint64_t WaitSet::attach_fd(int fd, std::uint32_t events) {
   if (fd < 0 || events == 0) throw Error(Errc::invalid_argument, "WaitSet::attach_fd: bad fd or no events");

@@ -36,6 +36,7 @@ enum class SegmentKind : std::uint32_t {
   rpc = 3,
   heap = 4,
   bench = 5,
+  event = 6,   // a named event channel (zipc/event_channel.hpp)
   user = 100,  // for applications' own layouts
 };
 const char* to_string(SegmentKind k) noexcept;

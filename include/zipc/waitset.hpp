@@ -37,8 +37,19 @@ class Queue;
 class Subscriber;
 class RpcServer;
 class RpcClient;
+class Listener;
 
-enum class ReadyKind : std::uint8_t { queue, subscriber, fd, deadline, interval, queue_room, rpc_server, rpc_client };
+enum class ReadyKind : std::uint8_t {
+  queue,
+  subscriber,
+  fd,
+  deadline,
+  interval,
+  queue_room,
+  rpc_server,
+  rpc_client,
+  listener,
+};
 
 struct Ready {
   std::uint64_t id = 0;  // what attach_*() returned
@@ -88,6 +99,9 @@ class WaitSet {
   // closed or died. A client that reconnected to a new server must be
   // attached again (the old attachment stays ready).
   std::uint64_t attach(RpcClient& client);
+  // An event channel's listener (ReadyKind::listener): ready while ids are
+  // pending (Listener::try_wait() takes them).
+  std::uint64_t attach(Listener& listener);
   std::uint64_t attach_fd(int fd, std::uint32_t events);  // poll(2) events, e.g. POLLIN
   std::uint64_t attach_deadline(Deadline at);
   std::uint64_t attach_interval(std::chrono::nanoseconds period);  // first expiry one period from now

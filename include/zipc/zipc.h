@@ -591,6 +591,7 @@ typedef enum zipc_segment_kind {
   ZIPC_KIND_RPC = 3,
   ZIPC_KIND_HEAP = 4,
   ZIPC_KIND_BENCH = 5,
+  ZIPC_KIND_EVENT = 6,
   ZIPC_KIND_USER = 100
 } zipc_segment_kind_t;
 
@@ -666,8 +667,10 @@ ZIPC_API zipc_status_t zipc_waitset_wait(zipc_waitset_t* waitset, int64_t timeou
                                          size_t capacity, size_t* count);
 /* Makes a wait in progress (in another thread) return. */
 ZIPC_API zipc_status_t zipc_waitset_stop(zipc_waitset_t* waitset);
-/* Readable while zipc_waitset_wait(.., 0, ..) would report something: for
- * epoll/poll/select. -1 without io_uring futex waits (kernel < 6.7) or for NULL. */
+/* Readable while zipc_waitset_wait(.., 0, ..) would report something, and
+ * every 20 ms while channels are attached (the maintenance that notices dead
+ * peers; that wait may then report nothing): for epoll/poll/select. -1
+ * without io_uring futex waits (kernel < 6.7) or for NULL. */
 ZIPC_API int zipc_waitset_readiness_fd(const zipc_waitset_t* waitset);
 
 /* NOLINTEND(readability-identifier-naming) */

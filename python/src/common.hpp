@@ -24,6 +24,7 @@ namespace zipc {
 class Queue;
 class Subscriber;
 class RpcClient;
+class Listener;
 }  // namespace zipc
 
 namespace zipc::py {
@@ -134,12 +135,14 @@ void init_rpc(nb::module_& m);
 void init_heap(nb::module_& m);
 void init_segment(nb::module_& m);
 void init_waitset(nb::module_& m);
+void init_event_channel(nb::module_& m);
 
 // The C++ endpoint behind a zipc.Subscriber / zipc.Queue object (nullptr when
 // h is something else), with its Guarded part; for the WaitSet binding.
 zipc::Subscriber* subscriber_of(nb::handle h, Guarded** guard);
 zipc::Queue* queue_of(nb::handle h, Guarded** guard);
 zipc::RpcClient* rpc_client_of(nb::handle h, Guarded** guard);
+zipc::Listener* listener_of(nb::handle h, Guarded** guard);
 
 zipc::WaitOptions wait_options(WaitStrategy s);
 

@@ -27,6 +27,7 @@ const char* kind_name(ReadyKind k) noexcept {
     case ReadyKind::queue_room: return "queue_room";
     case ReadyKind::rpc_server: return "rpc_server";
     case ReadyKind::rpc_client: return "rpc_client";
+    case ReadyKind::listener: return "listener";
   }
   return "unknown";
 }
@@ -58,15 +59,16 @@ struct PyWaitSet : Guarded {
     zipc::Subscriber* s = subscriber_of(endpoint, &guard);
     zipc::Queue* q = s == nullptr ? queue_of(endpoint, &guard) : nullptr;
     zipc::RpcClient* c = s == nullptr && q == nullptr ? rpc_client_of(endpoint, &guard) : nullptr;
-    if (s == nullptr && q == nullptr && c == nullptr)
+    zipc::Listener* l = s == nullptr && q == nullptr && c == nullptr ? listener_of(endpoint, &guard) : nullptr;
+    if (s == nullptr && q == nullptr && c == nullptr && l == nullptr)
       raise_kind("invalid_argument",
-                 "WaitSet.attach: a Subscriber, a Queue opened as a consumer or an RpcClient, not " +
+                 "WaitSet.attach: a Subscriber, a Queue opened as a consumer, an RpcClient or a Listener, not " +
                      nb::cast<std::string>(nb::str(endpoint.type())));
     {
       nb::gil_scoped_release nogil;  // a wait() in another thread holds mu without the GIL
       std::lock_guard lock(mu);
       std::lock_guard endpoint_lock(guard->mu);
-      id = s != nullptr ? ws.attach(*s) : q != nullptr ? ws.attach(*q) : ws.attach(*c);
+      id = s != nullptr ? ws.attach(*s) : q != nullptr ? ws.attach(*q) : c != nullptr ? ws.attach(*c) : ws.attach(*l);
     }
     ++guard->in_waitsets;
     held[id] = Held{nb::borrow(endpoint), guard};

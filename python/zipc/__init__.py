@@ -30,9 +30,12 @@ from typing import Dict, Type
 
 from . import _zipc
 from ._zipc import Delivery as Delivery
+from ._zipc import EventChannel as EventChannel
 from ._zipc import Heap as Heap
+from ._zipc import Listener as Listener
 from ._zipc import LoanBuffer as LoanBuffer
 from ._zipc import Multiplicity as Multiplicity
+from ._zipc import Notifier as Notifier
 from ._zipc import Publisher as Publisher
 from ._zipc import Queue as Queue
 from ._zipc import QueueReadLoan as QueueReadLoan
@@ -203,5 +206,5 @@ __all__ = [
     "Queue", "QueueWriteLoan", "QueueReadLoan", "Topic", "Publisher", "Subscriber",
     "TopicWriteLoan", "TopicReadLoan", "RpcServer", "RpcClient", "RpcTicket", "Heap",
     "SegmentInfo", "segments", "remove_segment", "Multiplicity", "Role", "WaitStrategy",
-    "Delivery", "LoanBuffer", "WaitSet",
+    "Delivery", "LoanBuffer", "WaitSet", "EventChannel", "Listener", "Notifier",
 ] + [cls.__name__ for cls in _ERRORS.values()]

@@ -1,0 +1,169 @@
+// zipc.EventChannel, zipc.Listener, zipc.Notifier over zipc/event_channel.hpp.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "zipc/event_channel.hpp"
+
+namespace zipc::py {
+
+namespace {
+
+struct PyEventChannel : Guarded {
+  zipc::EventChannel c;
+  std::string name;
+  void require_attached(const char* what) const {
+    if (!c.is_attached()) raise_kind("closed", "event channel '" + name + "': " + what + ": detached");
+  }
+};
+
+struct PyListener : Guarded {
+  zipc::Listener l;
+  std::string name;
+  void require_attached(const char* what) const {
+    if (!l.is_attached()) raise_kind("closed", "event channel '" + name + "': listener: " + what + ": detached");
+  }
+};
+
+struct PyNotifier : Guarded {
+  zipc::Notifier n;
+  std::string name;
+};
+
+zipc::EventChannelOptions options(std::uint32_t max_event_id, std::uint32_t max_listeners, unsigned mode,
+                                  const std::string& path) {
+  zipc::EventChannelOptions o;
+  o.max_event_id = max_event_id;
+  o.max_listeners = max_listeners;
+  o.segment.mode = mode;
+  o.segment.path = path;
+  return o;
+}
+
+PyEventChannel* make(zipc::EventChannel c, const std::string& name) {
+  auto* p = new PyEventChannel();
+  p->c = std::move(c);
+  p->name = name;
+  return p;
+}
+
+std::vector<std::uint32_t> take(PyListener& self, std::optional<ns> timeout) {
+  self.require_attached("wait");
+  std::vector<std::uint32_t> out;
+  sliced(
+      self, timeout,
+      [&](ns slice) {
+        auto got = slice.count() == 0 ? self.l.try_wait() : self.l.wait(slice);
+        out.assign(got.begin(), got.end());
+        return out.empty() ? Status::timeout : Status::ok;
+      },
+      [](Status s) { return s; });
+  return out;
+}
+
+}  // namespace
+
+zipc::Listener* listener_of(nb::handle h, Guarded** guard) {
+  if (!nb::isinstance<PyListener>(h)) return nullptr;
+  PyListener& l = nb::cast<PyListener&>(h);
+  *guard = &l;
+  return &l.l;
+}
+
+void init_event_channel(nb::module_& m) {
+  nb::class_<PyListener>(m, "Listener",
+                         "Wakes when notifiers signal ids; learns each id once per take (notifications coalesce).")
+      .def(
+          "try_wait", [](PyListener& self) { return take(self, ns::zero()); },
+          "The ids notified since the last take, ascending; [] when none.")
+      .def(
+          "wait", [](PyListener& self, nb::handle timeout) { return take(self, to_timeout(timeout)); },
+          nb::arg("timeout") = nb::none(), "Waits for a notification; the ids, or [] on timeout.")
+      .def_prop_ro("received", [](PyListener& self) { return self.l.received(); })
+      .def("detach",
+           [](PyListener& self) {
+             if (self.in_waitsets > 0) raise_kind("invalid_argument", "listener: detach it from its WaitSet first");
+             self.l.detach();
+           })
+      .def("__enter__", [](nb::handle self) { return self; })
+      .def("__exit__", [](PyListener& self, nb::args) {
+        if (self.in_waitsets == 0) self.l.detach();
+      });
+
+  nb::class_<PyNotifier>(m, "Notifier", "Signals ids to every listener attached now.")
+      .def(
+          "notify",
+          [](PyNotifier& self, std::uint32_t id) {
+            const Status s = self.n.notify(id);
+            if (s != Status::ok) raise_status(s, "event channel '" + self.name + "': notify " + std::to_string(id));
+            return self.n.last_reach();
+          },
+          nb::arg("id"), "Marks id pending for every attached listener and wakes them; returns how many.");
+
+  nb::class_<PyEventChannel>(m, "EventChannel", "A named notification channel (ids, no payload).")
+      .def_static(
+          "create",
+          [](const std::string& name, std::uint32_t max_event_id, std::uint32_t max_listeners, unsigned mode,
+             const std::string& path) {
+            return make(zipc::EventChannel::create(name, options(max_event_id, max_listeners, mode, path)), name);
+          },
+          nb::arg("name"), nb::kw_only(), nb::arg("max_event_id") = 255, nb::arg("max_listeners") = 16,
+          nb::arg("mode") = 0600, nb::arg("path") = "", nb::rv_policy::take_ownership)
+      .def_static(
+          "open_or_create",
+          [](const std::string& name, std::uint32_t max_event_id, std::uint32_t max_listeners, unsigned mode,
+             const std::string& path, bool accept_existing) {
+            auto o = options(max_event_id, max_listeners, mode, path);
+            o.accept_existing = accept_existing;
+            return make(zipc::EventChannel::open_or_create(name, o), name);
+          },
+          nb::arg("name"), nb::kw_only(), nb::arg("max_event_id") = 255, nb::arg("max_listeners") = 16,
+          nb::arg("mode") = 0600, nb::arg("path") = "", nb::arg("accept_existing") = false,
+          nb::rv_policy::take_ownership)
+      .def_static(
+          "open",
+          [](const std::string& name, const std::string& path) {
+            zipc::EventChannelOptions o;
+            o.segment.path = path;
+            return make(zipc::EventChannel::open(name, o), name);
+          },
+          nb::arg("name"), nb::kw_only(), nb::arg("path") = "", nb::rv_policy::take_ownership)
+      .def_static(
+          "remove",
+          [](const std::string& name, const std::string& path) {
+            zipc::SegmentOptions o;
+            o.path = path;
+            return zipc::EventChannel::remove(name, o);
+          },
+          nb::arg("name"), nb::kw_only(), nb::arg("path") = "")
+      .def(
+          "listener",
+          [](PyEventChannel& self) {
+            self.require_attached("listener");
+            auto* l = new PyListener();
+            l->l = self.c.listener();
+            l->name = self.name;
+            return l;
+          },
+          nb::rv_policy::take_ownership)
+      .def(
+          "notifier",
+          [](PyEventChannel& self) {
+            self.require_attached("notifier");
+            auto* n = new PyNotifier();
+            n->n = self.c.notifier();
+            n->name = self.name;
+            return n;
+          },
+          nb::rv_policy::take_ownership)
+      .def_prop_ro("max_event_id", [](PyEventChannel& self) { return self.c.max_event_id(); })
+      .def_prop_ro("max_listeners", [](PyEventChannel& self) { return self.c.max_listeners(); })
+      .def_prop_ro("notifications", [](PyEventChannel& self) { return self.c.notifications(); })
+      .def("__enter__", [](nb::handle self) { return self; })
+      .def("__exit__", [](PyEventChannel&, nb::args) {});
+}
+
+}  // namespace zipc::py

@@ -614,6 +614,49 @@ ZIPC_API zipc_status_t zipc_segment_list(zipc_segment_fn fn, void* context, size
 /* Removes any segment by name (ZIPC_NOT_FOUND if absent). segment may be NULL. */
 ZIPC_API zipc_status_t zipc_segment_remove(const char* name, const zipc_segment_options_t* segment);
 
+/* ---- Event channels: notifications by id, no payload --------------------- */
+
+/* Notifiers signal ids 0..max_event_id; every listener attached at the time
+ * learns each id once per take (notifications of one id coalesce). No locks:
+ * a killed notifier or listener blocks nobody (docs/waitset.md). */
+typedef struct zipc_event_channel zipc_event_channel_t;
+typedef struct zipc_listener zipc_listener_t;
+typedef struct zipc_notifier zipc_notifier_t;
+
+typedef struct zipc_event_channel_options {
+  uint32_t struct_size;   /* set by zipc_event_channel_options_init */
+  uint32_t max_event_id;  /* ids 0..max_event_id, at most 65535 (255) */
+  uint32_t max_listeners; /* listener slots, 1..1024 (16) */
+  bool accept_existing;   /* open_or_create: attach to another geometry (else OPTIONS_MISMATCH) */
+  zipc_wait_options_t wait;
+  zipc_segment_options_t segment;
+} zipc_event_channel_options_t;
+ZIPC_API zipc_status_t zipc_event_channel_options_init(zipc_event_channel_options_t* options);
+
+ZIPC_API zipc_status_t zipc_event_channel_create(const char* name, const zipc_event_channel_options_t* options,
+                                                 zipc_event_channel_t** out);
+ZIPC_API zipc_status_t zipc_event_channel_open(const char* name, const zipc_event_channel_options_t* options,
+                                               zipc_event_channel_t** out);
+ZIPC_API zipc_status_t zipc_event_channel_open_or_create(const char* name, const zipc_event_channel_options_t* options,
+                                                         zipc_event_channel_t** out, bool* created);
+ZIPC_API zipc_status_t zipc_event_channel_remove(const char* name, const zipc_segment_options_t* segment);
+/* Frees the handle (its listeners and notifiers stay usable until detached). */
+ZIPC_API zipc_status_t zipc_event_channel_detach(zipc_event_channel_t* channel);
+/* A listener slot; ZIPC_BUSY when every slot holds a live listener. */
+ZIPC_API zipc_status_t zipc_event_channel_listener(zipc_event_channel_t* channel, zipc_listener_t** out);
+ZIPC_API zipc_status_t zipc_event_channel_notifier(zipc_event_channel_t* channel, zipc_notifier_t** out);
+/* Marks id pending for every attached listener and wakes them; *reach (may be
+ * NULL) says how many. ZIPC_TOO_LARGE when id > max_event_id (nothing sent). */
+ZIPC_API zipc_status_t zipc_notifier_notify(zipc_notifier_t* notifier, uint32_t id, uint32_t* reach);
+ZIPC_API zipc_status_t zipc_notifier_detach(zipc_notifier_t* notifier);
+/* Waits up to timeout_ns (0: poll; negative: forever) and fills ids[0 .. *count)
+ * with the ids notified since the last take, ascending. ZIPC_OK when some were,
+ * ZIPC_EMPTY (timeout 0) or ZIPC_TIMEOUT when none. More than capacity: the
+ * rest come first from the next call, without waiting. */
+ZIPC_API zipc_status_t zipc_listener_wait(zipc_listener_t* listener, int64_t timeout_ns, uint32_t* ids, size_t capacity,
+                                          size_t* count);
+ZIPC_API zipc_status_t zipc_listener_detach(zipc_listener_t* listener);
+
 /* ---- WaitSet ----------------------------------------------------------- */
 
 /* Waits on many queue consumers, subscribers, fds and intervals at once
@@ -631,7 +674,8 @@ typedef enum zipc_ready_kind {
   ZIPC_READY_INTERVAL = 4,
   ZIPC_READY_QUEUE_ROOM = 5, /* a producer's queue has room (or is closed) */
   ZIPC_READY_RPC_SERVER = 6, /* a request waits for zipc_rpc_server_next(.., 0, ..), or the server stopped */
-  ZIPC_READY_RPC_CLIENT = 7  /* a call in flight has its response, or the server closed or died */
+  ZIPC_READY_RPC_CLIENT = 7, /* a call in flight has its response, or the server closed or died */
+  ZIPC_READY_LISTENER = 8    /* an event channel listener has ids pending */
 } zipc_ready_kind_t;
 
 typedef struct zipc_ready {
@@ -655,6 +699,8 @@ ZIPC_API zipc_status_t zipc_waitset_attach_subscriber(zipc_waitset_t* waitset, z
  * an Rpc client (attach it again after it reconnected to a new server). */
 ZIPC_API zipc_status_t zipc_waitset_attach_rpc_server(zipc_waitset_t* waitset, zipc_rpc_server_t* server, uint64_t* id);
 ZIPC_API zipc_status_t zipc_waitset_attach_rpc_client(zipc_waitset_t* waitset, zipc_rpc_client_t* client, uint64_t* id);
+/* An event channel's listener (ZIPC_READY_LISTENER); take its ids with zipc_listener_wait(.., 0, ..). */
+ZIPC_API zipc_status_t zipc_waitset_attach_listener(zipc_waitset_t* waitset, zipc_listener_t* listener, uint64_t* id);
 ZIPC_API zipc_status_t zipc_waitset_attach_fd(zipc_waitset_t* waitset, int fd, uint32_t events, uint64_t* id);
 ZIPC_API zipc_status_t zipc_waitset_attach_interval(zipc_waitset_t* waitset, int64_t period_ns, uint64_t* id);
 /* ZIPC_NOT_FOUND for an unknown id. */

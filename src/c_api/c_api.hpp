@@ -22,6 +22,7 @@ class Queue;
 class Subscriber;
 class RpcServer;
 class RpcClient;
+class Listener;
 }  // namespace zipc
 
 namespace zipc::c_api {
@@ -102,6 +103,7 @@ Queue& queue_of(zipc_queue* queue) noexcept;
 Subscriber& subscriber_of(zipc_subscriber* subscriber) noexcept;
 RpcServer& rpc_server_of(zipc_rpc_server* server) noexcept;
 RpcClient& rpc_client_of(zipc_rpc_client* client) noexcept;
+Listener& listener_of(zipc_listener* listener) noexcept;
 
 // Tags in private_[0]: a live loan's kind. Odd values so that a zeroed or
 // ended struct never passes for a live one.

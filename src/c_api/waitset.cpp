@@ -69,6 +69,16 @@ zipc_status_t zipc_waitset_attach_subscriber(zipc_waitset_t* waitset, zipc_subsc
   });
 }
 
+zipc_status_t zipc_waitset_attach_listener(zipc_waitset_t* waitset, zipc_listener_t* listener, uint64_t* id) {
+  ZIPC_CHECK_WAITSET("zipc_waitset_attach_listener");
+  if (listener == nullptr) return invalid("zipc_waitset_attach_listener", "listener is NULL");
+  if (id == nullptr) return invalid("zipc_waitset_attach_listener", "id is NULL");
+  return guard("zipc_waitset_attach_listener", [&] {
+    *id = waitset->waitset.attach(listener_of(listener));
+    return ZIPC_OK;
+  });
+}
+
 zipc_status_t zipc_waitset_attach_rpc_server(zipc_waitset_t* waitset, zipc_rpc_server_t* server, uint64_t* id) {
   ZIPC_CHECK_WAITSET("zipc_waitset_attach_rpc_server");
   if (server == nullptr) return invalid("zipc_waitset_attach_rpc_server", "server is NULL");

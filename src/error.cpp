@@ -1,5 +1,7 @@
 #include "zipc/error.hpp"
 
+#include "fail.hpp"
+
 #include <cstddef>
 #include <iterator>
 
@@ -69,6 +71,10 @@ const ErrcText* find(Errc e) noexcept {
 const char* errc_name(Errc e) noexcept {
   const ErrcText* t = find(e);
   return t != nullptr ? t->name : nullptr;
+}
+
+void fail(Errc e, std::string_view kind, std::string_view name, const std::string& why) {
+  throw Error(e, std::string(kind) + " '" + std::string(name) + "': " + to_string(e) + " (" + why + ")");
 }
 
 const char* to_string(Errc e) noexcept {

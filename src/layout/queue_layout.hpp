@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "round_up.hpp"
 #include "zipc/event.hpp"
 
 namespace zipc::layout {
@@ -171,7 +172,7 @@ static_assert(sizeof(CellHeader) == 32);
 static_assert(offsetof(CellHeader, size) == 16);
 
 inline constexpr std::uint64_t queue_stride(std::uint64_t block_size) noexcept {
-  return (kCellHeader + block_size + 63) & ~std::uint64_t{63};
+  return round_up(kCellHeader + block_size, 64);
 }
 inline constexpr std::uint64_t queue_cells_offset(std::uint64_t max_participants) noexcept {
   return sizeof(QueueControl) + max_participants * sizeof(ParticipantRecord);

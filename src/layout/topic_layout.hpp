@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "round_up.hpp"
 #include "zipc/event.hpp"
 
 namespace zipc::layout {
@@ -179,12 +180,9 @@ static_assert(sizeof(TopicControl) == 512 + 128 * kMaxPublishers);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 
-inline constexpr std::uint64_t align_up(std::uint64_t v, std::uint64_t a) noexcept {
-  return (v + a - 1) & ~(a - 1);
-}
 // Bytes a data record of `size` payload bytes occupies.
 inline constexpr std::uint64_t record_bytes(std::uint64_t size) noexcept {
-  return align_up(kRecordHeaderSize + size, kRecordAlign);
+  return round_up(kRecordHeaderSize + size, kRecordAlign);
 }
 
 // An abandoned record (a hole made by recovery) may span several claims,
@@ -202,7 +200,7 @@ inline constexpr std::uint64_t sub_table_offset() noexcept {
   return sizeof(TopicControl);
 }
 inline constexpr std::uint64_t ring_table_offset(std::uint32_t max_subscribers) noexcept {
-  return align_up(sub_table_offset() + std::uint64_t{max_subscribers} * sizeof(SubscriberSlot), 4096);
+  return round_up(sub_table_offset() + std::uint64_t{max_subscribers} * sizeof(SubscriberSlot), 4096);
 }
 
 }  // namespace zipc::layout

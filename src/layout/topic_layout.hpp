@@ -32,6 +32,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "round_up.hpp"
 #include "zipc/event.hpp"
@@ -66,9 +67,9 @@ struct RecordHeader {
   std::uint64_t publish_ns;
   std::uint64_t position;
 };
-static_assert(sizeof(RecordHeader) == kRecordHeaderSize);
-static_assert(offsetof(RecordHeader, sequence) == 8);
-static_assert(offsetof(RecordHeader, position) == 24);
+static_assert(sizeof(RecordHeader) == kRecordHeaderSize, "RecordHeader is kRecordHeaderSize bytes (the diagram above)");
+static_assert(offsetof(RecordHeader, sequence) == 8, "RecordHeader::sequence at byte 8 (the diagram above)");
+static_assert(offsetof(RecordHeader, position) == 24, "RecordHeader::position at byte 24 (the diagram above)");
 
 // Written once by the creator before the segment is marked ready.
 struct TopicConfig {
@@ -82,8 +83,8 @@ struct TopicConfig {
   std::uint64_t sub_offset;   // SubscriberSlot[0]
   std::uint8_t reserved[80];
 };
-static_assert(sizeof(TopicConfig) == 128);
-static_assert(offsetof(TopicConfig, ring_offset) == 32);
+static_assert(sizeof(TopicConfig) == 128, "TopicConfig is 128 bytes (the diagram above)");
+static_assert(offsetof(TopicConfig, ring_offset) == 32, "TopicConfig::ring_offset at byte 32 (the diagram above)");
 
 // The only line a publisher writes per message besides the record itself.
 struct alignas(128) PublisherLine {
@@ -107,7 +108,7 @@ struct alignas(128) PublisherLine {
   std::atomic<std::uint64_t> commit_version;
   std::uint8_t reserved[80];
 };
-static_assert(sizeof(PublisherLine) == 128);
+static_assert(sizeof(PublisherLine) == 128, "PublisherLine is 128 bytes (the diagram above)");
 
 struct alignas(128) EventLine {
   Event data;    // readers sleep here for new records
@@ -115,7 +116,7 @@ struct alignas(128) EventLine {
   Event commit;  // multi mode: publishers wait for the commit token
   std::uint8_t reserved[104];
 };
-static_assert(sizeof(EventLine) == 128);
+static_assert(sizeof(EventLine) == 128, "EventLine is 128 bytes (the diagram above)");
 
 struct alignas(128) AdminLine {
   std::atomic<std::uint64_t> subscriber_generation;  // bumped by every reliable join
@@ -127,7 +128,7 @@ struct alignas(128) AdminLine {
   std::atomic<std::uint64_t> stall_cursor;
   std::uint8_t reserved[88];
 };
-static_assert(sizeof(AdminLine) == 128);
+static_assert(sizeof(AdminLine) == 128, "AdminLine is 128 bytes (the diagram above)");
 static_assert(offsetof(AdminLine, stall_cursor) == 32, "the stall clock takes former padding (layout unchanged)");
 
 struct alignas(128) PublisherSlot {
@@ -160,7 +161,7 @@ struct alignas(128) SubscriberSlot {
   std::uint8_t reserved[88];
 };
 static_assert(sizeof(SubscriberSlot) == 128, "a subscriber slot is one 128-byte line");
-static_assert(offsetof(SubscriberSlot, position) == 16);
+static_assert(offsetof(SubscriberSlot, position) == 16, "SubscriberSlot::position at byte 16 (the diagram above)");
 static_assert(offsetof(SubscriberSlot, sequence) == 24, "the statistics follow position");
 
 struct TopicControl {
@@ -171,14 +172,17 @@ struct TopicControl {
   PublisherSlot publishers[kMaxPublishers];
   // SubscriberSlot[max_subscribers] follows at config.sub_offset.
 };
-static_assert(offsetof(TopicControl, pub) == 128);
-static_assert(offsetof(TopicControl, events) == 256);
-static_assert(offsetof(TopicControl, admin) == 384);
-static_assert(offsetof(TopicControl, publishers) == 512);
-static_assert(sizeof(TopicControl) == 512 + 128 * kMaxPublishers);
+static_assert(offsetof(TopicControl, pub) == 128, "TopicControl::pub at byte 128 (the diagram above)");
+static_assert(offsetof(TopicControl, events) == 256, "TopicControl::events at byte 256 (the diagram above)");
+static_assert(offsetof(TopicControl, admin) == 384, "TopicControl::admin at byte 384 (the diagram above)");
+static_assert(offsetof(TopicControl, publishers) == 512, "TopicControl::publishers at byte 512 (the diagram above)");
+static_assert(sizeof(TopicControl) == 512 + 128 * kMaxPublishers,
+              "TopicControl is 512 + 128 * kMaxPublishers bytes (the diagram above)");
 
-static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
-static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
+              "shared uint64_t atomics are lock-free (a lock would be private to one process)");
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free,
+              "shared uint32_t atomics are lock-free (a lock would be private to one process)");
 
 // Bytes a data record of `size` payload bytes occupies.
 inline constexpr std::uint64_t record_bytes(std::uint64_t size) noexcept {
@@ -202,5 +206,24 @@ inline constexpr std::uint64_t sub_table_offset() noexcept {
 inline constexpr std::uint64_t ring_table_offset(std::uint32_t max_subscribers) noexcept {
   return round_up(sub_table_offset() + std::uint64_t{max_subscribers} * sizeof(SubscriberSlot), 4096);
 }
+
+// Shared-memory structs: standard layout (offsetof and the diagram above mean what they say)
+// and trivially copyable (no constructor or destructor runs on bytes another process maps).
+static_assert(std::is_standard_layout_v<RecordHeader>, "RecordHeader is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<RecordHeader>, "RecordHeader is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<TopicConfig>, "TopicConfig is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<TopicConfig>, "TopicConfig is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<PublisherLine>, "PublisherLine is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<PublisherLine>, "PublisherLine is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<EventLine>, "EventLine is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<EventLine>, "EventLine is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<AdminLine>, "AdminLine is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<AdminLine>, "AdminLine is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<PublisherSlot>, "PublisherSlot is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<PublisherSlot>, "PublisherSlot is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<SubscriberSlot>, "SubscriberSlot is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<SubscriberSlot>, "SubscriberSlot is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<TopicControl>, "TopicControl is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<TopicControl>, "TopicControl is shared memory: trivially copyable");
 
 }  // namespace zipc::layout

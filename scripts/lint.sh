@@ -5,21 +5,21 @@
 # Exits non-zero on any finding.
 #
 # It needs a compilation database made by clang-14 (the flags clang-tidy parses): build/lint
-# is configured once (no compiling, bar the typed example's generated headers), and
-# python/ is configured into build/lint/python. The files run in parallel on every core
+# is configured (no compiling, bar the typed example's generated headers), and python/ is
+# configured into build/lint/python; the two databases are merged into build/lint/db. The files run in parallel on every core
 # (LINT_JOBS to change). LINT_FILES="a.cpp b.cpp" lints only those files (for editing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 build=build/lint
 jobs=${LINT_JOBS:-$(nproc)}
-if [ ! -f "$build/db/compile_commands.json" ]; then
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 \
-    -DCMAKE_C_COMPILER=clang-14 -DZIPC_BUILD_BENCH=OFF -DZIPC_BUILD_FUZZ=OFF >/dev/null
-  cmake -S python -B "$build/python" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 \
-    -DCMAKE_C_COMPILER=clang-14 >/dev/null
-  mkdir -p "$build/db"
-  python3 - "$build" <<'PY'
+# Configuring again is quick when nothing changed, and picks up new files.
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 \
+  -DCMAKE_C_COMPILER=clang-14 -DZIPC_BUILD_BENCH=OFF -DZIPC_BUILD_FUZZ=OFF >/dev/null
+cmake -S python -B "$build/python" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 \
+  -DCMAKE_C_COMPILER=clang-14 >/dev/null
+mkdir -p "$build/db"
+python3 - "$build" <<'PY'
 import json, sys
 b = sys.argv[1]
 db = json.load(open(f"{b}/compile_commands.json")) + json.load(open(f"{b}/python/compile_commands.json"))
@@ -30,7 +30,6 @@ for e in db:
         out.append(e)
 json.dump(out, open(f"{b}/db/compile_commands.json", "w"), indent=1)
 PY
-fi
 # The typed examples include the headers flatc and protoc generate.
 if cmake --build "$build" --target help 2>/dev/null | grep -q '^zipc_example_snapshot'; then
   cmake --build "$build" --target zipc_example_snapshot >/dev/null

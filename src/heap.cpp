@@ -90,14 +90,31 @@ void init_heap(std::byte* payload, std::uint64_t arena, AddressMode mode, std::u
   c->state.store(kStateHealthy, std::memory_order_relaxed);
 }
 
-}  // namespace
-
-Heap Heap::create(std::string_view name, std::uint64_t size, const HeapOptions& options) {
+// The arena of a heap named `name` asked for `size` bytes: whole pages, in [kMinArena, kMaxArena].
+std::uint64_t arena_bytes(std::string_view name, std::uint64_t size) {
   Segment::validate_name(name);
   if (size < kMinArena || size > kMaxArena) {
     fail(Errc::invalid_argument, "heap", name, "size " + std::to_string(size) + " is outside [4096, 2^46]");
   }
-  const std::uint64_t arena = round_up(size, 4096);
+  return round_up(size, 4096);
+}
+
+// The segment options of one attempt to map a heap: a fixed heap goes at the caller's address,
+// or at a free range picked for this attempt.
+SegmentOptions attempt_options(const HeapOptions& options, std::uint64_t total, std::string_view name) {
+  SegmentOptions so = options.segment;
+  so.fixed_address = nullptr;
+  if (options.address_mode == AddressMode::fixed) {
+    so.fixed_address = options.address != nullptr ? options.address : pick_address(total);
+    if (so.fixed_address == nullptr) fail(Errc::address_unavailable, "heap", name, "no free address range found");
+  }
+  return so;
+}
+
+}  // namespace
+
+Heap Heap::create(std::string_view name, std::uint64_t size, const HeapOptions& options) {
+  const std::uint64_t arena = arena_bytes(name, size);
   const std::uint64_t total = kPayloadOffset + kArenaOffset + arena;
   const bool fixed = options.address_mode == AddressMode::fixed;
   if (!fixed && options.address != nullptr)
@@ -107,12 +124,7 @@ Heap Heap::create(std::string_view name, std::uint64_t size, const HeapOptions& 
          "fixed address " + hex(reinterpret_cast<std::uintptr_t>(options.address)) + " is not page aligned");
   }
   for (int attempt = 0;; ++attempt) {
-    SegmentOptions so = options.segment;
-    so.fixed_address = nullptr;
-    if (fixed) {
-      so.fixed_address = options.address != nullptr ? options.address : pick_address(total);
-      if (so.fixed_address == nullptr) fail(Errc::address_unavailable, "heap", name, "no free address range found");
-    }
+    const SegmentOptions so = attempt_options(options, total, name);
     const auto address = reinterpret_cast<std::uint64_t>(so.fixed_address);
     try {
       Segment seg = Segment::create(
@@ -167,20 +179,11 @@ Heap Heap::open(std::string_view name, const HeapOptions& options) {
 }
 
 Heap Heap::open_or_create(std::string_view name, std::uint64_t size, const HeapOptions& options, bool* created) {
-  Segment::validate_name(name);
-  if (size < kMinArena || size > kMaxArena) {
-    fail(Errc::invalid_argument, "heap", name, "size " + std::to_string(size) + " is outside [4096, 2^46]");
-  }
-  const std::uint64_t arena = round_up(size, 4096);
+  const std::uint64_t arena = arena_bytes(name, size);
   const std::uint64_t total = kPayloadOffset + kArenaOffset + arena;
   const bool fixed = options.address_mode == AddressMode::fixed;
   for (int attempt = 0;; ++attempt) {
-    SegmentOptions so = options.segment;
-    so.fixed_address = nullptr;
-    if (fixed) {
-      so.fixed_address = options.address != nullptr ? options.address : pick_address(total);
-      if (so.fixed_address == nullptr) fail(Errc::address_unavailable, "heap", name, "no free address range found");
-    }
+    const SegmentOptions so = attempt_options(options, total, name);
     const auto address = reinterpret_cast<std::uint64_t>(so.fixed_address);
     bool made = false;
     try {

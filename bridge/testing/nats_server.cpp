@@ -18,6 +18,17 @@
 #include <thread>
 
 namespace zipc::bridge_test {
+namespace {
+
+sockaddr_in loopback(int port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return a;
+}
+
+}  // namespace
 
 TempDir::TempDir() {
   const char* tmp = std::getenv("TMPDIR");
@@ -37,10 +48,7 @@ int free_port() {
     // Random ports in 20000-59999; bound-then-closed to see it is free.
     const int port = 20000 + static_cast<int>(rng() % 40000);
     int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sockaddr_in a = loopback(port);
     const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
     ::close(fd);
     if (ok) return port;
@@ -150,10 +158,7 @@ void NatsServer::start() {
   const bool up = wait_for(
       [&] {
         int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_port = htons(static_cast<std::uint16_t>(port_));
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        sockaddr_in a = loopback(port_);
         const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
         ::close(fd);
         return ok;

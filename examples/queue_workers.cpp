@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   auto results = zipc::Queue::create(results_name, ropt, zipc::Role::consumer);
 
   std::vector<pid_t> kids;
+  kids.reserve(static_cast<std::size_t>(workers));
   for (int i = 0; i < workers; ++i) {
     kids.push_back(zipc_example::fork_run([&, i] { return worker(jobs_name, results_name, i); }));
   }

@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -90,7 +91,7 @@ RecordWriter::RecordWriter(const std::string& path, const std::string& channel) 
   file_ = std::fopen(path.c_str(), "wb");
   if (file_ == nullptr) fail(errno == EACCES ? kPermission : kIo, path, std::strerror(errno));
   char h[kFileHeaderBytes] = {};
-  std::memcpy(h, kRecordMagic, 8);
+  std::copy_n(kRecordMagic, sizeof kRecordMagic, h);  // 8 bytes, no terminator
   put32(h + 8, kRecordVersion);
   put32(h + 12, kFileHeaderBytes);
   put64(h + 16, now_realtime_ns());

@@ -27,24 +27,25 @@ void queue_maintain(const void* p) noexcept {
 }
 }  // namespace
 
-WaitHook WaitHookAccess::of(const Queue& q) {
-  if (!q.impl_) throw Error(Errc::invalid_argument, "WaitSet: the queue handle is not open");
-  if ((static_cast<unsigned>(q.impl_->role) & static_cast<unsigned>(Role::consumer)) == 0)
-    throw Error(Errc::invalid_argument, "WaitSet: queue " + q.impl_->name + " was opened without Role::consumer");
+WaitHook WaitHookAccess::of(const Queue& consumer) {
+  if (!consumer.impl_) throw Error(Errc::invalid_argument, "WaitSet: the queue handle is not open");
+  if ((static_cast<unsigned>(consumer.impl_->role) & static_cast<unsigned>(Role::consumer)) == 0)
+    throw Error(Errc::invalid_argument,
+                "WaitSet: queue " + consumer.impl_->name + " was opened without Role::consumer");
   WaitHook h;
-  h.event = &q.impl_->ctl->not_empty;
-  h.barrier = q.impl_->barrier;
+  h.event = &consumer.impl_->ctl->not_empty;
+  h.barrier = consumer.impl_->barrier;
   h.ready_fn = &queue_ready;
   h.maintain_fn = &queue_maintain;
-  h.endpoint = q.impl_.get();
+  h.endpoint = consumer.impl_.get();
   return h;
 }
 
-WaitHook WaitHookAccess::of(const Subscriber& sub) {
-  if (!sub.state_) throw Error(Errc::invalid_argument, "WaitSet: the subscriber is not attached");
+WaitHook WaitHookAccess::of(const Subscriber& subscriber) {
+  if (!subscriber.state_) throw Error(Errc::invalid_argument, "WaitSet: the subscriber is not attached");
   WaitHook h;
-  h.event = &sub.state_->events().data;
-  h.barrier = sub.state_->barrier;
+  h.event = &subscriber.state_->events().data;
+  h.barrier = subscriber.state_->barrier;
   h.ready_fn = [](const void* p) noexcept {
     const auto& s = *static_cast<const Subscriber*>(p);
     const std::uint64_t want = s.view_end_ != 0 ? s.view_end_ : s.position_;
@@ -63,7 +64,7 @@ WaitHook WaitHookAccess::of(const Subscriber& sub) {
         [&]() noexcept { return s.pub().cursor.load(std::memory_order_relaxed); },
         [&]() noexcept { recover_frontier(s); });
   };
-  h.endpoint = &sub;
+  h.endpoint = &subscriber;
   return h;
 }
 

@@ -177,7 +177,7 @@ std::uint64_t Publisher::drop_mark(std::uint64_t lo, std::uint64_t hi) const noe
   return best;
 }
 
-Status Publisher::make_room(std::uint64_t needed_end, bool check_liveness) noexcept {
+Status Publisher::make_room(std::uint64_t needed_end, bool may_wait_for_liveness) noexcept {
   TopicState& s = *state_;
   auto& pub = s.pub();
   const std::uint64_t target = needed_end - s.capacity;
@@ -200,7 +200,7 @@ Status Publisher::make_room(std::uint64_t needed_end, bool check_liveness) noexc
         const std::uint64_t owner = slot.owner.load(std::memory_order_acquire);
         if (owner == 0 || slot.mode.load(std::memory_order_acquire) != 1) continue;  // acquire: as owner
         std::uint64_t pos = slot.position.load(std::memory_order_acquire);  // acquire: the reader is done below it
-        if (pos < target && check_liveness && !is_alive_packed(owner)) {
+        if (pos < target && may_wait_for_liveness && !is_alive_packed(owner)) {
           std::uint64_t expect = owner;
           // acq_rel: we free the slot; its owner is dead and cannot race with us.
           // Owner 0 alone frees it: we never write its mode, which a joiner may

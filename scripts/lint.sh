@@ -13,13 +13,16 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 build=build/lint
 jobs=${LINT_JOBS:-$(nproc)}
-# Configuring again is quick when nothing changed, and picks up new files.
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 \
-  -DCMAKE_C_COMPILER=clang-14 -DZIPC_BUILD_BENCH=OFF -DZIPC_BUILD_FUZZ=OFF >/dev/null
-cmake -S python -B "$build/python" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 \
-  -DCMAKE_C_COMPILER=clang-14 >/dev/null
-mkdir -p "$build/db"
-python3 - "$build" <<'PY'
+# Configured again only when the set of files or a CMake file changed (a new file needs its
+# compile command).
+stamp=$( (git ls-files; git ls-files -s -- '*CMakeLists.txt' '*.cmake' CMakePresets.json) | sha1sum | cut -d' ' -f1)
+if [ "$(cat "$build/db/stamp" 2>/dev/null)" != "$stamp" ]; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DCMAKE_C_COMPILER=clang-14 -DZIPC_BUILD_BENCH=OFF -DZIPC_BUILD_FUZZ=OFF >/dev/null
+  cmake -S python -B "$build/python" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 \
+    -DCMAKE_C_COMPILER=clang-14 >/dev/null
+  mkdir -p "$build/db"
+  python3 - "$build" <<'PY'
 import json, sys
 b = sys.argv[1]
 db = json.load(open(f"{b}/compile_commands.json")) + json.load(open(f"{b}/python/compile_commands.json"))
@@ -30,6 +33,8 @@ for e in db:
         out.append(e)
 json.dump(out, open(f"{b}/db/compile_commands.json", "w"), indent=1)
 PY
+  echo "$stamp" >"$build/db/stamp"
+fi
 # The typed examples include the headers flatc and protoc generate.
 if cmake --build "$build" --target help 2>/dev/null | grep -q '^zipc_example_snapshot'; then
   cmake --build "$build" --target zipc_example_snapshot >/dev/null

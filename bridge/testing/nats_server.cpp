@@ -57,6 +57,11 @@ int free_port() {
 
 Proc::Proc(const std::vector<std::string>& argv, const std::string& log) {
   const pid_t parent = ::getpid();
+  // The argument vector is built before fork: the child of a threaded parent must not allocate.
+  std::vector<char*> args;
+  args.reserve(argv.size() + 1);
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
   pid_ = ::fork();
   if (pid_ < 0) throw std::runtime_error("fork failed");
   if (pid_ == 0) {
@@ -67,9 +72,6 @@ Proc::Proc(const std::vector<std::string>& argv, const std::string& log) {
       ::dup2(fd, 1);
       ::dup2(fd, 2);
     }
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
     ::execv(args[0], args.data());
     ::_exit(127);
   }

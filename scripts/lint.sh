@@ -19,7 +19,7 @@ stamp=$( (git ls-files; git ls-files -s -- '*CMakeLists.txt' '*.cmake' CMakePres
 if [ "$(cat "$build/db/stamp" 2>/dev/null)" != "$stamp" ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 \
     -DCMAKE_C_COMPILER=clang-14 -DZIPC_BUILD_BENCH=OFF -DZIPC_BUILD_FUZZ=OFF >/dev/null
-  cmake -S python -B "$build/python" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 \
+  cmake -S python -B "$build/python" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DCMAKE_CXX_COMPILER=clang++-14 \
     -DCMAKE_C_COMPILER=clang-14 >/dev/null
   mkdir -p "$build/db"
   python3 - "$build" <<'PY'

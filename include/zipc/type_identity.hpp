@@ -142,6 +142,7 @@ constexpr std::uint32_t type_version() noexcept {
   }
 }
 
+// NOLINTNEXTLINE(readability-identifier-naming): a function; clang-tidy 14 reports it as a constexpr variable
 constexpr std::uint64_t type_fingerprint(std::string_view name, std::uint64_t size, std::uint64_t align,
                                          std::uint32_t fields, std::uint32_t version) noexcept {
   std::uint64_t h = detail::fnv1a(0xcbf29ce484222325ull, name);

@@ -15,7 +15,6 @@
 using namespace std::chrono_literals;
 using zipc::Queue;
 using zipc::Role;
-using zipc::Status;
 
 namespace {
 

@@ -17,7 +17,7 @@ const char* errc_kind(Errc e) noexcept {
   return name != nullptr && e != Errc::ok ? name : "error";
 }
 
-void register_errors(nb::dict types) {
+void register_errors(const nb::dict& types) {
   Py_XDECREF(g_error_types);
   g_error_types = types.ptr();
   Py_INCREF(g_error_types);

@@ -27,7 +27,8 @@ void StateFile::open(const std::string& path) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   file_ = std::fopen(path.c_str(), "r+b");
   if (file_ == nullptr) file_ = std::fopen(path.c_str(), "w+b");
-  if (file_ == nullptr) throw Error(Errc::system, "bridge state file '" + path + "': " + std::system_category().message(errno));
+  if (file_ == nullptr)
+    throw Error(Errc::system, "bridge state file '" + path + "': " + std::system_category().message(errno));
   std::setvbuf(file_, nullptr, _IONBF, 0);  // one write() per record
 }
 

@@ -71,6 +71,7 @@ int main() {
   zipc::WaitSet ws;
   const std::uint64_t jobs_id = ws.attach(jobs);
   std::vector<std::uint64_t> topic_ids;
+  topic_ids.reserve(subs.size());
   for (auto& s : subs) topic_ids.push_back(ws.attach(s));
   ws.attach_deadline(zipc::Deadline::after(30s));  // a safety net for the demo
 

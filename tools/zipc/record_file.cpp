@@ -96,7 +96,7 @@ RecordWriter::RecordWriter(const std::string& path, const std::string& channel) 
   put32(h + 12, kFileHeaderBytes);
   put64(h + 16, now_realtime_ns());
   put64(h + 24, 0);
-  std::memcpy(h + 32, channel.data(), std::min<std::size_t>(channel.size(), 32));
+  std::copy_n(channel.data(), std::min<std::size_t>(channel.size(), 32), h + 32);  // zero-padded, no terminator
   std::memcpy(buf_.data(), h, sizeof h);
   used_ = sizeof h;
 }

@@ -405,7 +405,7 @@ RpcClient RpcClient::connect(std::string_view name, std::chrono::milliseconds ti
 }
 
 RpcClient RpcClient::connect_fd(int fd, std::chrono::milliseconds timeout) {
-  if (fd < 0) detail::fail(Errc::invalid_argument, "fd " + std::to_string(fd), "not a descriptor");
+  if (fd < 0) fail(Errc::invalid_argument, "rpc", "fd " + std::to_string(fd), "not a descriptor");
   RpcClient c;
   c.impl_->name = "fd " + std::to_string(fd);
   c.impl_->by_fd = true;

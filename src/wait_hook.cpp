@@ -54,13 +54,13 @@ WaitHook queue_hook(const QueueImpl* q, Role role, const char* role_name, Event 
 }
 }  // namespace
 
-WaitHook WaitHookAccess::room_of(const Queue& q) {
-  return queue_hook(q.impl_.get(), Role::producer, "producer", &layout::QueueControl::not_full, &queue_room,
+WaitHook WaitHookAccess::room_of(const Queue& producer) {
+  return queue_hook(producer.impl_.get(), Role::producer, "producer", &layout::QueueControl::not_full, &queue_room,
                     &queue_room_maintain);
 }
 
-WaitHook WaitHookAccess::of(const Queue& q) {
-  return queue_hook(q.impl_.get(), Role::consumer, "consumer", &layout::QueueControl::not_empty, &queue_ready,
+WaitHook WaitHookAccess::of(const Queue& consumer) {
+  return queue_hook(consumer.impl_.get(), Role::consumer, "consumer", &layout::QueueControl::not_empty, &queue_ready,
                     &queue_maintain);
 }
 

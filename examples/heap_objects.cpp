@@ -10,9 +10,9 @@
 //
 // Run with no arguments: it forks the producer, checks what the consumer saw,
 // removes the heap, and exits 0 only when everything matched.
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include <cstdint>
@@ -20,6 +20,7 @@
 #include <cstring>
 #include <string>
 
+#include "fork_run.hpp"
 #include "zipc/heap.hpp"
 #include "zipc/offset_ptr.hpp"
 #include "zipc/queue.hpp"
@@ -56,7 +57,7 @@ std::uint64_t produce(zipc::Heap& heap) {
     const std::string text = note_for(id);
     auto* note = static_cast<char*>(heap.allocate(text.size()));
     if (order == nullptr || note == nullptr) return zipc::Heap::kNoOffset;
-    std::memcpy(note, text.data(), text.size());
+    std::copy_n(text.data(), text.size(), note);  // no terminator: the Order holds the length
     ::new (order) Order{id, static_cast<double>(id) * 1.5, note, static_cast<std::uint32_t>(text.size()), nullptr};
     *link = order;
     link = &order->next;
@@ -102,30 +103,19 @@ int main() {
     qo.producers = zipc::Multiplicity::single;
     qo.consumers = zipc::Multiplicity::single;
     auto offsets = zipc::Queue::create(queue_name, qo, zipc::Role::consumer);
-    std::fflush(nullptr);
-    const pid_t producer = ::fork();
-    if (producer == 0) {
-      int code = 1;
-      try {
-        auto mine = zipc::Heap::open(name);  // a mapping of our own, at another address ...
-        heap.detach();                       // ... and none inherited from the parent
-        auto out = zipc::Queue::open(queue_name, zipc::Role::producer);
-        const std::uint64_t offset = produce(mine);
-        std::printf("producer: graph built at %p, sending offset %llu\n", static_cast<void*>(mine.at<char>(offset)),
-                    static_cast<unsigned long long>(offset));
-        std::fflush(stdout);
-        code = out.send(std::as_bytes(std::span(&offset, 1)), std::chrono::seconds(10)) == zipc::Status::ok ? 0 : 1;
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "producer: %s\n", e.what());
-      }
-      ::_exit(code);
-    }
+    const pid_t producer = zipc_example::fork_run([&] {
+      auto mine = zipc::Heap::open(name);  // a mapping of our own, at another address ...
+      heap.detach();                       // ... and none inherited from the parent
+      auto out = zipc::Queue::open(queue_name, zipc::Role::producer);
+      const std::uint64_t offset = produce(mine);
+      std::printf("producer: graph built at %p, sending offset %llu\n", static_cast<void*>(mine.at<char>(offset)),
+                  static_cast<unsigned long long>(offset));
+      return out.send(std::as_bytes(std::span(&offset, 1)), std::chrono::seconds(10)) == zipc::Status::ok ? 0 : 1;
+    });
     std::uint64_t offset = zipc::Heap::kNoOffset;
     const zipc::IoResult r = offsets.recv(std::as_writable_bytes(std::span(&offset, 1)), std::chrono::seconds(30));
     const bool got = r.ok() && r.size == sizeof offset;
-    int status = 0;
-    ::waitpid(producer, &status, 0);
-    ok = got && WIFEXITED(status) && WEXITSTATUS(status) == 0 && consume(heap, offset);
+    ok = zipc_example::wait_exit(producer) == 0 && got && consume(heap, offset);
     const auto after = heap.stats();
     ok = ok && after.allocated_blocks == baseline.allocated_blocks && after.free_bytes == baseline.free_bytes;
     std::printf("heap after consume: %llu blocks allocated, %llu bytes free (as before: %s)\n",

@@ -6,7 +6,6 @@
 // Each runs in its own process. The reliable subscriber holds the publisher
 // back when it falls behind; the lossy one never does and is told exactly how
 // many ticks it missed. Exits 0 only when what each saw is right.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "fork_run.hpp"
 #include "zipc/topic.hpp"
 
 namespace {
@@ -45,30 +45,6 @@ Tick make_tick(std::uint64_t n) {
   t.quantity = static_cast<std::uint32_t>(1 + n % 500);
   t.check = check_of(t);
   return t;
-}
-
-// Runs body in a child process; returns its pid.
-template <class F>
-pid_t run(F body) {
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    int code = 1;
-    try {
-      code = body();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "child: %s\n", e.what());
-    }
-    std::fflush(nullptr);
-    ::_exit(code);
-  }
-  return pid;
-}
-
-int wait_for(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 // Tells the parent this subscriber is in place.
@@ -161,17 +137,17 @@ int main(int argc, char** argv) {
 
   int ready[2];
   if (::pipe(ready) != 0) return 1;
-  const pid_t fast = run([&] { return reliable_subscriber(name, ready[1], ticks); });
-  const pid_t slow = run([&] { return lossy_subscriber(name, ready[1], ticks); });
+  const pid_t fast = zipc_example::fork_run([&] { return reliable_subscriber(name, ready[1], ticks); });
+  const pid_t slow = zipc_example::fork_run([&] { return lossy_subscriber(name, ready[1], ticks); });
   char c;
   for (int i = 0; i < 2; ++i) {
     if (::read(ready[0], &c, 1) != 1) return 1;
   }
-  const pid_t pub = run([&] { return publisher(name, ticks); });
+  const pid_t pub = zipc_example::fork_run([&] { return publisher(name, ticks); });
 
-  const int pub_rc = wait_for(pub);
-  const int fast_rc = wait_for(fast);
-  const int slow_rc = wait_for(slow);
+  const int pub_rc = zipc_example::wait_exit(pub);
+  const int fast_rc = zipc_example::wait_exit(fast);
+  const int slow_rc = zipc_example::wait_exit(slow);
   zipc::Topic::remove(name);
   const bool ok = pub_rc == 0 && fast_rc == 0 && slow_rc == 0;
   std::printf("%s\n", ok ? "market_data: OK" : "market_data: FAILED");

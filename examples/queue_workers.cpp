@@ -6,7 +6,6 @@
 // the workers send back. Each job is taken by exactly one worker.
 //
 //   example_queue_workers [workers]      (default 3)
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -16,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "fork_run.hpp"
 #include "zipc/queue.hpp"
 
 using namespace std::chrono_literals;
@@ -71,10 +71,9 @@ int main(int argc, char** argv) {
   auto results = zipc::Queue::create(results_name, ropt, zipc::Role::consumer);
 
   std::vector<pid_t> kids;
+  kids.reserve(static_cast<std::size_t>(workers));
   for (int i = 0; i < workers; ++i) {
-    const pid_t pid = ::fork();
-    if (pid == 0) ::_exit(worker(jobs_name, results_name, i));
-    kids.push_back(pid);
+    kids.push_back(zipc_example::fork_run([&, i] { return worker(jobs_name, results_name, i); }));
   }
 
   std::uint64_t expected = 0;
@@ -100,11 +99,7 @@ int main(int argc, char** argv) {
     total += r.square_sum;
     count += r.jobs;
   }
-  for (pid_t pid : kids) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  }
+  for (pid_t pid : kids) ok = zipc_example::wait_exit(pid) == 0 && ok;
   const auto st = jobs.stats();
   std::printf("jobs: sent %llu received %llu; sum of squares %llu (expected %llu)\n",
               static_cast<unsigned long long>(st.sent), static_cast<unsigned long long>(st.received),

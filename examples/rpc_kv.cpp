@@ -6,7 +6,6 @@
 //
 // Protocol (text): "SET <key> <value>" -> "OK"; "GET <key>" -> "VALUE <value>"
 // or "NOTFOUND"; "DEL <key>" -> "OK" or "NOTFOUND"; "QUIT" stops the server.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -16,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "fork_run.hpp"
 #include "zipc/rpc.hpp"
 
 namespace {
@@ -101,34 +101,17 @@ int run_client(const std::string& name, int id) {
   return wrong == 0 ? 0 : 1;
 }
 
-template <class F>
-pid_t fork_run(F&& body) {
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    int code = 2;
-    try {
-      code = body();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "rpc_kv: %s\n", e.what());
-    }
-    std::_Exit(code);
-  }
-  return pid;
-}
-
 bool exited_zero(pid_t pid) {
-  int status = 0;
-  return ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return zipc_example::wait_exit(pid) == 0;
 }
 
 }  // namespace
 
 int main() {
   const std::string name = "rpc_kv_example." + std::to_string(::getpid());
-  const pid_t server = fork_run([&] { return run_server(name); });
+  const pid_t server = zipc_example::fork_run([&] { return run_server(name); });
   pid_t clients[3];
-  for (int i = 0; i < 3; ++i) clients[i] = fork_run([&, i] { return run_client(name, i + 1); });
+  for (int i = 0; i < 3; ++i) clients[i] = zipc_example::fork_run([&, i] { return run_client(name, i + 1); });
   bool ok = true;
   for (pid_t c : clients) ok = exited_zero(c) && ok;
   try {

@@ -2,7 +2,6 @@
 // Run with no argument: it forks a producer process that publishes on every
 // topic and sends jobs, then closes the queue; the server counts what it got
 // and exits 0 only when nothing was lost.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
@@ -12,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "fork_run.hpp"
 #include "zipc/zipc.hpp"
 
 using namespace std::chrono_literals;
@@ -71,11 +71,11 @@ int main() {
   zipc::WaitSet ws;
   const std::uint64_t jobs_id = ws.attach(jobs);
   std::vector<std::uint64_t> topic_ids;
+  topic_ids.reserve(subs.size());
   for (auto& s : subs) topic_ids.push_back(ws.attach(s));
   ws.attach_deadline(zipc::Deadline::after(30s));  // a safety net for the demo
 
-  const pid_t child = fork();
-  if (child == 0) _exit(produce(base));
+  const pid_t child = zipc_example::fork_run([&] { return produce(base); });
 
   int jobs_done = 0, ticks = 0;
   bool closed = false, timed_out = false;
@@ -99,14 +99,12 @@ int main() {
     if (closed && ticks == kTopics * kPerTopic) ws.stop();
   });
 
-  int status = 0;
-  waitpid(child, &status, 0);
+  const int child_exit = zipc_example::wait_exit(child);
   jobs = {};
   zipc::Queue::remove(base + ".jobs");
   for (int i = 0; i < kTopics; ++i) zipc::Topic::remove(topic_name(base, i));
   std::printf("served %d jobs and %d ticks on %d topics from one thread (%s)\n", jobs_done, ticks, kTopics,
               ws.uses_io_uring() ? "io_uring futex waits" : "polling fallback");
-  const bool ok =
-      !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0 && jobs_done == kJobs && ticks == kTopics * kPerTopic;
+  const bool ok = !timed_out && child_exit == 0 && jobs_done == kJobs && ticks == kTopics * kPerTopic;
   return ok ? 0 : 1;
 }

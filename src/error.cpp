@@ -1,5 +1,10 @@
 #include "zipc/error.hpp"
 
+#include "fail.hpp"
+
+#include <cstddef>
+#include <iterator>
+
 namespace zipc {
 namespace {
 
@@ -16,36 +21,65 @@ const std::error_category& error_category() noexcept {
   return category;
 }
 
+namespace {
+
+// The one table of error codes: each Errc's enumerator spelling (errc_name: what the C ABI's
+// zipc_status_str and Python's exception kinds say) and its description (to_string: what
+// Error::what() says). Indexed by the Errc value, which is stable.
+struct ErrcText {
+  const char* name;
+  const char* description;
+};
+constexpr ErrcText kErrcText[] = {
+    {"ok", "ok"},
+    {"not_found", "not found"},
+    {"already_exists", "already exists"},
+    {"permission_denied", "permission denied"},
+    {"wrong_kind", "wrong kind"},
+    {"version_mismatch", "layout version mismatch"},
+    {"truncated", "truncated"},
+    {"bad_magic", "bad magic"},
+    {"corrupt_header", "corrupt header"},
+    {"init_timeout", "still initializing after the timeout"},
+    {"creator_died", "creator died during initialization"},
+    {"invalid_name", "invalid name"},
+    {"invalid_argument", "invalid argument"},
+    {"too_large", "too large"},
+    {"corrupt", "corrupt shared state"},
+    {"peer_dead", "peer dead"},
+    {"not_retained", "not retained"},
+    {"address_unavailable", "address unavailable"},
+    {"out_of_memory", "out of memory"},
+    {"busy", "busy"},
+    {"closed", "closed"},
+    {"timeout", "timeout"},
+    {"system", "system error"},
+    {"options_mismatch", "options mismatch"},
+    {"type_mismatch", "type mismatch"},
+    {"wrong_role", "wrong role"},
+};
+static_assert(std::size(kErrcText) == static_cast<std::size_t>(Errc::wrong_role) + 1,
+              "kErrcText has one entry per Errc, in value order");
+
+const ErrcText* find(Errc e) noexcept {
+  const auto i = static_cast<std::size_t>(e);
+  return i < std::size(kErrcText) ? &kErrcText[i] : nullptr;
+}
+
+}  // namespace
+
+const char* errc_name(Errc e) noexcept {
+  const ErrcText* t = find(e);
+  return t != nullptr ? t->name : nullptr;
+}
+
+void fail(Errc e, std::string_view kind, std::string_view name, const std::string& why) {
+  throw Error(e, std::string(kind) + " '" + std::string(name) + "': " + to_string(e) + " (" + why + ")");
+}
+
 const char* to_string(Errc e) noexcept {
-  switch (e) {
-    case Errc::ok: return "ok";
-    case Errc::not_found: return "not found";
-    case Errc::already_exists: return "already exists";
-    case Errc::permission_denied: return "permission denied";
-    case Errc::wrong_kind: return "wrong kind";
-    case Errc::version_mismatch: return "layout version mismatch";
-    case Errc::truncated: return "truncated";
-    case Errc::bad_magic: return "bad magic";
-    case Errc::corrupt_header: return "corrupt header";
-    case Errc::init_timeout: return "still initializing after the timeout";
-    case Errc::creator_died: return "creator died during initialization";
-    case Errc::invalid_name: return "invalid name";
-    case Errc::invalid_argument: return "invalid argument";
-    case Errc::too_large: return "too large";
-    case Errc::corrupt: return "corrupt shared state";
-    case Errc::peer_dead: return "peer dead";
-    case Errc::not_retained: return "not retained";
-    case Errc::address_unavailable: return "address unavailable";
-    case Errc::out_of_memory: return "out of memory";
-    case Errc::busy: return "busy";
-    case Errc::closed: return "closed";
-    case Errc::timeout: return "timeout";
-    case Errc::system: return "system error";
-    case Errc::options_mismatch: return "options mismatch";
-    case Errc::type_mismatch: return "type mismatch";
-    case Errc::wrong_role: return "wrong role";
-  }
-  return "unknown zipc error";
+  const ErrcText* t = find(e);
+  return t != nullptr ? t->description : "unknown zipc error";
 }
 
 const char* to_string(Status s) noexcept {

@@ -6,6 +6,7 @@
 #include <new>
 #include <string>
 
+#include "fail.hpp"
 #include "options_mismatch.hpp"
 #include "zipc/process.hpp"
 
@@ -18,7 +19,7 @@ namespace {
 enum Param : std::size_t { kVersion = 0, kMaxEventId = 1, kMaxListeners = 2 };
 
 [[noreturn]] void channel_fail(Errc code, std::string_view name, const std::string& why) {
-  throw Error(code, "event channel '" + std::string(name) + "': " + why);
+  fail(code, "event channel", name, why);
 }
 
 void check_geometry(std::string_view name, std::uint32_t max_event_id, std::uint32_t max_listeners) {

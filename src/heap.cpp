@@ -3,6 +3,7 @@
 #include <cstring>
 #include <new>
 
+#include "fail.hpp"
 #include "heap_tlsf.hpp"
 #include "layout/heap_layout.hpp"
 #include "layout/segment_header.hpp"
@@ -10,6 +11,7 @@
 #include "platform/address_space.hpp"
 #include "platform/clock.hpp"
 #include "platform/file.hpp"
+#include "round_up.hpp"
 
 namespace zipc {
 
@@ -45,18 +47,10 @@ constexpr std::uintptr_t kHintBase = 0x3f0000000000ull;
 constexpr std::uintptr_t kHintStride = std::uintptr_t{16} << 30;
 #endif
 
-[[noreturn]] void fail(Errc e, std::string_view name, const std::string& why) {
-  throw Error(e, "heap '" + std::string(name) + "': " + to_string(e) + " (" + why + ")");
-}
-
 std::string hex(std::uint64_t v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
   return buf;
-}
-
-std::uint64_t round_up(std::uint64_t v, std::uint64_t to) {
-  return (v + to - 1) / to * to;
 }
 
 // A free address range for a fixed heap, tried with a random hint first.
@@ -96,28 +90,41 @@ void init_heap(std::byte* payload, std::uint64_t arena, AddressMode mode, std::u
   c->state.store(kStateHealthy, std::memory_order_relaxed);
 }
 
+// The arena of a heap named `name` asked for `size` bytes: whole pages, in [kMinArena, kMaxArena].
+std::uint64_t arena_bytes(std::string_view name, std::uint64_t size) {
+  Segment::validate_name(name);
+  if (size < kMinArena || size > kMaxArena) {
+    fail(Errc::invalid_argument, "heap", name, "size " + std::to_string(size) + " is outside [4096, 2^46]");
+  }
+  return round_up(size, 4096);
+}
+
+// The segment options of one attempt to map a heap: a fixed heap goes at the caller's address,
+// or at a free range picked for this attempt.
+SegmentOptions attempt_options(const HeapOptions& options, std::uint64_t total, std::string_view name) {
+  SegmentOptions so = options.segment;
+  so.fixed_address = nullptr;
+  if (options.address_mode == AddressMode::fixed) {
+    so.fixed_address = options.address != nullptr ? options.address : pick_address(total);
+    if (so.fixed_address == nullptr) fail(Errc::address_unavailable, "heap", name, "no free address range found");
+  }
+  return so;
+}
+
 }  // namespace
 
 Heap Heap::create(std::string_view name, std::uint64_t size, const HeapOptions& options) {
-  Segment::validate_name(name);
-  if (size < kMinArena || size > kMaxArena) {
-    fail(Errc::invalid_argument, name, "size " + std::to_string(size) + " is outside [4096, 2^46]");
-  }
-  const std::uint64_t arena = round_up(size, 4096);
+  const std::uint64_t arena = arena_bytes(name, size);
   const std::uint64_t total = kPayloadOffset + kArenaOffset + arena;
   const bool fixed = options.address_mode == AddressMode::fixed;
-  if (!fixed && options.address != nullptr) fail(Errc::invalid_argument, name, "an address needs AddressMode::fixed");
+  if (!fixed && options.address != nullptr)
+    fail(Errc::invalid_argument, "heap", name, "an address needs AddressMode::fixed");
   if (fixed && reinterpret_cast<std::uintptr_t>(options.address) % platform::page_size() != 0) {
-    fail(Errc::invalid_argument, name,
+    fail(Errc::invalid_argument, "heap", name,
          "fixed address " + hex(reinterpret_cast<std::uintptr_t>(options.address)) + " is not page aligned");
   }
   for (int attempt = 0;; ++attempt) {
-    SegmentOptions so = options.segment;
-    so.fixed_address = nullptr;
-    if (fixed) {
-      so.fixed_address = options.address != nullptr ? options.address : pick_address(total);
-      if (so.fixed_address == nullptr) fail(Errc::address_unavailable, name, "no free address range found");
-    }
+    const SegmentOptions so = attempt_options(options, total, name);
     const auto address = reinterpret_cast<std::uint64_t>(so.fixed_address);
     try {
       Segment seg = Segment::create(
@@ -146,15 +153,15 @@ Heap Heap::open(std::string_view name, const HeapOptions& options) {
     seg = Segment::open(name, SegmentKind::heap, so);
   } catch (const Error& e) {
     if (e.errc() != Errc::address_unavailable) throw;
-    fail(Errc::address_unavailable, name,
+    fail(Errc::address_unavailable, "heap", name,
          "created at fixed address " + hex(reinterpret_cast<std::uint64_t>(so.fixed_address)) +
              ", which is already in use in this process; a fixed heap is never relocated");
   }
   const auto& params = seg.params();
-  if (params[0] != kHeapMagic) fail(Errc::corrupt_header, name, "segment parameters do not describe a heap");
+  if (params[0] != kHeapMagic) fail(Errc::corrupt_header, "heap", name, "segment parameters do not describe a heap");
   if (params[1] == static_cast<std::uint64_t>(AddressMode::fixed)) {
     const std::uint64_t want = params[2];
-    if (want == 0 || want % platform::page_size() != 0) fail(Errc::corrupt_header, name, "bad fixed address");
+    if (want == 0 || want % platform::page_size() != 0) fail(Errc::corrupt_header, "heap", name, "bad fixed address");
     if (reinterpret_cast<std::uint64_t>(seg.base()) != want) {
       seg.detach();
       so.fixed_address = reinterpret_cast<void*>(want);
@@ -162,7 +169,7 @@ Heap Heap::open(std::string_view name, const HeapOptions& options) {
         seg = Segment::open(name, SegmentKind::heap, so);
       } catch (const Error& e) {
         if (e.errc() != Errc::address_unavailable) throw;
-        fail(Errc::address_unavailable, name,
+        fail(Errc::address_unavailable, "heap", name,
              "created at fixed address " + hex(want) + ", which is already in use in this process; " +
                  "a fixed heap is never relocated");
       }
@@ -172,20 +179,11 @@ Heap Heap::open(std::string_view name, const HeapOptions& options) {
 }
 
 Heap Heap::open_or_create(std::string_view name, std::uint64_t size, const HeapOptions& options, bool* created) {
-  Segment::validate_name(name);
-  if (size < kMinArena || size > kMaxArena) {
-    fail(Errc::invalid_argument, name, "size " + std::to_string(size) + " is outside [4096, 2^46]");
-  }
-  const std::uint64_t arena = round_up(size, 4096);
+  const std::uint64_t arena = arena_bytes(name, size);
   const std::uint64_t total = kPayloadOffset + kArenaOffset + arena;
   const bool fixed = options.address_mode == AddressMode::fixed;
   for (int attempt = 0;; ++attempt) {
-    SegmentOptions so = options.segment;
-    so.fixed_address = nullptr;
-    if (fixed) {
-      so.fixed_address = options.address != nullptr ? options.address : pick_address(total);
-      if (so.fixed_address == nullptr) fail(Errc::address_unavailable, name, "no free address range found");
-    }
+    const SegmentOptions so = attempt_options(options, total, name);
     const auto address = reinterpret_cast<std::uint64_t>(so.fixed_address);
     bool made = false;
     try {
@@ -215,10 +213,10 @@ Heap Heap::open_fd(int fd, const HeapOptions& options) {
   so.fixed_address = nullptr;
   Segment seg = Segment::open_fd(fd, SegmentKind::heap, so, name);
   const auto& params = seg.params();
-  if (params[0] != kHeapMagic) fail(Errc::corrupt_header, name, "segment parameters do not describe a heap");
+  if (params[0] != kHeapMagic) fail(Errc::corrupt_header, "heap", name, "segment parameters do not describe a heap");
   if (params[1] == static_cast<std::uint64_t>(AddressMode::fixed)) {
     const std::uint64_t want = params[2];
-    if (want == 0 || want % platform::page_size() != 0) fail(Errc::corrupt_header, name, "bad fixed address");
+    if (want == 0 || want % platform::page_size() != 0) fail(Errc::corrupt_header, "heap", name, "bad fixed address");
     if (reinterpret_cast<std::uint64_t>(seg.base()) != want) {
       seg.detach();
       so.fixed_address = reinterpret_cast<void*>(want);
@@ -238,22 +236,22 @@ Heap Heap::attach(Segment seg, const HeapOptions&) {
   const std::uint64_t arena = params[3];
   if (arena < kMinArena || arena > kMaxArena || seg.payload_size() < kArenaOffset ||
       seg.payload_size() - kArenaOffset < arena) {
-    fail(Errc::corrupt_header, name, "arena size " + std::to_string(arena) + " does not fit the segment");
+    fail(Errc::corrupt_header, "heap", name, "arena size " + std::to_string(arena) + " does not fit the segment");
   }
   auto* c = reinterpret_cast<HeapControl*>(seg.payload());
-  if (c->magic != kHeapMagic) fail(Errc::bad_magic, name, "the heap control block has no heap magic");
+  if (c->magic != kHeapMagic) fail(Errc::bad_magic, "heap", name, "the heap control block has no heap magic");
   if (c->version != kHeapVersion) {
-    fail(Errc::version_mismatch, name,
+    fail(Errc::version_mismatch, "heap", name,
          "created by heap layout version " + std::to_string(c->version) + ", this library reads version " +
              std::to_string(kHeapVersion));
   }
   if (c->arena_offset != kArenaOffset || c->arena_size != arena || c->address_mode != params[1] ||
       c->fixed_address != params[2]) {
-    fail(Errc::corrupt_header, name, "heap control block disagrees with the segment header");
+    fail(Errc::corrupt_header, "heap", name, "heap control block disagrees with the segment header");
   }
   if (params[1] == static_cast<std::uint64_t>(AddressMode::fixed) &&
       reinterpret_cast<std::uint64_t>(seg.base()) != params[2]) {
-    fail(Errc::address_unavailable, name, "mapped at the wrong address");
+    fail(Errc::address_unavailable, "heap", name, "mapped at the wrong address");
   }
   Heap h;
   h.control_ = c;
@@ -262,7 +260,7 @@ Heap Heap::attach(Segment seg, const HeapOptions&) {
   h.mode_ = static_cast<AddressMode>(params[1]);
   if (!detail::registry_add(detail::Arena{c, h.arena_, arena})) {
     h.control_ = nullptr;
-    fail(Errc::busy, name, "too many heaps open in this process");
+    fail(Errc::busy, "heap", name, "too many heaps open in this process");
   }
   h.segment_ = std::move(seg);
   return h;

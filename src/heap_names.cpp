@@ -4,9 +4,11 @@
 // process dying mid-change leaves the list whole (at worst a leaked entry).
 #include <cstring>
 
+#include "fail.hpp"
 #include "heap_lock.hpp"
 #include "heap_tlsf.hpp"
 #include "layout/heap_layout.hpp"
+#include "round_up.hpp"
 #include "zipc/heap.hpp"
 
 namespace zipc {
@@ -16,10 +18,6 @@ using namespace layout;
 namespace {
 
 constexpr std::size_t kMaxName = 255;
-
-[[noreturn]] void fail(Errc e, const std::string& heap, std::string_view name, const std::string& why) {
-  throw Error(e, "heap '" + heap + "', object '" + std::string(name) + "': " + to_string(e) + " (" + why + ")");
-}
 
 std::uint32_t entry_check(const NameEntry& e) noexcept {
   std::uint64_t h = e.object_offset * 0x9e3779b97f4a7c15ull ^ e.type_hash ^ (e.object_size << 17) ^ e.name_length;
@@ -63,7 +61,7 @@ Found lookup(const Heap& heap, std::string_view name) {
     auto* e = heap.at<NameEntry>(o);
     if (e == nullptr || steps > max_steps || e->check != entry_check(*e) || e->name_length > kMaxName ||
         heap.at<char>(o + sizeof(NameEntry) + e->name_length) == nullptr) {
-      fail(Errc::corrupt, heap.name(), name, "the named-object directory is damaged");
+      fail(Errc::corrupt, "heap '" + heap.name() + "', object", name, "the named-object directory is damaged");
     }
     const char* n = reinterpret_cast<const char*>(e) + sizeof(NameEntry);
     if (std::string_view(n, e->name_length) == name) {
@@ -80,7 +78,7 @@ Found lookup(const Heap& heap, std::string_view name) {
 void* object_of(const Heap& heap, std::string_view name, const NameEntry* e) {
   void* p = heap.at<char>(e->object_offset);
   if (p == nullptr || e->object_size > heap.arena_size() - e->object_offset) {
-    fail(Errc::corrupt, heap.name(), name, "entry points outside the heap");
+    fail(Errc::corrupt, "heap '" + heap.name() + "', object", name, "entry points outside the heap");
   }
   return p;
 }
@@ -90,19 +88,22 @@ void* object_of(const Heap& heap, std::string_view name, const NameEntry* e) {
 Heap::NamedSlot Heap::names_begin(std::string_view name, std::uint64_t type_hash, std::size_t size, std::size_t align,
                                   bool may_exist) {
   if (control_ == nullptr) throw Error(Errc::invalid_argument, "heap: not open");
-  if (name.empty() || name.size() > kMaxName) fail(Errc::invalid_name, this->name(), name, "empty or over 255 bytes");
+  if (name.empty() || name.size() > kMaxName)
+    fail(Errc::invalid_name, "heap '" + this->name() + "', object", name, "empty or over 255 bytes");
   NamesLock lock(control_);
   Found f = lookup(*this, name);
   if (f.entry != nullptr) {
-    if (f.entry->type_hash != type_hash) fail(Errc::wrong_kind, this->name(), name, "it holds another type");
-    if (!may_exist) fail(Errc::already_exists, this->name(), name, "the name is taken");
+    if (f.entry->type_hash != type_hash)
+      fail(Errc::wrong_kind, "heap '" + this->name() + "', object", name, "it holds another type");
+    if (!may_exist) fail(Errc::already_exists, "heap '" + this->name() + "', object", name, "the name is taken");
     return NamedSlot{object_of(*this, name, f.entry), f.entry, true};
   }
   if (align < 16) align = 16;
-  const std::uint64_t object_at = (sizeof(NameEntry) + name.size() + align - 1) / align * align;
+  const std::uint64_t object_at = round_up(sizeof(NameEntry) + name.size(), align);
   Allocation a = try_allocate(object_at + size, align);
   if (a.ptr == nullptr) {
-    fail(a.status == HeapStatus::out_of_memory ? Errc::out_of_memory : Errc::corrupt, this->name(), name,
+    fail(a.status == HeapStatus::out_of_memory ? Errc::out_of_memory : Errc::corrupt,
+         "heap '" + this->name() + "', object", name,
          std::string("allocate ") + std::to_string(object_at + size) + " bytes: " + to_string(a.status));
   }
   auto* e = static_cast<NameEntry*>(a.ptr);
@@ -133,7 +134,8 @@ void* Heap::names_find(std::string_view name, std::uint64_t type_hash) {
   NamesLock lock(control_);
   Found f = lookup(*this, name);
   if (f.entry == nullptr) return nullptr;
-  if (f.entry->type_hash != type_hash) fail(Errc::wrong_kind, this->name(), name, "it holds another type");
+  if (f.entry->type_hash != type_hash)
+    fail(Errc::wrong_kind, "heap '" + this->name() + "', object", name, "it holds another type");
   return object_of(*this, name, f.entry);
 }
 
@@ -142,7 +144,8 @@ Heap::NamedSlot Heap::names_unlink(std::string_view name, std::uint64_t type_has
   NamesLock lock(control_);
   Found f = lookup(*this, name);
   if (f.entry == nullptr) return {};
-  if (f.entry->type_hash != type_hash) fail(Errc::wrong_kind, this->name(), name, "it holds another type");
+  if (f.entry->type_hash != type_hash)
+    fail(Errc::wrong_kind, "heap '" + this->name() + "', object", name, "it holds another type");
   void* object = object_of(*this, name, f.entry);
   if (f.prev == nullptr) {
     control_->directory_head = f.entry->next;

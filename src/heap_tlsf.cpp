@@ -1,6 +1,7 @@
 #include "heap_tlsf.hpp"
 
 #include "heap_lock.hpp"
+#include "round_up.hpp"
 
 #include <atomic>
 #include <bit>
@@ -270,7 +271,7 @@ Allocation tlsf_allocate(const Arena& a, std::size_t size, std::size_t align) no
   if (align == 0) align = kAlign;
   if ((align & (align - 1)) != 0 || align > kMaxAlign) return {nullptr, HeapStatus::invalid_argument};
   if (size > a.size) return {nullptr, HeapStatus::out_of_memory};
-  std::uint64_t need = (static_cast<std::uint64_t>(size) + kHeaderSize + kAlign - 1) & ~(kAlign - 1);
+  std::uint64_t need = round_up(static_cast<std::uint64_t>(size) + kHeaderSize, kAlign);
   if (need < kMinBlock) need = kMinBlock;
   // Room for a leading gap that is either 0 or a whole free block.
   const std::uint64_t search = align > kAlign ? need + align + kMinBlock : need;
@@ -296,7 +297,7 @@ Allocation tlsf_allocate(const Arena& a, std::size_t size, std::size_t align) no
 
   if (align > kAlign) {
     const auto payload = reinterpret_cast<std::uintptr_t>(a.base) + o + kHeaderSize;
-    std::uint64_t gap = ((payload + align - 1) & ~(std::uintptr_t{align} - 1)) - payload;
+    std::uint64_t gap = round_up(payload, align) - payload;
     if (gap != 0 && gap < kMinBlock) gap += align;
     if (gap != 0) {
       // Split off the leading gap as a free block. Order keeps the chain

@@ -4,6 +4,7 @@
 #include <thread>
 #include <utility>
 
+#include "fail.hpp"
 #include "layout/rpc_layout.hpp"
 #include "platform/clock.hpp"
 #include "recovery_wait.hpp"
@@ -14,10 +15,6 @@
 namespace zipc {
 namespace detail {
 namespace {
-
-[[noreturn]] void fail(Errc e, std::string_view name, const std::string& why) {
-  throw Error(e, "rpc '" + std::string(name) + "': " + to_string(e) + " (" + why + ")");
-}
 
 // Why a call on a connection that saw its server go away fails.
 Status closed_or_dead(const RpcConnection& c) noexcept {
@@ -113,7 +110,7 @@ std::shared_ptr<RpcConnection> RpcClientImpl::open(std::string_view name, Deadli
       if (seg->payload_size() >= sizeof(layout::RpcControl)) {
         const auto* control = reinterpret_cast<const layout::RpcControl*>(seg->payload());
         if (control->rpc_magic == layout::kRpcMagic && control->layout_version != layout::kRpcLayoutVersion) {
-          fail(Errc::version_mismatch, name,
+          fail(Errc::version_mismatch, "rpc", name,
                "created by rpc layout version " + std::to_string(control->layout_version) +
                    ", this library reads version " + std::to_string(layout::kRpcLayoutVersion));
         }
@@ -121,15 +118,15 @@ std::shared_ptr<RpcConnection> RpcClientImpl::open(std::string_view name, Deadli
       auto c = std::make_shared<RpcConnection>();
       layout::RpcGeometry g;
       if (!rpc_geometry_from_params(seg->params(), seg->payload_size(), &g)) {
-        fail(Errc::corrupt, name, "layout parameters do not fit the segment");
+        fail(Errc::corrupt, "rpc", name, "layout parameters do not fit the segment");
       }
       c->view = RpcView(seg->payload(), g);
-      if (c->view.control()->rpc_magic != layout::kRpcMagic) fail(Errc::corrupt, name, "bad rpc magic");
+      if (c->view.control()->rpc_magic != layout::kRpcMagic) fail(Errc::corrupt, "rpc", name, "bad rpc magic");
       // acquire: pairs with the server's init, published by the header's init_state.
       c->server = c->view.control()->server.load(std::memory_order_acquire);
       if (!rpc_alive(c->server) ||
           c->view.control()->state.load(std::memory_order_acquire) != layout::kRpcRunning) {  // acquire: as above
-        fail(Errc::peer_dead, name, "its server is not running");
+        fail(Errc::peer_dead, "rpc", name, "its server is not running");
       }
       bool claimed = false;
       for (std::uint64_t i = 0; i < g.max_clients && !claimed; ++i) {
@@ -142,7 +139,8 @@ std::shared_ptr<RpcConnection> RpcClientImpl::open(std::string_view name, Deadli
           claimed = true;
         }
       }
-      if (!claimed) fail(Errc::busy, name, "all " + std::to_string(g.max_clients) + " client records are in use");
+      if (!claimed)
+        fail(Errc::busy, "rpc", name, "all " + std::to_string(g.max_clients) + " client records are in use");
       c->view.record(c->client)->connects.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
       c->first_slot = std::uint64_t{c->client} * g.slots_per_client;
       c->local.assign(g.slots_per_client, LocalSlot::free);
@@ -407,7 +405,7 @@ RpcClient RpcClient::connect(std::string_view name, std::chrono::milliseconds ti
 }
 
 RpcClient RpcClient::connect_fd(int fd, std::chrono::milliseconds timeout) {
-  if (fd < 0) detail::fail(Errc::invalid_argument, "fd " + std::to_string(fd), "not a descriptor");
+  if (fd < 0) fail(Errc::invalid_argument, "rpc", "fd " + std::to_string(fd), "not a descriptor");
   RpcClient c;
   c.impl_->name = "fd " + std::to_string(fd);
   c.impl_->by_fd = true;

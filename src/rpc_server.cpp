@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "fail.hpp"
 #include "layout/rpc_layout.hpp"
 #include "platform/clock.hpp"
 #include "platform/file.hpp"
@@ -23,28 +24,25 @@ namespace zipc {
 namespace detail {
 namespace {
 
-[[noreturn]] void fail(Errc e, std::string_view name, const std::string& why) {
-  throw Error(e, "rpc '" + std::string(name) + "': " + to_string(e) + " (" + why + ")");
-}
-
 constexpr std::uint64_t kAutoBlockBudget = std::uint64_t{256} << 20;
 
 SegmentSpec make_spec(std::string_view name, const RpcOptions& o, layout::RpcGeometry* g) {
   if (o.max_clients == 0 || o.max_clients > layout::kRpcMaxClients) {
-    fail(Errc::invalid_argument, name, "max_clients must be 1.." + std::to_string(layout::kRpcMaxClients));
+    fail(Errc::invalid_argument, "rpc", name, "max_clients must be 1.." + std::to_string(layout::kRpcMaxClients));
   }
   if (o.inflight_per_client == 0 || o.inflight_per_client > layout::kRpcMaxSlots) {
-    fail(Errc::invalid_argument, name, "inflight_per_client must be 1.." + std::to_string(layout::kRpcMaxSlots));
+    fail(Errc::invalid_argument, "rpc", name, "inflight_per_client must be 1.." + std::to_string(layout::kRpcMaxSlots));
   }
   if (o.max_request_size > layout::kRpcMaxMessage || o.max_response_size > layout::kRpcMaxMessage) {
-    fail(Errc::invalid_argument, name, "max_request_size / max_response_size over 1 TiB");
+    fail(Errc::invalid_argument, "rpc", name, "max_request_size / max_response_size over 1 TiB");
   }
-  if (o.inline_size > (1u << 24)) fail(Errc::invalid_argument, name, "inline_size over 16 MiB");
+  if (o.inline_size > (1u << 24)) fail(Errc::invalid_argument, "rpc", name, "inline_size over 16 MiB");
   if (o.recovery_time.count() <= 0) {
-    fail(Errc::invalid_argument, name, "recovery_time must be positive");
+    fail(Errc::invalid_argument, "rpc", name, "recovery_time must be positive");
   }
   if (!o.segment.path.empty()) {
-    fail(Errc::invalid_argument, name, "segment.path is not supported: clients find a service by name in /dev/shm");
+    fail(Errc::invalid_argument, "rpc", name,
+         "segment.path is not supported: clients find a service by name in /dev/shm");
   }
   std::uint64_t p[8] = {};
   p[0] = o.max_clients;
@@ -67,7 +65,7 @@ SegmentSpec make_spec(std::string_view name, const RpcOptions& o, layout::RpcGeo
   }
   p[6] = blocks;
   p[7] = block_size | (std::uint64_t{static_cast<std::uint8_t>(o.wait.strategy)} << 56);
-  if (!layout::rpc_geometry(p, g)) fail(Errc::invalid_argument, name, "the options give an impossible layout");
+  if (!layout::rpc_geometry(p, g)) fail(Errc::invalid_argument, "rpc", name, "the options give an impossible layout");
   SegmentSpec spec;
   spec.kind = SegmentKind::rpc;
   spec.payload_size = g->total;
@@ -121,7 +119,7 @@ bool is_stale(std::string_view name, const std::string& path) {
                          e.errc() == Errc::truncated || (suspect && checksum_broken(path));
     if (!damaged) return false;
     if (damaged_and_unlocked(path)) return true;
-    fail(Errc::already_exists, name,
+    fail(Errc::already_exists, "rpc", name,
          std::string("the existing segment is damaged (") + e.what() +
              ") and a process still holds it as its server; stop that process, or remove the segment with `zipc rm " +
              std::string(name) + "`");
@@ -135,12 +133,12 @@ void replace_stale(std::string_view name, const std::string& path) {
   platform::HeldFile old;
   if (int r = old.open(path); r < 0) {
     if (r == -ENOENT) return;  // gone already
-    fail(Errc::already_exists, name, "cannot open the existing segment: " + platform::error_text(-r));
+    fail(Errc::already_exists, "rpc", name, "cannot open the existing segment: " + platform::error_text(-r));
   }
   // is_stale judges the file the name holds now; if that is still `old` when
   // we remove it, it was `old` all along (a held inode cannot come back to
   // the name once unlinked).
-  if (!is_stale(name, path)) fail(Errc::already_exists, name, "a live server already serves this name");
+  if (!is_stale(name, path)) fail(Errc::already_exists, "rpc", name, "a live server already serves this name");
   // -ESTALE / -ENOENT: another server replaced it first: judge its file.
   if (old.unlink_if_still_at(path) == -EWOULDBLOCK) platform::sleep_ns(1'000'000);
 }

@@ -7,12 +7,14 @@
 #include <cstring>
 #include <utility>
 
+#include "fail.hpp"
 #include "layout/segment_header.hpp"
 #include "liveness_file.hpp"
 #include "platform/clock.hpp"
 #include "platform/fd_passing.hpp"
 #include "platform/file.hpp"
 #include "platform/process.hpp"
+#include "round_up.hpp"
 #include "segment_header.hpp"
 #include "type_record.hpp"
 #include "zipc/log.hpp"
@@ -42,10 +44,6 @@ constexpr const char* kPrefix = "zipc.";
 constexpr std::uint64_t kAbandonedGraceNs = 20'000'000;
 constexpr std::uint64_t kMaxTotalSize = std::uint64_t{1} << 46;
 
-[[noreturn]] void fail(Errc e, std::string_view name, const std::string& why) {
-  throw Error(e, "segment '" + std::string(name) + "': " + to_string(e) + " (" + why + ")");
-}
-
 Errc errc_from_errno(int err) {
   switch (err) {
     case ENOENT: return Errc::not_found;
@@ -62,7 +60,7 @@ Errc errc_from_errno(int err) {
 
 [[noreturn]] void fail_errno(int neg_errno, std::string_view name, const std::string& what) {
   const int err = -neg_errno;
-  fail(errc_from_errno(err), name, what + ": " + platform::error_text(err));
+  fail(errc_from_errno(err), "segment", name, what + ": " + platform::error_text(err));
 }
 
 // Owns a descriptor until released.
@@ -80,10 +78,6 @@ class Fd {
  private:
   int fd_;
 };
-
-std::uint64_t round_up(std::uint64_t v, std::uint64_t to) {
-  return (v + to - 1) / to * to;
-}
 
 struct HeaderRead {
   detail::HeaderCheck check;
@@ -134,7 +128,7 @@ struct SegmentAccess {
     void* p = platform::map_fd(fd, req, &err);
     if (p == nullptr) {
       if (err == -EEXIST) {
-        fail(Errc::address_unavailable, name,
+        fail(Errc::address_unavailable, "segment", name,
              "address " + std::to_string(reinterpret_cast<std::uintptr_t>(o.fixed_address)) +
                  " is already in use in this process");
       }
@@ -160,7 +154,7 @@ struct SegmentAccess {
         if (o.huge_pages == HugePages::require) {
           const std::string why = "huge pages unavailable: " + platform::error_text(-r);
           s.detach();
-          fail(Errc::invalid_argument, s.name_, why);
+          fail(Errc::invalid_argument, "segment", s.name_, why);
         }
         s.notes_ += "huge pages unavailable (" + platform::error_text(-r) + "), using small pages; ";
       }
@@ -183,34 +177,38 @@ constexpr std::size_t kMaxNameSpaceLength = 64;
 // Throws invalid_name unless ns is usable as a name space ("" is none).
 void validate_name_space(std::string_view ns, std::string_view name) {
   if (ns.size() > kMaxNameSpaceLength) {
-    fail(Errc::invalid_name, name, "name space longer than " + std::to_string(kMaxNameSpaceLength) + " characters");
+    fail(Errc::invalid_name, "segment", name,
+         "name space longer than " + std::to_string(kMaxNameSpaceLength) + " characters");
   }
   for (char c : ns) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    if (!ok) fail(Errc::invalid_name, name, "name space '" + std::string(ns) + "': only letters, digits, '_' and '-'");
+    if (!ok)
+      fail(Errc::invalid_name, "segment", name,
+           "name space '" + std::string(ns) + "': only letters, digits, '_' and '-'");
   }
 }
 
 }  // namespace
 
 void Segment::validate_name(std::string_view name) {
-  if (name.empty()) fail(Errc::invalid_name, name, "the name is empty");
+  if (name.empty()) fail(Errc::invalid_name, "segment", name, "the name is empty");
   if (name.size() > kMaxNameLength) {
-    fail(Errc::invalid_name, name.substr(0, 32), "longer than " + std::to_string(kMaxNameLength) + " characters");
+    fail(Errc::invalid_name, "segment", name.substr(0, 32),
+         "longer than " + std::to_string(kMaxNameLength) + " characters");
   }
   if (const auto colon = name.find(':'); colon != std::string_view::npos) {
     // "ns:x": a name qualified with its name space.
-    if (colon == 0) fail(Errc::invalid_name, name, "empty name space before ':'");
+    if (colon == 0) fail(Errc::invalid_name, "segment", name, "empty name space before ':'");
     validate_name_space(name.substr(0, colon), name);
     name = name.substr(colon + 1);
-    if (name.empty()) fail(Errc::invalid_name, name, "the name after ':' is empty");
+    if (name.empty()) fail(Errc::invalid_name, "segment", name, "the name after ':' is empty");
   }
-  if (name.front() == '.') fail(Errc::invalid_name, name, "a name may not start with '.'");
+  if (name.front() == '.') fail(Errc::invalid_name, "segment", name, "a name may not start with '.'");
   for (char c : name) {
-    if (c == '/') fail(Errc::invalid_name, name, "'/' is not allowed in a name");
+    if (c == '/') fail(Errc::invalid_name, "segment", name, "'/' is not allowed in a name");
     const bool ok =
         (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
-    if (!ok) fail(Errc::invalid_name, name, "only letters, digits, '_', '-' and '.' are allowed");
+    if (!ok) fail(Errc::invalid_name, "segment", name, "only letters, digits, '_', '-' and '.' are allowed");
   }
 }
 
@@ -235,12 +233,12 @@ std::string Segment::path_for(std::string_view name, const SegmentOptions& optio
 Segment Segment::create(std::string_view name, const SegmentSpec& spec, const InitFn& init,
                         const SegmentOptions& options) {
   validate_name(name);
-  if (spec.kind == SegmentKind::any) fail(Errc::invalid_argument, name, "create needs a concrete kind");
-  if (options.mode & ~0777u) fail(Errc::invalid_argument, name, "mode has bits outside 0777");
-  if (options.read_only) fail(Errc::invalid_argument, name, "read_only is for open(): a creator writes the segment");
+  if (spec.kind == SegmentKind::any) fail(Errc::invalid_argument, "segment", name, "create needs a concrete kind");
+  if (options.mode & ~0777u) fail(Errc::invalid_argument, "segment", name, "mode has bits outside 0777");
+  if (options.read_only) fail(Errc::invalid_argument, "segment", name, "read_only is for open(): a creator writes the segment");
   const std::uint64_t total = layout::kPayloadOffset + round_up(spec.payload_size, platform::page_size());
   if (spec.payload_size > kMaxTotalSize || total > kMaxTotalSize) {
-    fail(Errc::invalid_argument, name, "size " + std::to_string(spec.payload_size) + " is over 64 TiB");
+    fail(Errc::invalid_argument, "segment", name, "size " + std::to_string(spec.payload_size) + " is over 64 TiB");
   }
   const std::string path = path_for(name, options);
   if (!options.memfd && options.path.empty()) detail::prepare_liveness_file();  // /dev/shm is shared
@@ -309,7 +307,7 @@ Segment Segment::create(std::string_view name, const SegmentSpec& spec, const In
 
 Segment Segment::open(std::string_view name, SegmentKind kind, const SegmentOptions& options) {
   validate_name(name);
-  if (options.memfd) fail(Errc::invalid_argument, name, "a memfd segment has no name to open; use open_fd");
+  if (options.memfd) fail(Errc::invalid_argument, "segment", name, "a memfd segment has no name to open; use open_fd");
   const std::string path = path_for(name, options);
   Fd fd(platform::open_file(path, options.read_only ? O_RDONLY : O_RDWR, 0));
   if (fd.get() < 0) fail_errno(fd.get(), name, std::string(options.read_only ? "open (read-only) " : "open ") + path);
@@ -327,7 +325,7 @@ Segment Segment::open(std::string_view name, SegmentKind kind, const SegmentOpti
       // acquire: pairs with the creator's release store of init_state, so the
       // payload the creator built is visible through our mapping.
       if (SegmentAccess::header(seg)->init_state.load(std::memory_order_acquire) != layout::kInitReady) {
-        fail(Errc::corrupt_header, name, "init_state changed while opening");
+        fail(Errc::corrupt_header, "segment", name, "init_state changed while opening");
       }
       if (options.type) detail::check_type(name, seg.type_identity(), *options.type);
       if (!options.path.empty()) seg.fd_ = fd.release();
@@ -335,7 +333,7 @@ Segment Segment::open(std::string_view name, SegmentKind kind, const SegmentOpti
     }
     if (hr.check.state == detail::HeaderState::invalid) {
       detail::log_message(LogLevel::warn, name, std::string("refused: ") + hr.check.why);
-      fail(hr.check.errc, name, hr.check.why);
+      fail(hr.check.errc, "segment", name, hr.check.why);
     }
 
     // Still initializing: is the creator alive?
@@ -343,13 +341,14 @@ Segment Segment::open(std::string_view name, SegmentKind kind, const SegmentOpti
     if (creator_lock_free(fd.get())) {
       if (lock_free_since == 0) lock_free_since = now;
       if (now - lock_free_since >= kAbandonedGraceNs) {
-        fail(Errc::creator_died, name, describe_creator(hr.header()) + " exited before initialization finished");
+        fail(Errc::creator_died, "segment", name,
+             describe_creator(hr.header()) + " exited before initialization finished");
       }
     } else {
       lock_free_since = 0;
     }
     if (now - start >= timeout_ns && (lock_free_since == 0 || now - lock_free_since >= kAbandonedGraceNs)) {
-      fail(Errc::init_timeout, name,
+      fail(Errc::init_timeout, "segment", name,
            describe_creator(hr.header()) + " still initializing after " + std::to_string(options.open_timeout.count()) +
                " ms");
     }
@@ -362,21 +361,21 @@ Segment Segment::open_fd(int fd, SegmentKind kind, const SegmentOptions& options
   Fd own(platform::dup_fd(fd));
   if (own.get() < 0) fail_errno(own.get(), name, "duplicate descriptor " + std::to_string(fd));
   if (!options.read_only && platform::is_read_only_fd(own.get()) == 1) {
-    fail(Errc::permission_denied, name,
+    fail(Errc::permission_denied, "segment", name,
          "descriptor " + std::to_string(fd) + " is read-only: open it with SegmentOptions::read_only");
   }
   HeaderRead hr = read_header(own.get(), name, kind);
-  if (hr.check.state == detail::HeaderState::invalid) fail(hr.check.errc, name, hr.check.why);
+  if (hr.check.state == detail::HeaderState::invalid) fail(hr.check.errc, "segment", name, hr.check.why);
   if (hr.check.state != detail::HeaderState::ready) {
     // A descriptor is handed on after create() returned, so this is no race
     // to wait out: the creator died or the descriptor is not a finished segment.
-    fail(Errc::creator_died, name, describe_creator(hr.header()) + ": the segment was never finished");
+    fail(Errc::creator_died, "segment", name, describe_creator(hr.header()) + ": the segment was never finished");
   }
   Segment seg;
   SegmentAccess::map_into(seg, own.get(), name, "fd:" + std::to_string(fd), hr.header(), options, false);
   // acquire: pairs with the creator's release store of init_state.
   if (SegmentAccess::header(seg)->init_state.load(std::memory_order_acquire) != layout::kInitReady) {
-    fail(Errc::corrupt_header, name, "init_state changed while opening");
+    fail(Errc::corrupt_header, "segment", name, "init_state changed while opening");
   }
   seg.fd_ = own.release();
   return seg;
@@ -403,7 +402,7 @@ void reclaim_abandoned(std::string_view name, const std::string& path) {
 Segment Segment::open_or_create(std::string_view name, const SegmentSpec& spec, const InitFn& init,
                                 const SegmentOptions& options, bool* created) {
   validate_name(name);
-  if (options.read_only) fail(Errc::invalid_argument, name, "read_only is for open(): open_or_create may create");
+  if (options.read_only) fail(Errc::invalid_argument, "segment", name, "read_only is for open(): open_or_create may create");
   if (options.memfd) {  // a new memfd is never an existing segment
     if (created) *created = true;
     return create(name, spec, init, options);
@@ -444,7 +443,7 @@ bool Segment::remove(std::string_view name, const SegmentOptions& options) {
 
 SegmentInfo Segment::inspect(std::string_view name, const SegmentOptions& options) {
   validate_name(name);
-  if (options.memfd) fail(Errc::invalid_argument, name, "a memfd segment has no name to inspect");
+  if (options.memfd) fail(Errc::invalid_argument, "segment", name, "a memfd segment has no name to inspect");
   SegmentInfo info;
   info.name = std::string(name);
   info.path = path_for(name, options);
@@ -513,7 +512,7 @@ Segment::Segment(Segment&& o) noexcept
       notes_(std::move(o.notes_)) {}
 
 int Segment::read_only_fd() const {
-  if (base_ == nullptr) fail(Errc::invalid_argument, name_, "read_only_fd: the segment is not attached");
+  if (base_ == nullptr) fail(Errc::invalid_argument, "segment", name_, "read_only_fd: the segment is not attached");
   const int r = fd_ >= 0 ? platform::reopen_read_only(fd_) : platform::open_file(path_, O_RDONLY, 0);
   if (r < 0) fail_errno(r, name_, "reopen read-only");
   return r;

@@ -179,7 +179,7 @@ std::uint64_t Publisher::drop_mark(std::uint64_t lo, std::uint64_t hi) const noe
   return best;
 }
 
-Status Publisher::make_room(std::uint64_t needed_end, bool check_liveness) noexcept {
+Status Publisher::make_room(std::uint64_t needed_end, bool may_wait_for_liveness) noexcept {
   TopicState& s = *state_;
   auto& pub = s.pub();
   const std::uint64_t target = needed_end - s.capacity;
@@ -203,7 +203,7 @@ Status Publisher::make_room(std::uint64_t needed_end, bool check_liveness) noexc
         if (owner == 0 || owner == layout::kParkedOwner) continue;          // free, or a durable position released
         if (slot.mode.load(std::memory_order_acquire) != 1) continue;       // acquire: as owner
         std::uint64_t pos = slot.position.load(std::memory_order_acquire);  // acquire: the reader is done below it
-        if (pos < target && check_liveness && (owner == layout::kOrphanOwner || !is_alive_packed(owner))) {
+        if (pos < target && may_wait_for_liveness && (owner == layout::kOrphanOwner || !is_alive_packed(owner))) {
           // A durable subscriber's position is held for its grace (then parked).
           // acquire: pairs with the attacher's release store of the flag.
           if (slot.durable.load(std::memory_order_acquire) != 0) {

@@ -36,9 +36,7 @@ void queue_room_maintain(const void* p) noexcept {
       // relaxed: the stall clock's key only.
       [&]() noexcept { return q.ctl->tail.load(std::memory_order_relaxed); }, [&]() noexcept { (void)q.recover(); });
 }
-}  // namespace
 
-namespace {
 // Both sides of a queue: the role the handle needs, the event its peers wake,
 // the readiness test and the recovery a blocked call would run.
 WaitHook queue_hook(const QueueImpl* q, Role role, const char* role_name, Event layout::QueueControl::*event,
@@ -56,26 +54,26 @@ WaitHook queue_hook(const QueueImpl* q, Role role, const char* role_name, Event 
 }
 }  // namespace
 
-WaitHook WaitHookAccess::room_of(const Queue& q) {
-  return queue_hook(q.impl_.get(), Role::producer, "producer", &layout::QueueControl::not_full, &queue_room,
+WaitHook WaitHookAccess::room_of(const Queue& producer) {
+  return queue_hook(producer.impl_.get(), Role::producer, "producer", &layout::QueueControl::not_full, &queue_room,
                     &queue_room_maintain);
 }
 
-WaitHook WaitHookAccess::of(const Queue& q) {
-  return queue_hook(q.impl_.get(), Role::consumer, "consumer", &layout::QueueControl::not_empty, &queue_ready,
+WaitHook WaitHookAccess::of(const Queue& consumer) {
+  return queue_hook(consumer.impl_.get(), Role::consumer, "consumer", &layout::QueueControl::not_empty, &queue_ready,
                     &queue_maintain);
 }
 
-WaitHook WaitHookAccess::of(const Subscriber& sub) {
-  if (!sub.state_) throw Error(Errc::invalid_argument, "WaitSet: the subscriber is not attached");
-  if (sub.state_->read_only) {
-    throw Error(Errc::wrong_role, "WaitSet: topic " + sub.state_->name() +
+WaitHook WaitHookAccess::of(const Subscriber& subscriber) {
+  if (!subscriber.state_) throw Error(Errc::invalid_argument, "WaitSet: the subscriber is not attached");
+  if (subscriber.state_->read_only) {
+    throw Error(Errc::wrong_role, "WaitSet: topic " + subscriber.state_->name() +
                                       " was opened read-only: its subscribers cannot register as sleepers (a write); "
                                       "poll them with read(timeout) instead");
   }
   WaitHook h;
-  h.event = &sub.state_->events().data;
-  h.barrier = sub.state_->barrier;
+  h.event = &subscriber.state_->events().data;
+  h.barrier = subscriber.state_->barrier;
   h.ready_fn = [](const void* p) noexcept {
     const auto& s = *static_cast<const Subscriber*>(p);
     const std::uint64_t want = s.view_end_ != 0 ? s.view_end_ : s.position_;
@@ -94,7 +92,7 @@ WaitHook WaitHookAccess::of(const Subscriber& sub) {
         [&]() noexcept { return s.pub().cursor.load(std::memory_order_relaxed); },
         [&]() noexcept { recover_frontier(s); });
   };
-  h.endpoint = &sub;
+  h.endpoint = &subscriber;
   return h;
 }
 

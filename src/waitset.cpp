@@ -171,21 +171,28 @@ struct WaitSet::Impl {
       rearm.push_back(idx);
   }
 
+  // A completion that names no endpoint: a cancel's own, or the stop eventfd's (drained and
+  // armed again here). True when c is one of those.
+  // The WaitSet's own requests (cancels, the stop eventfd, the maintenance
+  // timer): handled here; true when c was one of them.
+  bool internal_completion(const platform::Completion& c) {
+    if ((c.user_data & kCancelData) != 0) return true;
+    if (c.user_data == kMaintainData) {
+      maintenance_fired();
+      return true;
+    }
+    if (c.user_data != kStopData) return false;
+    platform::eventfd_drain(stop_fd);
+    (void)ring.poll_add(kStopData, stop_fd, POLLIN);
+    return true;
+  }
+
   void take_completions() {
     platform::Completion c[64];
     for (;;) {
       const unsigned n = ring.reap(c, 64);
       for (unsigned i = 0; i < n; ++i) {
-        if ((c[i].user_data & kCancelData) != 0) continue;
-        if (c[i].user_data == kStopData) {
-          platform::eventfd_drain(stop_fd);
-          (void)ring.poll_add(kStopData, stop_fd, POLLIN);
-          continue;
-        }
-        if (c[i].user_data == kMaintainData) {
-          maintenance_fired();
-          continue;
-        }
+        if (internal_completion(c[i])) continue;
         if (Slot* s = find(c[i].user_data); s != nullptr && s->armed)
           completed(static_cast<std::uint32_t>(c[i].user_data), c[i].res);
       }
@@ -335,16 +342,7 @@ struct WaitSet::Impl {
         platform::Completion c[64];
         const unsigned n = ring.reap(c, 64);
         for (unsigned i = 0; i < n; ++i) {
-          if ((c[i].user_data & kCancelData) != 0) continue;
-          if (c[i].user_data == kStopData) {
-            platform::eventfd_drain(stop_fd);
-            (void)ring.poll_add(kStopData, stop_fd, POLLIN);
-            continue;
-          }
-          if (c[i].user_data == kMaintainData) {
-            maintenance_fired();
-            continue;
-          }
+          if (internal_completion(c[i])) continue;
           Slot* o = find(c[i].user_data);
           if (o == nullptr || !o->armed) continue;
           o->armed = false;

@@ -10,13 +10,7 @@
 // count lost if any) and one-way latency p50/p99/p99.9 at a paced 5 k msgs/s
 // (send time in the payload, CLOCK_REALTIME, same host). Repetitions
 // alternate between the transports; the median run is reported.
-#include <fcntl.h>
 #include <nats/nats.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -29,10 +23,11 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <random>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "nats_server.hpp"
 #include "zipc/bridge.hpp"
 #include "zipc/topic.hpp"
 
@@ -255,21 +250,6 @@ void latency(Transport& t, std::size_t size, std::uint64_t n, double rate, Run& 
   r.p999_us = pct(lat, 0.999);
 }
 
-int free_port() {
-  std::mt19937 rng(std::random_device{}());
-  for (;;) {
-    const int port = 20000 + static_cast<int>(rng() % 40000);
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
-    ::close(fd);
-    if (ok) return port;
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -290,22 +270,10 @@ int main(int argc, char** argv) {
   std::string tmp =
       (std::filesystem::temp_directory_path() / ("zipc-bench-bridge-" + std::to_string(::getpid()))).string();
   std::filesystem::create_directories(tmp);
-  pid_t server_pid = -1;
+  std::optional<zipc::bridge_test::NatsServer> own_server;  // killed at scope exit
   if (server.empty()) {
-    const int port = free_port();
-    server = "nats://127.0.0.1:" + std::to_string(port);
-    server_pid = ::fork();
-    if (server_pid == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      int fd = ::open((tmp + "/nats.log").c_str(), O_WRONLY | O_CREAT, 0644);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      const std::string p = std::to_string(port), sd = tmp + "/js";
-      ::execl("/usr/sbin/nats-server", "nats-server", "-a", "127.0.0.1", "-p", p.c_str(), "-js", "-sd", sd.c_str(),
-              static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    std::this_thread::sleep_for(500ms);
+    own_server.emplace(tmp);
+    server = own_server->url();
   }
 
   const std::vector<std::string> names{"local zipc", "raw NATS", "bridge core", "bridge JetStream"};
@@ -336,10 +304,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  if (server_pid > 0) {
-    ::kill(server_pid, SIGKILL);
-    ::waitpid(server_pid, nullptr, 0);
-  }
+  own_server.reset();
   std::error_code ec;
   std::filesystem::remove_all(tmp, ec);
 

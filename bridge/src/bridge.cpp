@@ -231,10 +231,10 @@ const BridgeConfig& Bridge::config() const noexcept {
   return impl_->config;
 }
 
-BridgeStats Bridge::stats(std::size_t i) const {
+BridgeStats Bridge::stats(std::size_t mapping) const {
   BridgeStats s;
-  if (i >= impl_->maps.size()) return s;
-  const auto& c = impl_->maps[i]->counters;
+  if (mapping >= impl_->maps.size()) return s;
+  const auto& c = impl_->maps[mapping]->counters;
   s.forwarded = c.forwarded.load(std::memory_order_relaxed);
   s.received = c.received.load(std::memory_order_relaxed);
   s.lost = c.lost.load(std::memory_order_relaxed);
@@ -242,7 +242,7 @@ BridgeStats Bridge::stats(std::size_t i) const {
   s.loops = c.loops.load(std::memory_order_relaxed);
   s.errors = c.errors.load(std::memory_order_relaxed);
   s.reconnects = impl_->link ? impl_->link->reconnects() : 0;
-  const auto& m = *impl_->maps[i];
+  const auto& m = *impl_->maps[mapping];
   if (m.cfg.kind == BridgeKind::topic && m.cfg.direction != BridgeDirection::inbound) {
     const std::uint64_t next = m.topic.next_sequence();
     const std::uint64_t sent = std::max(c.out_position.load(std::memory_order_relaxed), m.start_position);

@@ -20,7 +20,7 @@ using nlohmann::json;
 void only_keys(std::string_view origin, const json& j, const std::string& where, const std::set<std::string>& keys) {
   if (!j.is_object()) bad(origin, where + " must be an object");
   for (const auto& [k, v] : j.items())
-    if (keys.count(k) == 0) bad(origin, "unknown key '" + k + "' in " + where);
+    if (keys.count(k) == 0) bad(origin, std::string("unknown key '").append(k).append("' in ").append(where));
 }
 
 template <class T>

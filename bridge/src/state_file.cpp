@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <system_error>
 
 #include "zipc/error.hpp"
 
@@ -26,7 +27,8 @@ void StateFile::open(const std::string& path) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   file_ = std::fopen(path.c_str(), "r+b");
   if (file_ == nullptr) file_ = std::fopen(path.c_str(), "w+b");
-  if (file_ == nullptr) throw Error(Errc::system, "bridge state file '" + path + "': " + std::strerror(errno));
+  if (file_ == nullptr)
+    throw Error(Errc::system, "bridge state file '" + path + "': " + std::system_category().message(errno));
   std::setvbuf(file_, nullptr, _IONBF, 0);  // one write() per record
 }
 
@@ -43,7 +45,7 @@ void StateFile::write(const Record& r) {
   std::array<std::uint64_t, 6> raw{kMagic, r[0], r[1], r[2], r[3], check(r)};
   std::rewind(file_);
   if (std::fwrite(raw.data(), sizeof(raw), 1, file_) != 1)
-    throw Error(Errc::system, "bridge state file '" + path_ + "': " + std::strerror(errno));
+    throw Error(Errc::system, "bridge state file '" + path_ + "': " + std::system_category().message(errno));
 }
 
 }  // namespace zipc::bridge_detail

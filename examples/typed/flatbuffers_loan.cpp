@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <string>
 
+#include "../fork_run.hpp"
 #include "flatbuffers_codec.hpp"
-#include "fork_run.hpp"
 #include "zipc/queue.hpp"
 
 using namespace std::chrono_literals;

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-#include "fork_run.hpp"
+#include "../fork_run.hpp"
 #include "protobuf_codec.hpp"
 #include "zipc/queue.hpp"
 

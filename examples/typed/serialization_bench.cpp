@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "../fork_run.hpp"
 #include "flatbuffers_codec.hpp"
-#include "fork_run.hpp"
 #include "protobuf_codec.hpp"
 #include "snapshot.hpp"
 #include "zipc/typed.hpp"

@@ -96,7 +96,7 @@ struct BridgeConfig {
 // Reads a JSON config (format in docs/bridge.md). Throws zipc::Error
 // (invalid_argument / not_found) naming the file and the offending field.
 BridgeConfig load_bridge_config(const std::string& path);
-BridgeConfig parse_bridge_config(std::string_view json, std::string_view origin = "config");
+BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin = "config");
 // Throws zipc::Error(invalid_argument) naming the first problem.
 void validate(const BridgeConfig& config);
 

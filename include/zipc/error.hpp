@@ -52,7 +52,11 @@ const std::error_category& error_category() noexcept;
 inline std::error_code make_error_code(Errc e) noexcept {
   return {static_cast<int>(e), error_category()};
 }
+// A description for messages ("not found"); "unknown zipc error" for a value that is no Errc.
 const char* to_string(Errc e) noexcept;
+// The enumerator's spelling ("not_found"): what the C ABI (zipc_status_str) and Python's
+// exception kinds say. nullptr for a value that is no Errc.
+const char* errc_name(Errc e) noexcept;
 
 // A failed setup call: an Errc plus a message that names the object and the cause.
 class Error : public std::system_error {

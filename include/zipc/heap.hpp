@@ -189,9 +189,9 @@ class Heap {
   // inside the arena and is aligned for T. Safe with offsets from any peer.
   template <class T>
   [[nodiscard]] T* at(std::uint64_t offset) const noexcept {
-    constexpr std::uint64_t size = std::is_void_v<T> ? 1 : sizeof(std::conditional_t<std::is_void_v<T>, char, T>);
-    constexpr std::uint64_t align = std::is_void_v<T> ? 1 : alignof(std::conditional_t<std::is_void_v<T>, char, T>);
-    if (arena_ == nullptr || offset >= arena_size_ || arena_size_ - offset < size || offset % align != 0) {
+    constexpr std::uint64_t kSize = std::is_void_v<T> ? 1 : sizeof(std::conditional_t<std::is_void_v<T>, char, T>);
+    constexpr std::uint64_t kAlign = std::is_void_v<T> ? 1 : alignof(std::conditional_t<std::is_void_v<T>, char, T>);
+    if (arena_ == nullptr || offset >= arena_size_ || arena_size_ - offset < kSize || offset % kAlign != 0) {
       return nullptr;
     }
     return reinterpret_cast<T*>(arena_ + offset);

@@ -61,12 +61,16 @@ class HeapAllocatorBase {
   HeapAllocatorBase& operator=(const HeapAllocatorBase&) noexcept = default;
 
   [[nodiscard]] layout::HeapControl* control() const noexcept { return control_.get(); }
-  [[nodiscard]] size_type max_size() const noexcept { return std::numeric_limits<size_type>::max() / sizeof(T); }
+  // T may be a pointer type (a container of pointers): sizeof(T) is meant.
+  [[nodiscard]] size_type max_size() const noexcept {
+    return std::numeric_limits<size_type>::max() / sizeof(T);  // NOLINT(bugprone-sizeof-expression)
+  }
 
  protected:
   T* allocate_raw(size_type n) const {
     if (n > max_size()) throw std::bad_array_new_length();
-    Allocation a = heap_allocate(control_.get(), n * sizeof(T), alignof(T) < 16 ? 16 : alignof(T));
+    Allocation a = heap_allocate(control_.get(), n * sizeof(T),  // NOLINT(bugprone-sizeof-expression): as above
+                                 alignof(T) < 16 ? 16 : alignof(T));
     if (a.ptr == nullptr) throw std::bad_alloc();
     return static_cast<T*>(a.ptr);
   }

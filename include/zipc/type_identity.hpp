@@ -58,16 +58,16 @@ namespace detail {
 template <class T>
 constexpr std::string_view pretty_type_name() noexcept {
 #if defined(__clang__)
-  constexpr std::string_view f = __PRETTY_FUNCTION__;  // "... [T = Quote]"
-  constexpr std::string_view key = "T = ";
-  constexpr std::size_t b = f.find(key) + key.size();
-  return f.substr(b, f.rfind(']') - b);
+  constexpr std::string_view kPretty = __PRETTY_FUNCTION__;  // "... [T = Quote]"
+  constexpr std::string_view kKey = "T = ";
+  constexpr std::size_t kBegin = kPretty.find(kKey) + kKey.size();
+  return kPretty.substr(kBegin, kPretty.rfind(']') - kBegin);
 #elif defined(__GNUC__)
-  constexpr std::string_view f = __PRETTY_FUNCTION__;  // "... [with T = Quote; std::string_view = ...]"
-  constexpr std::string_view key = "T = ";
-  constexpr std::size_t b = f.find(key) + key.size();
-  constexpr std::size_t e = f.find_first_of(";]", b);
-  return f.substr(b, e - b);
+  constexpr std::string_view kPretty = __PRETTY_FUNCTION__;  // "... [with T = Quote; std::string_view = ...]"
+  constexpr std::string_view kKey = "T = ";
+  constexpr std::size_t kBegin = kPretty.find(kKey) + kKey.size();
+  constexpr std::size_t kEnd = kPretty.find_first_of(";]", kBegin);
+  return kPretty.substr(kBegin, kEnd - kBegin);
 #else
   static_assert(sizeof(T) == 0, "zipc: specialise zipc::type_name<T> for this compiler");
   return {};
@@ -142,6 +142,7 @@ constexpr std::uint32_t type_version() noexcept {
   }
 }
 
+// NOLINTNEXTLINE(readability-identifier-naming): a function; clang-tidy 14 reports it as a constexpr variable
 constexpr std::uint64_t type_fingerprint(std::string_view name, std::uint64_t size, std::uint64_t align,
                                          std::uint32_t fields, std::uint32_t version) noexcept {
   std::uint64_t h = detail::fnv1a(0xcbf29ce484222325ull, name);

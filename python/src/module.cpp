@@ -10,38 +10,14 @@ namespace {
 
 PyObject* g_error_types = nullptr;  // dict kind name -> exception class (leaked on purpose)
 
-const char* errc_kind(int e) noexcept {
-  static const char* const names[] = {"error",
-                                      "not_found",
-                                      "already_exists",
-                                      "permission_denied",
-                                      "wrong_kind",
-                                      "version_mismatch",
-                                      "truncated",
-                                      "bad_magic",
-                                      "corrupt_header",
-                                      "init_timeout",
-                                      "creator_died",
-                                      "invalid_name",
-                                      "invalid_argument",
-                                      "too_large",
-                                      "corrupt",
-                                      "peer_dead",
-                                      "not_retained",
-                                      "address_unavailable",
-                                      "out_of_memory",
-                                      "busy",
-                                      "closed",
-                                      "timeout",
-                                      "system",
-                                      "options_mismatch",
-                                      "type_mismatch",
-                                      "wrong_role"};
-  if (e < 0 || e >= static_cast<int>(sizeof names / sizeof names[0])) return "error";
-  return names[e];
+// The exception kind of an Errc: its enumerator's spelling ("not_found"); "error" (the base
+// class) for ok or a value that is no Errc.
+const char* errc_kind(Errc e) noexcept {
+  const char* name = zipc::errc_name(e);
+  return name != nullptr && e != Errc::ok ? name : "error";
 }
 
-void register_errors(nb::dict types) {
+void register_errors(const nb::dict& types) {
   Py_XDECREF(g_error_types);
   g_error_types = types.ptr();
   Py_INCREF(g_error_types);
@@ -50,20 +26,7 @@ void register_errors(nb::dict types) {
 }  // namespace
 
 const char* status_kind(Status s) noexcept {
-  switch (s) {
-    case Status::ok: return "error";
-    case Status::full: return "full";
-    case Status::empty: return "empty";
-    case Status::timeout: return "timeout";
-    case Status::closed: return "closed";
-    case Status::too_large: return "too_large";
-    case Status::corrupt: return "corrupt";
-    case Status::overrun: return "overrun";
-    case Status::peer_dead: return "peer_dead";
-    case Status::not_retained: return "not_retained";
-    case Status::busy: return "busy";
-  }
-  return "error";
+  return s == Status::ok ? "error" : zipc::to_string(s);
 }
 
 void raise_kind(const char* kind, const std::string& message) {
@@ -120,7 +83,9 @@ void init_errors(nb::module_& m) {
   m.def("_register_errors", &register_errors, "Internal: the exception class per error kind.");
   m.def("_errc_names", [] {
     nb::list out;
-    for (int i = 0; i <= 25; ++i) out.append(nb::str(errc_kind(i)));
+    for (int i = 0; zipc::errc_name(static_cast<Errc>(i)) != nullptr; ++i) {
+      out.append(nb::str(errc_kind(static_cast<Errc>(i))));
+    }
     return out;
   });
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
@@ -128,7 +93,7 @@ void init_errors(nb::module_& m) {
       std::rethrow_exception(p);
     } catch (const zipc::Error& e) {
       try {
-        raise_kind(errc_kind(static_cast<int>(e.errc())), e.what());
+        raise_kind(errc_kind(e.errc()), e.what());
       } catch (nb::python_error& pe) {
         pe.restore();
       }

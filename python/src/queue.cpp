@@ -336,7 +336,7 @@ void init_queue(nb::module_& m) {
            })
       .def(
           "send_batch",
-          [](PyQueue& self, nb::sequence msgs, nb::handle timeout) {
+          [](PyQueue& self, const nb::sequence& msgs, nb::handle timeout) {
             self.require_attached("send_batch");
             std::vector<std::unique_ptr<InBuf>> bufs;
             std::vector<std::span<const std::byte>> spans;

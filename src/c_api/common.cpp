@@ -95,32 +95,6 @@ extern "C" {
 
 // The enumerator's name without ZIPC_ (what a program may match on).
 const char* zipc_status_str(zipc_status_t status) {
-  static constexpr const char* kErrc[] = {"ok",
-                                          "not_found",
-                                          "already_exists",
-                                          "permission_denied",
-                                          "wrong_kind",
-                                          "version_mismatch",
-                                          "truncated",
-                                          "bad_magic",
-                                          "corrupt_header",
-                                          "init_timeout",
-                                          "creator_died",
-                                          "invalid_name",
-                                          "invalid_argument",
-                                          "too_large",
-                                          "corrupt",
-                                          "peer_dead",
-                                          "not_retained",
-                                          "address_unavailable",
-                                          "out_of_memory",
-                                          "busy",
-                                          "closed",
-                                          "timeout",
-                                          "system",
-                                          "options_mismatch",
-                                          "type_mismatch",
-                                          "wrong_role"};
   switch (status) {
     case ZIPC_FULL: return "full";
     case ZIPC_EMPTY: return "empty";
@@ -131,9 +105,9 @@ const char* zipc_status_str(zipc_status_t status) {
     case ZIPC_CORRUPT_BLOCK: return "corrupt_block";
     default: break;
   }
-  const int i = static_cast<int>(status);
-  if (i >= 0 && i < static_cast<int>(sizeof kErrc / sizeof kErrc[0])) return kErrc[i];
-  return "unknown";
+  // ZIPC_OK .. ZIPC_WRONG_ROLE are the zipc::Errc values.
+  const char* name = zipc::errc_name(static_cast<zipc::Errc>(status));
+  return name != nullptr ? name : "unknown";
 }
 
 const char* zipc_last_error(void) {

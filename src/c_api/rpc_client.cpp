@@ -10,8 +10,8 @@ struct zipc_rpc_client {  // NOLINT(readability-identifier-naming): the C ABI na
 
 using namespace zipc::c_api;
 
-zipc::RpcClient& zipc::c_api::rpc_client_of(zipc_rpc_client* h) noexcept {
-  return h->client;
+zipc::RpcClient& zipc::c_api::rpc_client_of(zipc_rpc_client* client) noexcept {
+  return client->client;
 }
 
 namespace {

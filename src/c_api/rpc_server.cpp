@@ -10,8 +10,8 @@ struct zipc_rpc_server {  // NOLINT(readability-identifier-naming): the C ABI na
 
 using namespace zipc::c_api;
 
-zipc::RpcServer& zipc::c_api::rpc_server_of(zipc_rpc_server* h) noexcept {
-  return h->server;
+zipc::RpcServer& zipc::c_api::rpc_server_of(zipc_rpc_server* server) noexcept {
+  return server->server;
 }
 
 namespace {

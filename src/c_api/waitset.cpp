@@ -22,6 +22,19 @@ zipc_ready_t to_c(const zipc::Ready& r) noexcept {
   return {r.id, static_cast<std::uint32_t>(r.kind), r.revents, r.expirations};
 }
 
+// Every zipc_waitset_attach_<endpoint>: the NULL checks, then `add` under the exception guard.
+template <class Handle, class Add>
+zipc_status_t attach_endpoint(const char* fn, zipc_waitset_t* waitset, Handle* handle, const char* handle_is_null,
+                              uint64_t* id, Add add) noexcept {
+  ZIPC_CHECK_WAITSET(fn);
+  if (handle == nullptr) return invalid(fn, handle_is_null);
+  if (id == nullptr) return invalid(fn, "id is NULL");
+  return guard(fn, [&] {
+    *id = add(waitset->waitset, handle);
+    return ZIPC_OK;
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -40,63 +53,33 @@ void zipc_waitset_destroy(zipc_waitset_t* waitset) {
 }
 
 zipc_status_t zipc_waitset_attach_queue(zipc_waitset_t* waitset, zipc_queue_t* queue, uint64_t* id) {
-  ZIPC_CHECK_WAITSET("zipc_waitset_attach_queue");
-  if (queue == nullptr) return invalid("zipc_waitset_attach_queue", "queue is NULL");
-  if (id == nullptr) return invalid("zipc_waitset_attach_queue", "id is NULL");
-  return guard("zipc_waitset_attach_queue", [&] {
-    *id = waitset->waitset.attach(queue_of(queue));
-    return ZIPC_OK;
-  });
+  return attach_endpoint("zipc_waitset_attach_queue", waitset, queue, "queue is NULL", id,
+                         [](zipc::WaitSet& w, zipc_queue_t* h) { return w.attach(queue_of(h)); });
 }
 
 zipc_status_t zipc_waitset_attach_queue_room(zipc_waitset_t* waitset, zipc_queue_t* queue, uint64_t* id) {
-  ZIPC_CHECK_WAITSET("zipc_waitset_attach_queue_room");
-  if (queue == nullptr) return invalid("zipc_waitset_attach_queue_room", "queue is NULL");
-  if (id == nullptr) return invalid("zipc_waitset_attach_queue_room", "id is NULL");
-  return guard("zipc_waitset_attach_queue_room", [&] {
-    *id = waitset->waitset.attach_room(queue_of(queue));
-    return ZIPC_OK;
-  });
+  return attach_endpoint("zipc_waitset_attach_queue_room", waitset, queue, "queue is NULL", id,
+                         [](zipc::WaitSet& w, zipc_queue_t* h) { return w.attach_room(queue_of(h)); });
 }
 
 zipc_status_t zipc_waitset_attach_subscriber(zipc_waitset_t* waitset, zipc_subscriber_t* subscriber, uint64_t* id) {
-  ZIPC_CHECK_WAITSET("zipc_waitset_attach_subscriber");
-  if (subscriber == nullptr) return invalid("zipc_waitset_attach_subscriber", "subscriber is NULL");
-  if (id == nullptr) return invalid("zipc_waitset_attach_subscriber", "id is NULL");
-  return guard("zipc_waitset_attach_subscriber", [&] {
-    *id = waitset->waitset.attach(subscriber_of(subscriber));
-    return ZIPC_OK;
-  });
+  return attach_endpoint("zipc_waitset_attach_subscriber", waitset, subscriber, "subscriber is NULL", id,
+                         [](zipc::WaitSet& w, zipc_subscriber_t* h) { return w.attach(subscriber_of(h)); });
 }
 
 zipc_status_t zipc_waitset_attach_listener(zipc_waitset_t* waitset, zipc_listener_t* listener, uint64_t* id) {
-  ZIPC_CHECK_WAITSET("zipc_waitset_attach_listener");
-  if (listener == nullptr) return invalid("zipc_waitset_attach_listener", "listener is NULL");
-  if (id == nullptr) return invalid("zipc_waitset_attach_listener", "id is NULL");
-  return guard("zipc_waitset_attach_listener", [&] {
-    *id = waitset->waitset.attach(listener_of(listener));
-    return ZIPC_OK;
-  });
+  return attach_endpoint("zipc_waitset_attach_listener", waitset, listener, "listener is NULL", id,
+                         [](zipc::WaitSet& w, zipc_listener_t* h) { return w.attach(listener_of(h)); });
 }
 
 zipc_status_t zipc_waitset_attach_rpc_server(zipc_waitset_t* waitset, zipc_rpc_server_t* server, uint64_t* id) {
-  ZIPC_CHECK_WAITSET("zipc_waitset_attach_rpc_server");
-  if (server == nullptr) return invalid("zipc_waitset_attach_rpc_server", "server is NULL");
-  if (id == nullptr) return invalid("zipc_waitset_attach_rpc_server", "id is NULL");
-  return guard("zipc_waitset_attach_rpc_server", [&] {
-    *id = waitset->waitset.attach(rpc_server_of(server));
-    return ZIPC_OK;
-  });
+  return attach_endpoint("zipc_waitset_attach_rpc_server", waitset, server, "server is NULL", id,
+                         [](zipc::WaitSet& w, zipc_rpc_server_t* h) { return w.attach(rpc_server_of(h)); });
 }
 
 zipc_status_t zipc_waitset_attach_rpc_client(zipc_waitset_t* waitset, zipc_rpc_client_t* client, uint64_t* id) {
-  ZIPC_CHECK_WAITSET("zipc_waitset_attach_rpc_client");
-  if (client == nullptr) return invalid("zipc_waitset_attach_rpc_client", "client is NULL");
-  if (id == nullptr) return invalid("zipc_waitset_attach_rpc_client", "id is NULL");
-  return guard("zipc_waitset_attach_rpc_client", [&] {
-    *id = waitset->waitset.attach(rpc_client_of(client));
-    return ZIPC_OK;
-  });
+  return attach_endpoint("zipc_waitset_attach_rpc_client", waitset, client, "client is NULL", id,
+                         [](zipc::WaitSet& w, zipc_rpc_client_t* h) { return w.attach(rpc_client_of(h)); });
 }
 
 zipc_status_t zipc_waitset_attach_fd(zipc_waitset_t* waitset, int fd, uint32_t events, uint64_t* id) {

@@ -44,6 +44,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace zipc::layout {
 
@@ -75,7 +76,7 @@ struct BlockHeader {
   std::uint64_t prev_size;
   std::uint64_t word;
 };
-static_assert(sizeof(BlockHeader) == kHeaderSize);
+static_assert(sizeof(BlockHeader) == kHeaderSize, "BlockHeader is kHeaderSize bytes (the diagram above)");
 
 // A lock that records its holder's identity (pid + start time), so waiters
 // can tell a dead holder from a slow one. See src/heap_lock.hpp.
@@ -84,8 +85,9 @@ struct OwnerLock {
   std::atomic<std::uint32_t> seq;
   std::atomic<std::uint32_t> sleepers;
 };
-static_assert(sizeof(OwnerLock) == 16);
-static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+static_assert(sizeof(OwnerLock) == 16, "OwnerLock is 16 bytes (the diagram above)");
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
+              "shared uint64_t atomics are lock-free (a lock would be private to one process)");
 
 struct FreeLinks {
   std::uint64_t next;
@@ -115,16 +117,18 @@ struct HeapControl {
   std::uint64_t heads[kFlCount][kSlCount];
 };
 
-static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
-static_assert(offsetof(HeapControl, state) == 48);
-static_assert(offsetof(HeapControl, directory_head) == 56);
-static_assert(offsetof(HeapControl, alloc_lock) == 64);
-static_assert(offsetof(HeapControl, names_lock) == 128);
-static_assert(offsetof(HeapControl, free_bytes) == 192);
-static_assert(offsetof(HeapControl, sl_bitmap) == 224);
-static_assert(offsetof(HeapControl, heads) == 384);
-static_assert(sizeof(HeapControl) == 5504);
-static_assert(sizeof(HeapControl) <= kArenaOffset);
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free,
+              "shared uint32_t atomics are lock-free (a lock would be private to one process)");
+static_assert(offsetof(HeapControl, state) == 48, "HeapControl::state at byte 48 (the diagram above)");
+static_assert(offsetof(HeapControl, directory_head) == 56,
+              "HeapControl::directory_head at byte 56 (the diagram above)");
+static_assert(offsetof(HeapControl, alloc_lock) == 64, "HeapControl::alloc_lock at byte 64 (the diagram above)");
+static_assert(offsetof(HeapControl, names_lock) == 128, "HeapControl::names_lock at byte 128 (the diagram above)");
+static_assert(offsetof(HeapControl, free_bytes) == 192, "HeapControl::free_bytes at byte 192 (the diagram above)");
+static_assert(offsetof(HeapControl, sl_bitmap) == 224, "HeapControl::sl_bitmap at byte 224 (the diagram above)");
+static_assert(offsetof(HeapControl, heads) == 384, "HeapControl::heads at byte 384 (the diagram above)");
+static_assert(sizeof(HeapControl) == 5504, "HeapControl is 5504 bytes (the diagram above)");
+static_assert(sizeof(HeapControl) <= kArenaOffset, "HeapControl ends before kArenaOffset");
 
 // A named object: one allocation holding this entry, the name, then the object.
 //  0   8   next          arena offset of the next entry (kNil ends the list)
@@ -142,6 +146,19 @@ struct NameEntry {
   std::uint32_t name_length;
   std::uint32_t check;
 };
-static_assert(sizeof(NameEntry) == 40);
+static_assert(sizeof(NameEntry) == 40, "NameEntry is 40 bytes (the diagram above)");
+
+// Shared-memory structs: standard layout (offsetof and the diagram above mean what they say)
+// and trivially copyable (no constructor or destructor runs on bytes another process maps).
+static_assert(std::is_standard_layout_v<BlockHeader>, "BlockHeader is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<BlockHeader>, "BlockHeader is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<OwnerLock>, "OwnerLock is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<OwnerLock>, "OwnerLock is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<FreeLinks>, "FreeLinks is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<FreeLinks>, "FreeLinks is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<HeapControl>, "HeapControl is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<HeapControl>, "HeapControl is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<NameEntry>, "NameEntry is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<NameEntry>, "NameEntry is shared memory: trivially copyable");
 
 }  // namespace zipc::layout

@@ -16,17 +16,30 @@
 
 #include <atomic>
 #include <cstdint>
+#include <type_traits>
 
 #include "platform/robust_mutex.hpp"
 #include "zipc/mutex.hpp"
 
 namespace zipc::layout {
 
-static_assert(sizeof(Mutex) == 48 && alignof(Mutex) == 8);
-static_assert(platform::kRobustMutexBytes == 40);
-static_assert(sizeof(SpinLock) == 8);
-static_assert(sizeof(ConditionVariable) == 8);
-static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
-static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+static_assert(sizeof(Mutex) == 48 && alignof(Mutex) == 8, "Mutex is 48 bytes, aligned to 8 (the diagram above)");
+static_assert(platform::kRobustMutexBytes == 40, "the robust pthread mutex takes the first 40 bytes of a Mutex");
+static_assert(sizeof(SpinLock) == 8, "SpinLock is 8 bytes (the diagram above)");
+static_assert(sizeof(ConditionVariable) == 8, "ConditionVariable is 8 bytes (the diagram above)");
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free,
+              "shared uint32_t atomics are lock-free (a lock would be private to one process)");
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
+              "shared uint64_t atomics are lock-free (a lock would be private to one process)");
+
+// Shared-memory structs: standard layout (offsetof and the diagram above mean what they say)
+// and trivially copyable (no constructor or destructor runs on bytes another process maps).
+static_assert(std::is_standard_layout_v<Mutex>, "Mutex is shared memory: standard layout");
+// Mutex holds a pthread_mutex_t (initialised in place by pthread_mutex_init): not trivially copyable.
+static_assert(std::is_standard_layout_v<SpinLock>, "SpinLock is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<SpinLock>, "SpinLock is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<ConditionVariable>, "ConditionVariable is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<ConditionVariable>,
+              "ConditionVariable is shared memory: trivially copyable");
 
 }  // namespace zipc::layout

@@ -25,7 +25,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
+#include "round_up.hpp"
 #include "zipc/event.hpp"
 
 namespace zipc::layout {
@@ -156,31 +158,38 @@ struct CellHeader {
 };
 inline constexpr std::size_t kCellHeader = sizeof(CellHeader);
 
-static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
-static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
-static_assert(sizeof(QueueControl) == 6 * kQueueLine);
-static_assert(offsetof(QueueControl, closed) == 40);
-static_assert(offsetof(QueueControl, tail) == 1 * kQueueLine);
-static_assert(offsetof(QueueControl, head) == 2 * kQueueLine);
-static_assert(offsetof(QueueControl, not_empty) == 3 * kQueueLine);
-static_assert(offsetof(QueueControl, not_full) == 4 * kQueueLine);
-static_assert(offsetof(QueueControl, redelivered) == 5 * kQueueLine);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
+              "shared uint64_t atomics are lock-free (a lock would be private to one process)");
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free,
+              "shared uint32_t atomics are lock-free (a lock would be private to one process)");
+static_assert(sizeof(QueueControl) == 6 * kQueueLine, "QueueControl is 6 * kQueueLine bytes (the diagram above)");
+static_assert(offsetof(QueueControl, closed) == 40, "QueueControl::closed at byte 40 (the diagram above)");
+static_assert(offsetof(QueueControl, tail) == 1 * kQueueLine,
+              "QueueControl::tail at byte 1 * kQueueLine (the diagram above)");
+static_assert(offsetof(QueueControl, head) == 2 * kQueueLine,
+              "QueueControl::head at byte 2 * kQueueLine (the diagram above)");
+static_assert(offsetof(QueueControl, not_empty) == 3 * kQueueLine,
+              "QueueControl::not_empty at byte 3 * kQueueLine (the diagram above)");
+static_assert(offsetof(QueueControl, not_full) == 4 * kQueueLine,
+              "QueueControl::not_full at byte 4 * kQueueLine (the diagram above)");
+static_assert(offsetof(QueueControl, redelivered) == 5 * kQueueLine,
+              "QueueControl::redelivered at byte 5 * kQueueLine (the diagram above)");
 static_assert(offsetof(QueueControl, stall_producers) == 5 * kQueueLine + 80,
               "the stall clocks live in the rare-counter line's former padding (layout version unchanged)");
 static_assert(offsetof(QueueControl, retired_sent_bytes) == 5 * kQueueLine + 88,
               "retired_sent_bytes takes former padding of the rare-counter line (layout version unchanged)");
-static_assert(sizeof(ParticipantRecord) == kQueueLine);
-static_assert(offsetof(ParticipantRecord, claim) == 16);
-static_assert(offsetof(ParticipantRecord, sent) == 24);
-static_assert(offsetof(ParticipantRecord, done) == 56);
+static_assert(sizeof(ParticipantRecord) == kQueueLine, "ParticipantRecord is kQueueLine bytes (the diagram above)");
+static_assert(offsetof(ParticipantRecord, claim) == 16, "ParticipantRecord::claim at byte 16 (the diagram above)");
+static_assert(offsetof(ParticipantRecord, sent) == 24, "ParticipantRecord::sent at byte 24 (the diagram above)");
+static_assert(offsetof(ParticipantRecord, done) == 56, "ParticipantRecord::done at byte 56 (the diagram above)");
 static_assert(offsetof(ParticipantRecord, sent_mark) == 64, "the sent mark takes former padding");
 static_assert(offsetof(ParticipantRecord, sent_bytes) == 72,
               "the byte count takes former padding, in the owner's own line (segments made before read 0)");
-static_assert(sizeof(CellHeader) == 32);
-static_assert(offsetof(CellHeader, size) == 16);
+static_assert(sizeof(CellHeader) == 32, "CellHeader is 32 bytes (the diagram above)");
+static_assert(offsetof(CellHeader, size) == 16, "CellHeader::size at byte 16 (the diagram above)");
 
 inline constexpr std::uint64_t queue_stride(std::uint64_t block_size) noexcept {
-  return (kCellHeader + block_size + 63) & ~std::uint64_t{63};
+  return round_up(kCellHeader + block_size, 64);
 }
 inline constexpr std::uint64_t queue_cells_offset(std::uint64_t max_participants) noexcept {
   return sizeof(QueueControl) + max_participants * sizeof(ParticipantRecord);
@@ -189,5 +198,15 @@ inline constexpr std::uint64_t queue_payload_size(std::uint64_t capacity, std::u
                                                   std::uint64_t max_participants) noexcept {
   return queue_cells_offset(max_participants) + capacity * queue_stride(block_size);
 }
+
+// Shared-memory structs: standard layout (offsetof and the diagram above mean what they say)
+// and trivially copyable (no constructor or destructor runs on bytes another process maps).
+static_assert(std::is_standard_layout_v<QueueControl>, "QueueControl is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<QueueControl>, "QueueControl is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<ParticipantRecord>, "ParticipantRecord is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<ParticipantRecord>,
+              "ParticipantRecord is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<CellHeader>, "CellHeader is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<CellHeader>, "CellHeader is shared memory: trivially copyable");
 
 }  // namespace zipc::layout

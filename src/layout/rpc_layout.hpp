@@ -38,6 +38,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "zipc/event.hpp"
 
@@ -105,25 +106,28 @@ struct RpcSlot {
   // followed by the request and response inline areas
 };
 
-static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
-static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
-static_assert(sizeof(RpcControl) == 256);
-static_assert(offsetof(RpcControl, server) == 8);
-static_assert(offsetof(RpcControl, state) == 16);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
+              "shared uint64_t atomics are lock-free (a lock would be private to one process)");
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free,
+              "shared uint32_t atomics are lock-free (a lock would be private to one process)");
+static_assert(sizeof(RpcControl) == 256, "RpcControl is 256 bytes (the diagram above)");
+static_assert(offsetof(RpcControl, server) == 8, "RpcControl::server at byte 8 (the diagram above)");
+static_assert(offsetof(RpcControl, state) == 16, "RpcControl::state at byte 16 (the diagram above)");
 static_assert(offsetof(RpcControl, layout_version) == 20, "layout_version sits right after state in line 0");
-static_assert(offsetof(RpcControl, server_event) == 128);
-static_assert(sizeof(RpcClientRecord) == 128);
-static_assert(offsetof(RpcClientRecord, response_event) == 16);
+static_assert(offsetof(RpcControl, server_event) == 128, "RpcControl::server_event at byte 128 (the diagram above)");
+static_assert(sizeof(RpcClientRecord) == 128, "RpcClientRecord is 128 bytes (the diagram above)");
+static_assert(offsetof(RpcClientRecord, response_event) == 16,
+              "RpcClientRecord::response_event at byte 16 (the diagram above)");
 static_assert(offsetof(RpcClientRecord, calls) == 24,
               "the call counters take former padding (segments made before read 0; layout version unchanged)");
 static_assert(offsetof(RpcClientRecord, request_bytes) == 40, "request_bytes follows calls and errors");
-static_assert(sizeof(RpcSlot) == 128);
-static_assert(offsetof(RpcSlot, call_id) == 8);
-static_assert(offsetof(RpcSlot, req_len) == 16);
-static_assert(offsetof(RpcSlot, req_block) == 24);
-static_assert(offsetof(RpcSlot, resp_block) == 28);
-static_assert(offsetof(RpcSlot, resp_len) == 32);
-static_assert(offsetof(RpcSlot, reply_call_id) == 40);
+static_assert(sizeof(RpcSlot) == 128, "RpcSlot is 128 bytes (the diagram above)");
+static_assert(offsetof(RpcSlot, call_id) == 8, "RpcSlot::call_id at byte 8 (the diagram above)");
+static_assert(offsetof(RpcSlot, req_len) == 16, "RpcSlot::req_len at byte 16 (the diagram above)");
+static_assert(offsetof(RpcSlot, req_block) == 24, "RpcSlot::req_block at byte 24 (the diagram above)");
+static_assert(offsetof(RpcSlot, resp_block) == 28, "RpcSlot::resp_block at byte 28 (the diagram above)");
+static_assert(offsetof(RpcSlot, resp_len) == 32, "RpcSlot::resp_len at byte 32 (the diagram above)");
+static_assert(offsetof(RpcSlot, reply_call_id) == 40, "RpcSlot::reply_call_id at byte 40 (the diagram above)");
 
 // Offsets derived from the params; computed identically by both sides.
 struct RpcGeometry {
@@ -190,5 +194,14 @@ inline bool rpc_geometry(const std::uint64_t (&p)[8], RpcGeometry* g) noexcept {
   *g = r;
   return true;
 }
+
+// Shared-memory structs: standard layout (offsetof and the diagram above mean what they say)
+// and trivially copyable (no constructor or destructor runs on bytes another process maps).
+static_assert(std::is_standard_layout_v<RpcControl>, "RpcControl is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<RpcControl>, "RpcControl is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<RpcClientRecord>, "RpcClientRecord is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<RpcClientRecord>, "RpcClientRecord is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<RpcSlot>, "RpcSlot is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<RpcSlot>, "RpcSlot is shared memory: trivially copyable");
 
 }  // namespace zipc::layout

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace zipc::layout {
 
@@ -47,13 +48,14 @@ struct SegmentHeader {
   std::uint8_t reserved[116];
 };
 
-static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
-static_assert(sizeof(SegmentHeader) == 256);
-static_assert(offsetof(SegmentHeader, kind) == 12);
-static_assert(offsetof(SegmentHeader, params) == 64);
-static_assert(offsetof(SegmentHeader, checksum) == 128);
-static_assert(offsetof(SegmentHeader, init_state) == 136);
-static_assert(kPayloadOffset >= sizeof(SegmentHeader));
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free,
+              "shared uint32_t atomics are lock-free (a lock would be private to one process)");
+static_assert(sizeof(SegmentHeader) == 256, "SegmentHeader is 256 bytes (the diagram above)");
+static_assert(offsetof(SegmentHeader, kind) == 12, "SegmentHeader::kind at byte 12 (the diagram above)");
+static_assert(offsetof(SegmentHeader, params) == 64, "SegmentHeader::params at byte 64 (the diagram above)");
+static_assert(offsetof(SegmentHeader, checksum) == 128, "SegmentHeader::checksum at byte 128 (the diagram above)");
+static_assert(offsetof(SegmentHeader, init_state) == 136, "SegmentHeader::init_state at byte 136 (the diagram above)");
+static_assert(kPayloadOffset >= sizeof(SegmentHeader), "kPayloadOffset leaves room for the SegmentHeader");
 
 inline constexpr std::size_t kChecksummedBytes = offsetof(SegmentHeader, checksum);
 
@@ -66,5 +68,10 @@ inline std::uint64_t fnv1a64(const void* data, std::size_t n) noexcept {
   }
   return h;
 }
+
+// Shared-memory structs: standard layout (offsetof and the diagram above mean what they say)
+// and trivially copyable (no constructor or destructor runs on bytes another process maps).
+static_assert(std::is_standard_layout_v<SegmentHeader>, "SegmentHeader is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<SegmentHeader>, "SegmentHeader is shared memory: trivially copyable");
 
 }  // namespace zipc::layout

@@ -32,7 +32,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
+#include "round_up.hpp"
 #include "zipc/event.hpp"
 
 namespace zipc::layout {
@@ -66,9 +68,9 @@ struct RecordHeader {
   std::uint64_t publish_ns;
   std::uint64_t position;
 };
-static_assert(sizeof(RecordHeader) == kRecordHeaderSize);
-static_assert(offsetof(RecordHeader, sequence) == 8);
-static_assert(offsetof(RecordHeader, position) == 24);
+static_assert(sizeof(RecordHeader) == kRecordHeaderSize, "RecordHeader is kRecordHeaderSize bytes (the diagram above)");
+static_assert(offsetof(RecordHeader, sequence) == 8, "RecordHeader::sequence at byte 8 (the diagram above)");
+static_assert(offsetof(RecordHeader, position) == 24, "RecordHeader::position at byte 24 (the diagram above)");
 
 // Written once by the creator before the segment is marked ready.
 struct TopicConfig {
@@ -82,8 +84,8 @@ struct TopicConfig {
   std::uint64_t sub_offset;   // SubscriberSlot[0]
   std::uint8_t reserved[80];
 };
-static_assert(sizeof(TopicConfig) == 128);
-static_assert(offsetof(TopicConfig, ring_offset) == 32);
+static_assert(sizeof(TopicConfig) == 128, "TopicConfig is 128 bytes (the diagram above)");
+static_assert(offsetof(TopicConfig, ring_offset) == 32, "TopicConfig::ring_offset at byte 32 (the diagram above)");
 
 // The only line a publisher writes per message besides the record itself.
 struct alignas(128) PublisherLine {
@@ -107,7 +109,7 @@ struct alignas(128) PublisherLine {
   std::atomic<std::uint64_t> commit_version;
   std::uint8_t reserved[80];
 };
-static_assert(sizeof(PublisherLine) == 128);
+static_assert(sizeof(PublisherLine) == 128, "PublisherLine is 128 bytes (the diagram above)");
 
 struct alignas(128) EventLine {
   Event data;    // readers sleep here for new records
@@ -115,7 +117,7 @@ struct alignas(128) EventLine {
   Event commit;  // multi mode: publishers wait for the commit token
   std::uint8_t reserved[104];
 };
-static_assert(sizeof(EventLine) == 128);
+static_assert(sizeof(EventLine) == 128, "EventLine is 128 bytes (the diagram above)");
 
 struct alignas(128) AdminLine {
   std::atomic<std::uint64_t> subscriber_generation;  // bumped by every reliable join
@@ -185,7 +187,7 @@ static_assert(sizeof(SubscriberSlot) == 128, "a subscriber slot is one 128-byte 
 static_assert(offsetof(SubscriberSlot, durable) == 12, "the durable flag takes the former reserved0 word");
 static_assert(offsetof(SubscriberSlot, dead_since) == 40, "the durable fields follow the statistics");
 static_assert(offsetof(SubscriberSlot, name) == 56, "the durable name follows dead_since and grace_ns");
-static_assert(offsetof(SubscriberSlot, position) == 16);
+static_assert(offsetof(SubscriberSlot, position) == 16, "SubscriberSlot::position at byte 16 (the diagram above)");
 static_assert(offsetof(SubscriberSlot, sequence) == 24, "the statistics follow position");
 
 struct TopicControl {
@@ -196,21 +198,21 @@ struct TopicControl {
   PublisherSlot publishers[kMaxPublishers];
   // SubscriberSlot[max_subscribers] follows at config.sub_offset.
 };
-static_assert(offsetof(TopicControl, pub) == 128);
-static_assert(offsetof(TopicControl, events) == 256);
-static_assert(offsetof(TopicControl, admin) == 384);
-static_assert(offsetof(TopicControl, publishers) == 512);
-static_assert(sizeof(TopicControl) == 512 + 128 * kMaxPublishers);
+static_assert(offsetof(TopicControl, pub) == 128, "TopicControl::pub at byte 128 (the diagram above)");
+static_assert(offsetof(TopicControl, events) == 256, "TopicControl::events at byte 256 (the diagram above)");
+static_assert(offsetof(TopicControl, admin) == 384, "TopicControl::admin at byte 384 (the diagram above)");
+static_assert(offsetof(TopicControl, publishers) == 512, "TopicControl::publishers at byte 512 (the diagram above)");
+static_assert(sizeof(TopicControl) == 512 + 128 * kMaxPublishers,
+              "TopicControl is 512 + 128 * kMaxPublishers bytes (the diagram above)");
 
-static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
-static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
+              "shared uint64_t atomics are lock-free (a lock would be private to one process)");
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free,
+              "shared uint32_t atomics are lock-free (a lock would be private to one process)");
 
-inline constexpr std::uint64_t align_up(std::uint64_t v, std::uint64_t a) noexcept {
-  return (v + a - 1) & ~(a - 1);
-}
 // Bytes a data record of `size` payload bytes occupies.
 inline constexpr std::uint64_t record_bytes(std::uint64_t size) noexcept {
-  return align_up(kRecordHeaderSize + size, kRecordAlign);
+  return round_up(kRecordHeaderSize + size, kRecordAlign);
 }
 
 // An abandoned record (a hole made by recovery) may span several claims,
@@ -228,7 +230,26 @@ inline constexpr std::uint64_t sub_table_offset() noexcept {
   return sizeof(TopicControl);
 }
 inline constexpr std::uint64_t ring_table_offset(std::uint32_t max_subscribers) noexcept {
-  return align_up(sub_table_offset() + std::uint64_t{max_subscribers} * sizeof(SubscriberSlot), 4096);
+  return round_up(sub_table_offset() + std::uint64_t{max_subscribers} * sizeof(SubscriberSlot), 4096);
 }
+
+// Shared-memory structs: standard layout (offsetof and the diagram above mean what they say)
+// and trivially copyable (no constructor or destructor runs on bytes another process maps).
+static_assert(std::is_standard_layout_v<RecordHeader>, "RecordHeader is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<RecordHeader>, "RecordHeader is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<TopicConfig>, "TopicConfig is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<TopicConfig>, "TopicConfig is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<PublisherLine>, "PublisherLine is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<PublisherLine>, "PublisherLine is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<EventLine>, "EventLine is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<EventLine>, "EventLine is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<AdminLine>, "AdminLine is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<AdminLine>, "AdminLine is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<PublisherSlot>, "PublisherSlot is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<PublisherSlot>, "PublisherSlot is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<SubscriberSlot>, "SubscriberSlot is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<SubscriberSlot>, "SubscriberSlot is shared memory: trivially copyable");
+static_assert(std::is_standard_layout_v<TopicControl>, "TopicControl is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<TopicControl>, "TopicControl is shared memory: trivially copyable");
 
 }  // namespace zipc::layout

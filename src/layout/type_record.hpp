@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "layout/segment_header.hpp"
 
@@ -49,5 +50,10 @@ static_assert(kTypeRecordOffset + sizeof(TypeRecord) <= kPayloadOffset, "TypeRec
 static_assert(kTypeRecordOffset % alignof(TypeRecord) == 0, "TypeRecord must be naturally aligned");
 
 inline constexpr std::size_t kTypeChecksummedBytes = offsetof(TypeRecord, checksum);
+
+// Shared-memory structs: standard layout (offsetof and the diagram above mean what they say)
+// and trivially copyable (no constructor or destructor runs on bytes another process maps).
+static_assert(std::is_standard_layout_v<TypeRecord>, "TypeRecord is shared memory: standard layout");
+static_assert(std::is_trivially_copyable_v<TypeRecord>, "TypeRecord is shared memory: trivially copyable");
 
 }  // namespace zipc::layout

@@ -11,6 +11,7 @@
 #include "zipc/queue.hpp"
 #include "zipc/segment.hpp"
 #include "zipc/topic.hpp"
+#include "zipc/zipc.h"
 #include "zipc_test.hpp"
 
 using namespace std::chrono_literals;
@@ -75,6 +76,21 @@ TEST(Statuses, EveryStatusAndErrcHasItsOwnName) {
   EXPECT_EQ(static_cast<int>(zipc::Errc::options_mismatch), 23);
   EXPECT_EQ(static_cast<int>(zipc::Errc::type_mismatch), 24);
   EXPECT_EQ(static_cast<int>(zipc::Errc::wrong_role), 25);
+}
+
+TEST(Statuses, EveryErrcHasItsEnumeratorSpellingAndNothingElseHasOne) {
+  EXPECT_STREQ(zipc::errc_name(zipc::Errc::ok), "ok");
+  EXPECT_STREQ(zipc::errc_name(zipc::Errc::not_found), "not_found");
+  EXPECT_STREQ(zipc::errc_name(zipc::Errc::version_mismatch), "version_mismatch");
+  EXPECT_STREQ(zipc::errc_name(zipc::Errc::system), "system");
+  EXPECT_STREQ(zipc::errc_name(zipc::Errc::wrong_role), "wrong_role");
+  EXPECT_EQ(zipc::errc_name(static_cast<zipc::Errc>(26)), nullptr);
+  EXPECT_EQ(zipc::errc_name(static_cast<zipc::Errc>(-1)), nullptr);
+  EXPECT_STREQ(zipc::to_string(static_cast<zipc::Errc>(26)), "unknown zipc error");
+  // The C ABI's names are the same table.
+  for (int i = 0; i <= static_cast<int>(zipc::Errc::wrong_role); ++i) {
+    EXPECT_STREQ(zipc_status_str(static_cast<zipc_status_t>(i)), zipc::errc_name(static_cast<zipc::Errc>(i))) << i;
+  }
 }
 
 TEST(Verbs, DetachLetsGoOfOneHandleAndLeavesTheChannelOpenForOthers) {

@@ -41,7 +41,7 @@ void expect_flow(const std::string& url, const NatsOptions& auth_a, const NatsOp
   ASSERT_TRUE(wait_for([&] { return a.ready() && b.ready(); }, 15s)) << a.last_error() << " | " << b.last_error();
   RemoteReader reader(h.b("prices"));
   auto topic = Topic::open(h.a("prices"));
-  constexpr std::uint64_t n = 500;
+  const std::uint64_t n = 500;
   publish_range(topic, 0, n);
   ASSERT_TRUE(wait_for([&] { return reader.count() >= n; }, 30s)) << reader.count() << " " << b.last_error();
   const auto seqs = reader.seqs();

@@ -39,7 +39,7 @@ TEST(BridgeJetStream, BridgesKilledMidStreamAndRestartedLoseAndDuplicateNothing)
       << read_file(log_a) << read_file(log_b);
   RemoteReader reader(h.b("prices"));
   auto topic = Topic::open(h.a("prices"));
-  constexpr std::uint64_t n = 12000;
+  const std::uint64_t n = 12000;
   std::thread producer([&] { publish_range(topic, 0, n, 2ms); });
   ASSERT_TRUE(wait_for([&] { return reader.count() > n / 5; }, 30s)) << read_file(log_a) << read_file(log_b);
   a.kill(SIGKILL);
@@ -71,7 +71,7 @@ TEST(BridgeCore, ABridgeKilledMidStreamAndRestartedCountsItsLossesExactly) {
   ASSERT_TRUE(wait_for([&] { return log_has(log_a, "ready") && b.ready(); }, 15s)) << read_file(log_a);
   RemoteReader reader(h.b("prices"));
   auto topic = Topic::open(h.a("prices"));
-  constexpr std::uint64_t n = 12000;
+  const std::uint64_t n = 12000;
   std::thread producer([&] { publish_range(topic, 0, n - 1, 1ms); });
   ASSERT_TRUE(wait_for([&] { return reader.count() > n / 3; }, 30s)) << read_file(log_a);
   a.kill(SIGKILL);
@@ -117,7 +117,7 @@ TEST(BridgeJetStream, ANatsServerRestartedMidStreamLosesAndDuplicatesNothing) {
   ASSERT_TRUE(wait_for([&] { return a.ready() && b.ready(); }, 15s)) << a.last_error() << b.last_error();
   RemoteReader reader(h.b("prices"));
   auto topic = Topic::open(h.a("prices"));
-  constexpr std::uint64_t n = 10000;
+  const std::uint64_t n = 10000;
   std::thread producer([&] { publish_range(topic, 0, n, 2ms); });
   ASSERT_TRUE(wait_for([&] { return reader.count() > n / 4; }, 30s));
   server.kill();
@@ -163,7 +163,7 @@ TEST(BridgeCore, AClusterNodeKilledMidStreamIsFailedOverWithExactAccounting) {
   }
   ASSERT_GT(reader.count(), 0u) << "no route from n1 to n2";
   const std::uint64_t first = reader.seqs().front();
-  constexpr std::uint64_t n = 8000;
+  const std::uint64_t n = 8000;
   std::thread producer([&] { publish_range(topic, next, n - 1, 1ms); });
   ASSERT_TRUE(wait_for([&] { return reader.count() > n / 4; }, 30s));
   n1.kill();

@@ -35,7 +35,7 @@ TEST(BridgeCore, RemoteReliableSubscriberReceivesEveryMessageInOrder) {
   ASSERT_TRUE(wait_for([&] { return a.ready() && b.ready(); }, 10s)) << a.last_error() << b.last_error();
   RemoteReader reader(p.h.b("prices"));
   auto topic = Topic::open(p.h.a("prices"));
-  constexpr std::uint64_t n = 20000;
+  const std::uint64_t n = 20000;
   publish_range(topic, 0, n);
   ASSERT_TRUE(wait_for([&] { return reader.count() >= n; }, 30s)) << reader.count();
   expect_all_in_order(reader, n);
@@ -62,7 +62,7 @@ TEST(BridgeJetStream, RemoteReliableSubscriberReceivesEveryMessageInOrderExactly
   b.start();
   RemoteReader reader(p.h.b("prices"));
   auto topic = Topic::open(p.h.a("prices"));
-  constexpr std::uint64_t n = 5000;
+  const std::uint64_t n = 5000;
   publish_range(topic, 0, n);
   ASSERT_TRUE(wait_for([&] { return reader.count() >= n; }, 30s))
       << reader.count() << " " << a.last_error() << " " << b.last_error();
@@ -94,7 +94,7 @@ TEST(BridgeCore, LossesFromASlowReceiverAreCountedExactly) {
   auto btopic = Topic::open(p.h.b("prices"));
   auto sub = btopic.subscribe({From::oldest(), Delivery::reliable});
   auto topic = Topic::open(p.h.a("prices"));
-  constexpr std::uint64_t n = 20000;
+  const std::uint64_t n = 20000;
   std::thread producer([&] {
     publish_range(topic, 0, n - 1);
     std::this_thread::sleep_for(500ms);  // the backlog drains, so the last one is not dropped
@@ -240,7 +240,7 @@ TEST(BridgeJetStream, AQueueDrainedByTheBridgeArrivesWholeAtTheRemoteTopic) {
   b.start();
   RemoteReader reader(h.b("prices"));
   auto q = Queue::open(h.a("jobs"), Role::producer);
-  constexpr std::uint64_t n = 3000;
+  const std::uint64_t n = 3000;
   for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(q.send(payload(i), std::chrono::seconds(10)), Status::ok) << i;
   ASSERT_TRUE(wait_for([&] { return reader.count() >= n; }, std::chrono::seconds(30)))
       << reader.count() << " " << a.last_error() << " | " << b.last_error();

@@ -183,7 +183,7 @@ TEST(HeapContainers, VectorStringAndDequeWithOffsetPointersReadTheSameFromAnothe
 TEST(HeapContainers, OffsetPtrCopiesPointAtTheSameTargetFromAnyAddress) {
   int target[4] = {1, 2, 3, 4};
   zipc::offset_ptr<int> a = &target[1];
-  zipc::offset_ptr<int> b = a;  // re-based for b's address
+  zipc::offset_ptr<int> b = a;  // NOLINT(performance-unnecessary-copy-initialization): the copy is under test
   EXPECT_EQ(b.get(), &target[1]);
   EXPECT_EQ(*(b + 1), 3);
   EXPECT_EQ(b - zipc::offset_ptr<int>(&target[0]), 1);

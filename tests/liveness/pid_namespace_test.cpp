@@ -43,7 +43,7 @@ std::span<const std::byte> bytes(const std::string& s) {
 
 // Starts body in a new PID namespace and waits for it to say ready; skips the
 // test when namespaces are not permitted.
-#define START_IN_NEW_PID_NAMESPACE(ns, body)                \
+#define ZIPC_START_IN_NEW_PID_NAMESPACE(ns, body)           \
   do {                                                      \
     test::spawn_in_new_pid_namespace(ns, body);             \
     std::string why_;                                       \
@@ -56,7 +56,7 @@ std::span<const std::byte> bytes(const std::string& s) {
 TEST(PidNamespace, ProcessInAnotherPidNamespaceIsAliveUntilKilledThoughItsPidMeansNothingHere) {
   NsChild ns;
   const std::int32_t host_pid = ProcessId::current().pid;
-  START_IN_NEW_PID_NAMESPACE(ns, [&]() {
+  ZIPC_START_IN_NEW_PID_NAMESPACE(ns, [&]() {
     // Inside: we are pid 1, and the host's pid is not in our /proc (the old
     // /proc check would call the host process dead).
     if (::getpid() != 1) return 2;
@@ -83,7 +83,7 @@ TEST(PidNamespace, QueueRecoverFromTheHostNeverTakesBackAMessageHeldInAnotherNam
   Queue q = Queue::create(name.str(), o);
   ASSERT_EQ(q.try_send(bytes("held")), Status::ok);
   NsChild ns;
-  START_IN_NEW_PID_NAMESPACE(ns, [&]() {
+  ZIPC_START_IN_NEW_PID_NAMESPACE(ns, [&]() {
     Queue mine = Queue::open(name.str(), Role::consumer);
     QueueReadLoan loan = mine.acquire(5s);
     if (!loan) return 2;
@@ -122,7 +122,7 @@ TEST(PidNamespace, QueueRecoverInsideANamespaceNeverTakesBackAMessageHeldOnTheHo
   });
   ASSERT_TRUE(eventually([&] { return holder_flags[0].load() != 0; }, 30s));
   NsChild ns;
-  START_IN_NEW_PID_NAMESPACE(ns, [&]() {
+  ZIPC_START_IN_NEW_PID_NAMESPACE(ns, [&]() {
     Queue mine = Queue::open(name.str(), Role::none);
     std::size_t n = 0;
     for (int i = 0; i < 20; ++i) {
@@ -152,7 +152,7 @@ TEST(PidNamespace, SinglePublisherTopicRefusesASecondPublisherWhileTheOneInAnoth
   o.max_message_size = 256;
   Topic t = Topic::create(name.str(), o);
   NsChild ns;
-  START_IN_NEW_PID_NAMESPACE(ns, [&]() {
+  ZIPC_START_IN_NEW_PID_NAMESPACE(ns, [&]() {
     Topic mine = Topic::open(name.str(), o);
     Publisher pub = mine.publisher();
     Subscriber sub = mine.subscribe({From::oldest(), Delivery::reliable});
@@ -184,7 +184,7 @@ TEST(PidNamespace, RpcServerNeverReapsALiveClientInAnotherNamespaceAndReapsItOnc
   o.recovery_time = 20ms;
   RpcServer server = RpcServer::create(name.str(), o);
   NsChild ns;
-  START_IN_NEW_PID_NAMESPACE(ns, [&]() {
+  ZIPC_START_IN_NEW_PID_NAMESPACE(ns, [&]() {
     RpcClient client = RpcClient::connect(name.str(), 5s);
     ns.flags[2].store(1);
     test::hold_until_stopped(ns.flags);
@@ -207,7 +207,7 @@ TEST(PidNamespace, RpcServerNeverReapsALiveClientInAnotherNamespaceAndReapsItOnc
 TEST(PidNamespace, RpcServiceInAnotherNamespaceAnswersAndKeepsItsNameWhileItLives) {
   test::TempName name("pidns.rpcs");
   NsChild ns;
-  START_IN_NEW_PID_NAMESPACE(ns, [&]() {
+  ZIPC_START_IN_NEW_PID_NAMESPACE(ns, [&]() {
     RpcServer server = RpcServer::create(name.str());
     ns.flags[2].store(1);
     while (ns.flags[3].load() == 0) {
@@ -232,7 +232,7 @@ TEST(PidNamespace, HeapLockHeldInAnotherNamespaceIsNotStolenAndIsTakenOverOnceIt
   SpinLock* lock = h.find_or_construct<SpinLock>("lock");
   ASSERT_NE(lock, nullptr);
   NsChild ns;
-  START_IN_NEW_PID_NAMESPACE(ns, [&]() {
+  ZIPC_START_IN_NEW_PID_NAMESPACE(ns, [&]() {
     Heap mine = Heap::open(name.str());
     SpinLock* l = mine.find<SpinLock>("lock");
     if (l == nullptr || l->lock() != LockResult::acquired) return 2;
@@ -257,7 +257,7 @@ TEST(PidNamespace, HeapLockHeldInAnotherNamespaceIsNotStolenAndIsTakenOverOnceIt
 TEST(PidNamespace, GcSeesTheCreatorInAnotherNamespaceAliveUntilItIsKilled) {
   test::TempName name("pidns.gc");
   NsChild ns;
-  START_IN_NEW_PID_NAMESPACE(ns, [&]() {
+  ZIPC_START_IN_NEW_PID_NAMESPACE(ns, [&]() {
     Queue q = Queue::create(name.str(), QueueOptions{});
     ns.flags[2].store(1);
     test::hold_until_stopped(ns.flags);

@@ -113,6 +113,8 @@ struct Outcome {
   std::uint64_t redelivered = 0, abandoned = 0;
 };
 
+// P producers, C consumers, M messages (the names of the correctness argument).
+// NOLINTNEXTLINE(readability-identifier-naming)
 Outcome run_round(const zipc::test::QueueMode& mode, int P, int C, std::uint64_t M, std::mt19937_64& rng) {
   zipc::test::TempName name("qc");
   zipc::test::TempName book_name("qcb");

@@ -15,7 +15,6 @@
 using namespace std::chrono_literals;
 using zipc::Queue;
 using zipc::Role;
-using zipc::Status;
 
 namespace {
 
@@ -74,7 +73,9 @@ int consumer_body(const std::string& name, Clock::time_point end) {
     }
   }
   (void)q.size_approx();
-  return sum == 42 ? 0 : 0;  // only surviving matters
+  volatile std::uint64_t sink = sum;  // keeps the reads; only surviving matters
+  (void)sink;
+  return 0;
 }
 
 int scribbler_body(const std::string& name, Clock::time_point end, std::uint64_t seed) {

@@ -14,7 +14,6 @@
 
 using namespace std::chrono_literals;
 using zipc::Errc;
-using zipc::Multiplicity;
 using zipc::Queue;
 using zipc::QueueOptions;
 using zipc::Role;
@@ -383,7 +382,7 @@ TEST(Queue, ProducerRoleOfADeadProcessCanBeTakenOver) {
 
 TEST(Queue, OptionsOutOfRangeAreRejected) {
   zipc::test::TempName name("q");
-  auto bad = [&](QueueOptions o) {
+  auto bad = [&](const QueueOptions& o) {
     try {
       Queue::create(name.str(), o);
     } catch (const zipc::Error& e) {

@@ -22,7 +22,7 @@ namespace {
 // A server serving on its own threads for the scope of a test.
 class Serving {
  public:
-  Serving(const std::string& name, const RpcOptions& opt, RpcServer::Handler h, unsigned threads = 1)
+  Serving(const std::string& name, const RpcOptions& opt, const RpcServer::Handler& h, unsigned threads = 1)
       : server_(RpcServer::create(name, opt)), thread_([this, h, threads] { server_.serve(h, threads); }) {}
   ~Serving() {
     server_.stop();

@@ -34,7 +34,7 @@ void fill_pattern(std::byte* p, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<std::byte>(i * 7 + 1);
 }
 
-Errc open_errc(const std::string& name, SegmentKind kind = SegmentKind::user, zipc::SegmentOptions o = {}) {
+Errc open_errc(const std::string& name, SegmentKind kind = SegmentKind::user, const zipc::SegmentOptions& o = {}) {
   try {
     Segment::open(name, kind, o);
   } catch (const zipc::Error& e) {

@@ -13,7 +13,6 @@
 using namespace std::chrono_literals;
 using zipc::Delivery;
 using zipc::From;
-using zipc::Status;
 using zipc::Topic;
 using zipc::TopicOptions;
 

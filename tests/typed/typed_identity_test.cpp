@@ -65,7 +65,7 @@ TEST(TypeIdentity, TypesThatCannotLiveInSharedMemoryAreRefused) {
     int a;
 
    private:
-    [[maybe_unused]] int b = 0;
+    [[maybe_unused]] int b_ = 0;
   };
   static_assert(zipc::ShmMessage<Order>);
   static_assert(!zipc::ShmMessage<Order*>);

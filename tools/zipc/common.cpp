@@ -75,7 +75,8 @@ std::string human_size(std::uint64_t b) {
   return buf;
 }
 
-std::string human_rate(double v) {
+std::string human_rate(double per_second) {
+  double v = per_second;
   const char* units[] = {"", "k", "M", "G", "T"};
   int u = 0;
   while (v >= 1000 && u < 4) {

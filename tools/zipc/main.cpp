@@ -54,7 +54,8 @@ std::string find_external(const std::string& sub) {
       std::string dir(rest.substr(0, colon));
       rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
       if (dir.empty()) dir = ".";
-      const std::string candidate = dir + "/" + file;
+      std::string candidate = dir;
+      candidate.append("/").append(file);
       if (::access(candidate.c_str(), X_OK) == 0) return candidate;
     }
   }

@@ -42,7 +42,7 @@ RecordWriter::RecordWriter(const std::string& path, const std::string& channel) 
   cur_ = std::move(free_.back());
   free_.pop_back();
   char h[kFileHeaderBytes] = {};
-  std::memcpy(h, kRecordMagic, 8);
+  std::copy_n(kRecordMagic, sizeof kRecordMagic, h);  // 8 bytes, no terminator
   put32(h + 8, kRecordVersion);
   put32(h + 12, kFileHeaderBytes);
   put64(h + 16, now_realtime_ns());

@@ -235,7 +235,8 @@ Segment Segment::create(std::string_view name, const SegmentSpec& spec, const In
   validate_name(name);
   if (spec.kind == SegmentKind::any) fail(Errc::invalid_argument, "segment", name, "create needs a concrete kind");
   if (options.mode & ~0777u) fail(Errc::invalid_argument, "segment", name, "mode has bits outside 0777");
-  if (options.read_only) fail(Errc::invalid_argument, "segment", name, "read_only is for open(): a creator writes the segment");
+  if (options.read_only)
+    fail(Errc::invalid_argument, "segment", name, "read_only is for open(): a creator writes the segment");
   const std::uint64_t total = layout::kPayloadOffset + round_up(spec.payload_size, platform::page_size());
   if (spec.payload_size > kMaxTotalSize || total > kMaxTotalSize) {
     fail(Errc::invalid_argument, "segment", name, "size " + std::to_string(spec.payload_size) + " is over 64 TiB");
@@ -402,7 +403,8 @@ void reclaim_abandoned(std::string_view name, const std::string& path) {
 Segment Segment::open_or_create(std::string_view name, const SegmentSpec& spec, const InitFn& init,
                                 const SegmentOptions& options, bool* created) {
   validate_name(name);
-  if (options.read_only) fail(Errc::invalid_argument, "segment", name, "read_only is for open(): open_or_create may create");
+  if (options.read_only)
+    fail(Errc::invalid_argument, "segment", name, "read_only is for open(): open_or_create may create");
   if (options.memfd) {  // a new memfd is never an existing segment
     if (created) *created = true;
     return create(name, spec, init, options);

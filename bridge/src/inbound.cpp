@@ -145,14 +145,48 @@ std::uint64_t local_next(MappingRuntime& m) {
   return m.cfg.kind == BridgeKind::topic ? m.topic.next_sequence() : m.queue_in.stats().sent;
 }
 
+// A message's identity across a server restart: origin, channel and sequence headers.
+std::string identity(const Headers& h) {
+  std::string s(h.origin);
+  s += '/';
+  s += h.channel;
+  s += '/';
+  s += std::to_string(h.seq);
+  return s;
+}
+
+// True when the stream still holds the message `id` at `seq` (or cannot be
+// asked: then nothing is assumed to have changed).
+bool still_there(MappingRuntime& m, Link& link, std::uint64_t seq, const std::string& id) {
+  natsMsg* msg = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  const natsStatus s = js_GetMsg(&msg, link.js(), m.cfg.stream.c_str(), seq, nullptr, &code);
+  if (s != NATS_OK) return code != JSNoMessageFoundErr;  // gone: the stream went back past it
+  const bool same = identity(read_headers(msg)) == id;
+  natsMsg_Destroy(msg);
+  return same;
+}
+
 // (Re)creates the durable pull consumer so that it delivers from the stream
 // sequence after `delivered` (the state file, not the server's ack floor, says
 // what reached the local channel). Retries until it works or we stop.
-bool subscribe_from(MappingRuntime& m, Link& link, const std::atomic<bool>& stop, std::uint64_t delivered,
-                    natsSubscription** sub) {
+bool subscribe_from(MappingRuntime& m, Link& link, const std::atomic<bool>& stop, std::uint64_t& delivered,
+                    const std::string& id, natsSubscription** sub) {
   const std::string& durable = m.cfg.durable;
   for (int attempt = 0; !stop.load(std::memory_order_relaxed); ++attempt) {
     jsErrCode code = static_cast<jsErrCode>(0);
+    // A nats-server killed at any instant may come back with fewer messages
+    // than it acknowledged (its file store flushes asynchronously), and new
+    // messages then take stream sequences we already passed. So the message
+    // at `delivered` must still be the one we delivered there (`id`: its
+    // origin, channel and sequence headers); when it is not, or is gone, the
+    // stream changed under us: deliver it again from its start, and the
+    // per-origin sequence check (judge()) drops what we already had.
+    if (delivered != 0 && !id.empty() && !still_there(m, link, delivered, id)) {
+      link.set_error("jetstream: stream '" + m.cfg.stream + "' no longer holds what was delivered at sequence " +
+                     std::to_string(delivered) + " (the server lost acknowledged messages); reading it again");
+      delivered = 0;
+    }
     js_DeleteConsumer(link.js(), m.cfg.stream.c_str(), durable.c_str(), nullptr, &code);  // absent is fine
     jsSubOptions so;
     jsSubOptions_Init(&so);
@@ -205,7 +239,8 @@ void run_inbound_jetstream(MappingRuntime& m, Link& link, const std::atomic<bool
     sub = nullptr;
   };
   std::uint64_t seen_reconnects = link.reconnects();
-  if (!subscribe_from(m, link, stop, delivered, &sub)) return;
+  std::string delivered_id;  // identity() of the message at stream sequence `delivered`, once one was seen
+  if (!subscribe_from(m, link, stop, delivered, delivered_id, &sub)) return;
   while (!stop.load(std::memory_order_relaxed)) {
     natsMsgList list{};
     jsErrCode code = static_cast<jsErrCode>(0);
@@ -215,7 +250,7 @@ void run_inbound_jetstream(MappingRuntime& m, Link& link, const std::atomic<bool
       seen_reconnects = link.reconnects();
       retired.push_back(sub);
       sub = nullptr;
-      if (!subscribe_from(m, link, stop, delivered, &sub)) {
+      if (!subscribe_from(m, link, stop, delivered, delivered_id, &sub)) {
         destroy_all();
         return;
       }
@@ -253,6 +288,7 @@ void run_inbound_jetstream(MappingRuntime& m, Link& link, const std::atomic<bool
             break;  // not delivered and not acked: redelivered after a restart
         }
         if (v != Verdict::deliver && sseq > delivered) m.in_state.write({sseq, sseq, 0, 0});
+        if (sseq > delivered && h.has_seq) delivered_id = identity(h);
         delivered = std::max(delivered, sseq);
       }
       natsMsg_Ack(msg, nullptr);

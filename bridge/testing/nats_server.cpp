@@ -151,8 +151,8 @@ NatsServer::NatsServer(const std::string& dir, std::string node, std::vector<std
 }
 
 void NatsServer::start() {
-  std::vector<std::string> argv{"/usr/sbin/nats-server", "-a", "127.0.0.1", "-p", std::to_string(port_), "-js", "-sd",
-                                dir_ + "/js-" + node_,   "-n", node_};
+  std::vector<std::string> argv{
+      "/usr/sbin/nats-server", "-a", "127.0.0.1", "-p", std::to_string(port_), "-js", "-sd", store_dir(), "-n", node_};
   if (cluster_.port != 0) {
     argv.insert(argv.end(),
                 {"--cluster_name", cluster_.name, "-cluster", "nats://127.0.0.1:" + std::to_string(cluster_.port)});
@@ -179,6 +179,11 @@ void NatsServer::start() {
 void NatsServer::kill() {
   proc_.kill(SIGKILL);
   proc_.wait(std::chrono::seconds(5));
+}
+
+void NatsServer::stop() {
+  proc_.kill(SIGTERM);
+  proc_.wait(std::chrono::seconds(10));
 }
 
 bool wait_for(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {

@@ -65,6 +65,8 @@ class NatsServer {
   ~NatsServer() { kill(); }
   void start();  // (again after kill: same port, same store)
   void kill();   // SIGKILL, like a crash
+  void stop();   // SIGTERM: a clean shutdown (the store is flushed)
+  [[nodiscard]] std::string store_dir() const { return dir_ + "/js-" + node_; }
   [[nodiscard]] int port() const { return port_; }
   [[nodiscard]] std::string url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
   [[nodiscard]] std::string log() const { return read_file(log_); }

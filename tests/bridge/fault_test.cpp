@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <filesystem>
+#include <thread>
+
 #include "common.hpp"
 
 namespace zipc::bridge_test {
@@ -130,6 +133,49 @@ TEST(BridgeJetStream, ANatsServerRestartedMidStreamLosesAndDuplicatesNothing) {
   expect_exactly(reader, n);
   EXPECT_GE(a.stats(0).reconnects, 1u);
   EXPECT_GE(b.stats(0).reconnects, 1u);
+}
+
+// A server that comes back with fewer messages than it acknowledged (here
+// its store is restored from an older copy; a SIGKILL before its file store's
+// asynchronous flush does the same): new messages then get stream sequences
+// the inbound bridge already passed. It must follow the stream back and
+// deliver them, losing nothing. (Before: it started after the old sequence
+// and skipped them, and the reader stopped short.)
+TEST(BridgeJetStream, AStreamThatWentBackAfterAServerRestartIsFollowedAndNothingNewIsLost) {
+  TempDir dir;
+  Hosts h;
+  NatsServer server(dir.path());
+  const std::string stream = "B" + std::to_string(::getpid());
+  auto ca = host_config("hostA", {server.url()}, dir.path() + "/a");
+  ca.mappings.push_back(
+      mapping(h.a("prices"), h.subject("prices"), BridgeDirection::outbound, BridgeMode::jetstream, stream));
+  auto cb = host_config("hostB", {server.url()}, dir.path() + "/b");
+  cb.mappings.push_back(
+      mapping(h.b("prices"), h.subject("prices"), BridgeDirection::inbound, BridgeMode::jetstream, stream));
+  Bridge a(ca), b(cb);
+  a.start();
+  b.start();
+  ASSERT_TRUE(wait_for([&] { return a.ready() && b.ready(); }, 15s)) << a.last_error() << b.last_error();
+  RemoteReader reader(h.b("prices"));
+  auto topic = Topic::open(h.a("prices"));
+  publish_range(topic, 0, 100, 1ms);
+  ASSERT_TRUE(wait_for([&] { return reader.count() >= 100; }, 30s)) << reader.count();
+  server.stop();
+  const std::string snapshot = dir.path() + "/snapshot";
+  std::filesystem::copy(server.store_dir(), snapshot, std::filesystem::copy_options::recursive);
+  server.start();
+  publish_range(topic, 100, 200, 1ms);
+  ASSERT_TRUE(wait_for([&] { return reader.count() >= 200; }, 30s)) << reader.count() << " " << b.last_error();
+  server.stop();
+  std::filesystem::remove_all(server.store_dir());
+  std::filesystem::rename(snapshot, server.store_dir());  // the stream is back at 100 messages
+  server.start();
+  publish_range(topic, 200, 300, 1ms);
+  ASSERT_TRUE(wait_for([&] { return reader.count() >= 300; }, 60s))
+      << reader.count() << " " << a.last_error() << " | " << b.last_error();
+  std::this_thread::sleep_for(300ms);
+  expect_exactly(reader, 300);
+  EXPECT_EQ(b.stats(0).lost, 0u);
 }
 
 TEST(BridgeCore, AClusterNodeKilledMidStreamIsFailedOverWithExactAccounting) {

@@ -5,6 +5,9 @@
 //   zipc-queue-copy  the copy API: the sender writes into its own buffer and
 //                    send() copies it in; recv() copies it out into the
 //                    receiver's buffer, which the harness then checks.
+//   zipc-queue-waitset  zipc-queue whose receiver sleeps in a zipc::WaitSet
+//                    (try_acquire, else wait) instead of a blocking acquire:
+//                    what waiting through a WaitSet costs, beside zipc-queue/block.
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -13,6 +16,7 @@
 
 #include "transport.hpp"
 #include "zipc/queue.hpp"
+#include "zipc/waitset.hpp"
 
 namespace zipc::bench {
 namespace {
@@ -91,6 +95,28 @@ class QueueCopyReceiver final : public Receiver {
   std::vector<std::byte> buf_;
 };
 
+class QueueWaitSetReceiver final : public Receiver {
+ public:
+  explicit QueueWaitSetReceiver(Queue q) : q_(std::move(q)) { (void)ws_.attach(q_); }
+  const void* acquire(std::size_t* n) override {
+    for (;;) {
+      loan_ = q_.try_acquire();
+      if (loan_) {
+        *n = loan_.size();
+        return loan_.data().data();
+      }
+      if (loan_.status() != Status::empty) return nullptr;  // closed or corrupt
+      (void)ws_.wait(std::chrono::seconds(1));
+    }
+  }
+  void release() override { loan_.release(); }
+
+ private:
+  Queue q_;     // declared before ws_: the WaitSet lets go of it first
+  WaitSet ws_;  // one queue attached
+  QueueReadLoan loan_;
+};
+
 class ZipcQueueTransport : public Transport {
  public:
   std::string name() const override { return "zipc-queue"; }
@@ -154,7 +180,26 @@ class ZipcQueueCopyTransport final : public ZipcQueueTransport {
   }
 };
 
+class ZipcQueueWaitSetTransport final : public ZipcQueueTransport {
+ public:
+  std::string name() const override { return "zipc-queue-waitset"; }
+  // A WaitSet sleeps (it has no busy-poll mode): compare with zipc-queue/block.
+  std::vector<Wait> waits() const override { return {Wait::block}; }
+  bool supports(const ChannelSpec& spec, std::string* why) const override {
+    if (spec.senders != 1 || spec.receivers != 1) {
+      if (why) *why = "the WaitSet row is shown for one-to-one channels";
+      return false;
+    }
+    return ZipcQueueTransport::supports(spec, why);
+  }
+  std::unique_ptr<Receiver> open_receiver(const ChannelSpec& spec, int) override {
+    return std::make_unique<QueueWaitSetReceiver>(
+        Queue::open(segment_name(spec), Role::consumer, wait_options(spec.wait)));
+  }
+};
+
 ZIPC_BENCH_TRANSPORT(ZipcQueueTransport);
+ZIPC_BENCH_TRANSPORT(ZipcQueueWaitSetTransport);
 ZIPC_BENCH_TRANSPORT(ZipcQueueCopyTransport);
 
 }  // namespace

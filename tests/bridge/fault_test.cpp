@@ -27,6 +27,17 @@ void expect_exactly(const RemoteReader& r, std::uint64_t n) {
   for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(seqs[i], i) << "at " << i;
 }
 
+// One host of a JetStream mapping of "prices" (stream <prefix><pid>): hostA
+// sends its topic out, hostB receives into its own.
+BridgeConfig jetstream_host(const std::string& host, const NatsServer& server, const TempDir& dir, const Hosts& h,
+                            BridgeDirection direction, const std::string& prefix) {
+  const bool out = direction == BridgeDirection::outbound;
+  auto c = host_config(host, {server.url()}, dir.path() + (out ? "/a" : "/b"));
+  c.mappings.push_back(mapping(out ? h.a("prices") : h.b("prices"), h.subject("prices"), direction,
+                               BridgeMode::jetstream, prefix + std::to_string(::getpid())));
+  return c;
+}
+
 TEST(BridgeJetStream, BridgesKilledMidStreamAndRestartedLoseAndDuplicateNothing) {
   TempDir dir;
   Hosts h;
@@ -107,14 +118,8 @@ TEST(BridgeJetStream, ANatsServerRestartedMidStreamLosesAndDuplicatesNothing) {
   TempDir dir;
   Hosts h;
   NatsServer server(dir.path());
-  const std::string stream = "R" + std::to_string(::getpid());
-  auto ca = host_config("hostA", {server.url()}, dir.path() + "/a");
-  ca.mappings.push_back(
-      mapping(h.a("prices"), h.subject("prices"), BridgeDirection::outbound, BridgeMode::jetstream, stream));
-  auto cb = host_config("hostB", {server.url()}, dir.path() + "/b");
-  cb.mappings.push_back(
-      mapping(h.b("prices"), h.subject("prices"), BridgeDirection::inbound, BridgeMode::jetstream, stream));
-  Bridge a(ca), b(cb);
+  Bridge a(jetstream_host("hostA", server, dir, h, BridgeDirection::outbound, "R"));
+  Bridge b(jetstream_host("hostB", server, dir, h, BridgeDirection::inbound, "R"));
   a.start();
   b.start();
   ASSERT_TRUE(wait_for([&] { return a.ready() && b.ready(); }, 15s)) << a.last_error() << b.last_error();
@@ -145,14 +150,8 @@ TEST(BridgeJetStream, AStreamThatWentBackAfterAServerRestartIsFollowedAndNothing
   TempDir dir;
   Hosts h;
   NatsServer server(dir.path());
-  const std::string stream = "B" + std::to_string(::getpid());
-  auto ca = host_config("hostA", {server.url()}, dir.path() + "/a");
-  ca.mappings.push_back(
-      mapping(h.a("prices"), h.subject("prices"), BridgeDirection::outbound, BridgeMode::jetstream, stream));
-  auto cb = host_config("hostB", {server.url()}, dir.path() + "/b");
-  cb.mappings.push_back(
-      mapping(h.b("prices"), h.subject("prices"), BridgeDirection::inbound, BridgeMode::jetstream, stream));
-  Bridge a(ca), b(cb);
+  Bridge a(jetstream_host("hostA", server, dir, h, BridgeDirection::outbound, "B"));
+  Bridge b(jetstream_host("hostB", server, dir, h, BridgeDirection::inbound, "B"));
   a.start();
   b.start();
   ASSERT_TRUE(wait_for([&] { return a.ready() && b.ready(); }, 15s)) << a.last_error() << b.last_error();

@@ -36,6 +36,26 @@ zipc::RpcOptions small_rpc() {
   return o;
 }
 
+// A server in another process that never answers (killed by the test);
+// returns once it serves.
+zipc::test::Child silent_server(const std::string& name) {
+  int ready_pipe[2];
+  if (::pipe(ready_pipe) != 0) throw std::runtime_error("pipe");
+  auto proc = zipc::test::spawn([&] {
+    auto server = zipc::RpcServer::create(name, small_rpc());
+    char c = 1;
+    if (::write(ready_pipe[1], &c, 1) != 1) return 1;
+    std::this_thread::sleep_for(60s);  // never answers
+    return 0;
+  });
+  char c = 0;
+  const bool up = ::read(ready_pipe[0], &c, 1) == 1;
+  ::close(ready_pipe[0]);
+  ::close(ready_pipe[1]);
+  if (!up) throw std::runtime_error("the silent server did not start");
+  return proc;
+}
+
 class WaitSetRpc : public ::testing::TestWithParam<bool> {
  protected:
   zipc::WaitSetOptions options() const {
@@ -144,17 +164,7 @@ TEST(WaitSetRpcMixed, OneThreadServesAnRpcServerAndAQueueFedByAnotherProcess) {
 
 TEST(WaitSetRpcCrash, AClientWhoseServerIsKilledIsReportedAndItsCallFailsPeerDead) {
   zipc::test::TempName name("ws.rpc.kill");
-  int ready_pipe[2];
-  ASSERT_EQ(::pipe(ready_pipe), 0);
-  auto server_proc = zipc::test::spawn([&] {
-    auto server = zipc::RpcServer::create(name.str(), small_rpc());
-    char c = 1;
-    if (::write(ready_pipe[1], &c, 1) != 1) return 1;
-    std::this_thread::sleep_for(60s);  // never answers; killed below
-    return 0;
-  });
-  char c = 0;
-  ASSERT_EQ(::read(ready_pipe[0], &c, 1), 1);
+  auto server_proc = silent_server(name.str());
   auto client = zipc::RpcClient::connect(name.str(), 5s);
   WaitSet ws;
   const auto id = ws.attach(client);
@@ -167,8 +177,6 @@ TEST(WaitSetRpcCrash, AClientWhoseServerIsKilledIsReportedAndItsCallFailsPeerDea
   ASSERT_EQ(r.size(), 1u) << "the dead server was never noticed";
   EXPECT_EQ(r[0].id, id);
   EXPECT_EQ(ticket.wait(0ns).status(), zipc::Status::peer_dead);
-  ::close(ready_pipe[0]);
-  ::close(ready_pipe[1]);
   zipc::RpcServer::create(name.str(), small_rpc()).close();  // takes the dead name over, then removes it
 }
 
@@ -179,17 +187,7 @@ TEST(WaitSetRpcCrash, AnEventLoopPollingReadinessFdLearnsOfAKilledServerWithoutA
   WaitSet ws;
   if (ws.readiness_fd() < 0) GTEST_SKIP() << "no io_uring here: readiness_fd is -1 (fallback mode)";
   zipc::test::TempName name("ws.rpc.loop");
-  int ready_pipe[2];
-  ASSERT_EQ(::pipe(ready_pipe), 0);
-  auto server_proc = zipc::test::spawn([&] {
-    auto server = zipc::RpcServer::create(name.str(), small_rpc());
-    char c = 1;
-    if (::write(ready_pipe[1], &c, 1) != 1) return 1;
-    std::this_thread::sleep_for(60s);  // never answers; killed below
-    return 0;
-  });
-  char c = 0;
-  ASSERT_EQ(::read(ready_pipe[0], &c, 1), 1);
+  auto server_proc = silent_server(name.str());
   auto client = zipc::RpcClient::connect(name.str(), 5s);
   const auto id = ws.attach(client);
   auto ticket = client.call_async(bytes("hello?"));
@@ -205,8 +203,6 @@ TEST(WaitSetRpcCrash, AnEventLoopPollingReadinessFdLearnsOfAKilledServerWithoutA
   }
   ASSERT_TRUE(reported) << "readiness_fd never woke the loop for the dead server";
   EXPECT_EQ(ticket.wait(0ns).status(), zipc::Status::peer_dead);
-  ::close(ready_pipe[0]);
-  ::close(ready_pipe[1]);
   zipc::RpcServer::create(name.str(), small_rpc()).close();  // takes the dead name over, then removes it
 }
 

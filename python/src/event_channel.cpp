@@ -89,7 +89,7 @@ void init_event_channel(nb::module_& m) {
              self.l.detach();
            })
       .def("__enter__", [](nb::handle self) { return self; })
-      .def("__exit__", [](PyListener& self, nb::args) {
+      .def("__exit__", [](PyListener& self, const nb::args&) {
         if (self.in_waitsets == 0) self.l.detach();
       });
 
@@ -163,7 +163,7 @@ void init_event_channel(nb::module_& m) {
       .def_prop_ro("max_listeners", [](PyEventChannel& self) { return self.c.max_listeners(); })
       .def_prop_ro("notifications", [](PyEventChannel& self) { return self.c.notifications(); })
       .def("__enter__", [](nb::handle self) { return self; })
-      .def("__exit__", [](PyEventChannel&, nb::args) {});
+      .def("__exit__", [](PyEventChannel&, const nb::args&) {});
 }
 
 }  // namespace zipc::py

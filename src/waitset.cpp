@@ -66,6 +66,7 @@ struct WaitSet::Impl {
   std::vector<std::uint32_t> rearm;
   std::vector<Ready> out;
   std::size_t count = 0;
+  std::size_t channels = 0;         // attached channel endpoints (the maintenance timer runs while > 0)
   std::uint64_t next_maintain = 0;  // fallback: when channels next run their recovery check
 
   static std::uint64_t id_of(std::uint32_t idx, std::uint32_t gen) { return (std::uint64_t{gen} << 32) | idx; }
@@ -243,10 +244,8 @@ struct WaitSet::Impl {
 
   // Keeps the maintenance timer's poll in the ring while a channel is attached.
   void poll_maintenance() {
-    if (maintain_polled || maintain_fd < 0) return;
-    bool channel = false;
-    for (const Slot& s : slots) channel = channel || (s.used && is_channel(s.kind));
-    if (channel) maintain_polled = ring.poll_add(kMaintainData, maintain_fd, POLLIN);
+    if (maintain_polled || maintain_fd < 0 || channels == 0) return;
+    maintain_polled = ring.poll_add(kMaintainData, maintain_fd, POLLIN);
   }
 
   std::span<const Ready> wait_uring(Deadline d) {
@@ -263,7 +262,7 @@ struct WaitSet::Impl {
       arm_batch();
       // Due also for a caller that never sleeps here (wait(0) from an event
       // loop woken by readiness_fd, which the maintenance timer makes readable).
-      if (maintain_fired || platform::monotonic_ns() >= next_maintain) maintain_channels();
+      if (maintain_fired) maintain_channels();
       if (!out.empty() || d.expired()) break;
       // Sleep in slices: between two, every sleeping channel does what a
       // blocked receive does (recovery of a dead peer, see WaitHook::maintain);
@@ -353,6 +352,7 @@ struct WaitSet::Impl {
     if (s.registered) s.hook.leave();
     s.hook = detail::WaitHook{};  // lets go of what it kept mapped (an Rpc client's connection)
     if (s.own_fd) platform::close_fd(s.fd);
+    if (is_channel(s.kind)) --channels;
     s.used = false;
     s.registered = false;
     --count;
@@ -367,6 +367,7 @@ struct WaitSet::Impl {
     const std::uint32_t idx = new_slot();
     slots[idx].kind = kind;
     slots[idx].hook = hook;
+    ++channels;
     return add(idx);
   }
 

@@ -258,7 +258,9 @@ Heap Heap::attach(Segment seg, const HeapOptions&) {
   h.arena_ = seg.payload() + kArenaOffset;
   h.arena_size_ = arena;
   h.mode_ = static_cast<AddressMode>(params[1]);
-  if (!detail::registry_add(detail::Arena{c, h.arena_, arena})) {
+  // A read-only heap stays out of the registry: StlAllocator calls through it fail
+  // (corrupt / foreign_pointer) instead of writing to a PROT_READ mapping.
+  if (!seg.read_only() && !detail::registry_add(detail::Arena{c, h.arena_, arena})) {
     h.control_ = nullptr;
     fail(Errc::busy, "heap", name, "too many heaps open in this process");
   }
@@ -299,21 +301,24 @@ void Heap::detach() noexcept {
 
 Allocation Heap::try_allocate(std::size_t size, std::size_t align) noexcept {
   if (control_ == nullptr) return {nullptr, HeapStatus::corrupt};
+  if (segment_.read_only()) return {nullptr, HeapStatus::invalid_argument};
   return detail::tlsf_allocate(detail::Arena{control_, arena_, arena_size_}, size, align);
 }
 
 HeapStatus Heap::deallocate(void* p) noexcept {
   if (control_ == nullptr) return HeapStatus::foreign_pointer;
+  if (segment_.read_only()) return HeapStatus::invalid_argument;
   return detail::tlsf_deallocate(detail::Arena{control_, arena_, arena_size_}, p);
 }
 
 HeapStats Heap::stats() const noexcept {
-  if (control_ == nullptr) return {};
+  if (control_ == nullptr || segment_.read_only()) return {};
   return detail::tlsf_stats(detail::Arena{control_, arena_, arena_size_});
 }
 
 HeapCheck Heap::check() const noexcept {
   if (control_ == nullptr) return {false, "heap not open", 0, 0};
+  if (segment_.read_only()) return {false, "heap opened read-only: check() needs the allocator lock", 0, 0};
   return detail::tlsf_check(detail::Arena{control_, arena_, arena_size_});
 }
 

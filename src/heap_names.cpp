@@ -2,14 +2,21 @@
 // entries in the arena, guarded by HeapControl::names_lock. Every change is
 // published by one 8-byte store (the head, or one entry's next), so a
 // process dying mid-change leaves the list whole (at worst a leaked entry).
+// Writers also make HeapControl::names_version odd around each change, so a
+// read-only reader, which cannot take the lock, walks without it and retries
+// a walk that a change overlapped (a seqlock).
+#include <atomic>
 #include <cstring>
 
 #include "fail.hpp"
 #include "heap_lock.hpp"
 #include "heap_tlsf.hpp"
 #include "layout/heap_layout.hpp"
+#include "platform/clock.hpp"
+#include "racy_copy.hpp"
 #include "round_up.hpp"
 #include "zipc/heap.hpp"
+#include "zipc/process.hpp"
 
 namespace zipc {
 
@@ -44,6 +51,35 @@ class NamesLock {
  private:
   HeapControl* c_;
 };
+
+// A change to the list, bracketed by an odd names_version (held under names_lock).
+class DirectoryChange {
+ public:
+  explicit DirectoryChange(HeapControl* c) : c_(c) {
+    // relaxed + the release fence: the odd value is visible before any store of the change.
+    // A version left odd by a writer that died mid-change moves on too, so a
+    // reader that walked past the dead writer sees this change.
+    const std::uint64_t v = c_->names_version.load(std::memory_order_relaxed);
+    c_->names_version.store((v & 1) != 0 ? v + 2 : v + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+  }
+  ~DirectoryChange() {
+    // release: the change happens-before a reader's acquire load of the new even value.
+    c_->names_version.store((c_->names_version.load(std::memory_order_relaxed) | 1) + 1, std::memory_order_release);
+  }
+  DirectoryChange(const DirectoryChange&) = delete;
+  DirectoryChange& operator=(const DirectoryChange&) = delete;
+
+ private:
+  HeapControl* c_;
+};
+
+// The one store that publishes a change to the list (the head or an entry's next).
+void publish_link(std::uint64_t& link, std::uint64_t offset) noexcept {
+  // release: the entry's fields are written before it becomes reachable (pairs with the
+  // reader's acquire load of directory_head and its version check).
+  std::atomic_ref<std::uint64_t>(link).store(offset, std::memory_order_release);
+}
 
 struct Found {
   NameEntry* entry = nullptr;
@@ -83,11 +119,84 @@ void* object_of(const Heap& heap, std::string_view name, const NameEntry* e) {
   return p;
 }
 
+enum class WalkResult : std::uint8_t { found, absent, damaged };
+
+// One walk of the list without the lock: every entry is copied (a writer may
+// be freeing and reusing it) and checked before use.
+WalkResult walk_unlocked(const Heap& heap, std::string_view name, NameEntry& out) noexcept {
+  HeapControl* c = heap.control();
+  // acquire: pairs with publish_link's release store; the first entry's fields are visible.
+  std::uint64_t o = std::atomic_ref<std::uint64_t>(c->directory_head).load(std::memory_order_acquire);
+  const std::uint64_t max_steps = heap.arena_size() / 48;
+  char n[kMaxName];
+  for (std::uint64_t steps = 0; o != kNil; ++steps) {
+    const auto* e = heap.at<NameEntry>(o);
+    if (e == nullptr || steps > max_steps) return WalkResult::damaged;
+    NameEntry copy;
+    detail::racy_copy(&copy, e, sizeof copy);
+    if (copy.check != entry_check(copy) || copy.name_length > kMaxName ||
+        heap.at<char>(o + sizeof(NameEntry) + copy.name_length) == nullptr) {
+      return WalkResult::damaged;
+    }
+    if (copy.name_length == name.size()) {
+      detail::racy_copy(n, reinterpret_cast<const char*>(e) + sizeof(NameEntry), copy.name_length);
+      if (std::memcmp(n, name.data(), name.size()) == 0) {
+        out = copy;
+        return WalkResult::found;
+      }
+    }
+    o = copy.next;
+  }
+  return WalkResult::absent;
+}
+
 }  // namespace
+
+// Read-only: no lock (taking it is a write); a walk is kept only when
+// names_version was even and unchanged around it. A writer that died mid-change
+// leaves the version odd, but the list whole: then the walk is taken as it is.
+void* Heap::names_find_unlocked(std::string_view name, std::uint64_t type_hash) const {
+  if (name.empty() || name.size() > kMaxName)
+    fail(Errc::invalid_name, "heap '" + this->name() + "', object", name, "empty or over 255 bytes");
+  constexpr int kAttempts = 20000;  // each waits at most ~50 us behind a live writer: ~1 s in all
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    // acquire: pairs with DirectoryChange's release store; the finished change is visible.
+    const std::uint64_t v1 = control_->names_version.load(std::memory_order_acquire);
+    if ((v1 & 1) != 0) {
+      // acquire: the holder's identity, to tell a writer at work from a dead one.
+      const std::uint64_t holder = control_->names_lock.owner.load(std::memory_order_acquire);
+      if (holder != 0 && is_alive_packed(holder)) {
+        platform::sleep_ns(attempt < 16 ? 1000 : 50000);
+        continue;
+      }
+    }
+    NameEntry e{};
+    const WalkResult r = walk_unlocked(*this, name, e);
+    std::atomic_thread_fence(std::memory_order_acquire);  // the copies above before the re-check
+    // relaxed, after the fence: a change that overlapped the walk is seen here.
+    if (control_->names_version.load(std::memory_order_relaxed) != v1) continue;
+    if (r == WalkResult::damaged)
+      fail(Errc::corrupt, "heap '" + this->name() + "', object", name, "the named-object directory is damaged");
+    if (r == WalkResult::absent) return nullptr;
+    if (e.type_hash != type_hash)
+      fail(Errc::wrong_kind, "heap '" + this->name() + "', object", name, "it holds another type");
+    return object_of(*this, name, &e);
+  }
+  fail(Errc::busy, "heap '" + this->name() + "', object", name,
+       "the named-object directory kept changing for 1 s; a read-only reader cannot take the lock");
+}
+
+void Heap::refuse_if_read_only(const char* what, std::string_view object) const {
+  if (segment_.read_only()) {
+    fail(Errc::wrong_role, "heap '" + name() + "', object", object,
+         std::string(what) + ": the heap was opened read-only (SegmentOptions::read_only); only find works");
+  }
+}
 
 Heap::NamedSlot Heap::names_begin(std::string_view name, std::uint64_t type_hash, std::size_t size, std::size_t align,
                                   bool may_exist) {
   if (control_ == nullptr) throw Error(Errc::invalid_argument, "heap: not open");
+  refuse_if_read_only("construct", name);
   if (name.empty() || name.size() > kMaxName)
     fail(Errc::invalid_name, "heap '" + this->name() + "', object", name, "empty or over 255 bytes");
   NamesLock lock(control_);
@@ -120,7 +229,10 @@ Heap::NamedSlot Heap::names_begin(std::string_view name, std::uint64_t type_hash
 
 void Heap::names_commit(const NamedSlot& slot) noexcept {
   // The object is built: publishing the entry is one store.
-  control_->directory_head = offset_of(slot.entry);
+  {
+    DirectoryChange change(control_);
+    publish_link(control_->directory_head, offset_of(slot.entry));
+  }
   detail::owner_unlock(control_->names_lock);
 }
 
@@ -131,6 +243,7 @@ void Heap::names_abort(const NamedSlot& slot) noexcept {
 
 void* Heap::names_find(std::string_view name, std::uint64_t type_hash) {
   if (control_ == nullptr) throw Error(Errc::invalid_argument, "heap: not open");
+  if (segment_.read_only()) return names_find_unlocked(name, type_hash);
   NamesLock lock(control_);
   Found f = lookup(*this, name);
   if (f.entry == nullptr) return nullptr;
@@ -141,17 +254,15 @@ void* Heap::names_find(std::string_view name, std::uint64_t type_hash) {
 
 Heap::NamedSlot Heap::names_unlink(std::string_view name, std::uint64_t type_hash) {
   if (control_ == nullptr) throw Error(Errc::invalid_argument, "heap: not open");
+  refuse_if_read_only("destroy", name);
   NamesLock lock(control_);
   Found f = lookup(*this, name);
   if (f.entry == nullptr) return {};
   if (f.entry->type_hash != type_hash)
     fail(Errc::wrong_kind, "heap '" + this->name() + "', object", name, "it holds another type");
   void* object = object_of(*this, name, f.entry);
-  if (f.prev == nullptr) {
-    control_->directory_head = f.entry->next;
-  } else {
-    f.prev->next = f.entry->next;
-  }
+  DirectoryChange change(control_);
+  publish_link(f.prev == nullptr ? control_->directory_head : f.prev->next, f.entry->next);
   return NamedSlot{object, f.entry, true};
 }
 

@@ -18,21 +18,6 @@ void topic_fail(Errc code, std::string_view name, const std::string& why) {
   throw Error(code, "topic '" + std::string(name) + "': " + why);
 }
 
-#if defined(__SANITIZE_THREAD__)
-// TSan would report the (validated, by design) race with a publisher
-// overwriting the bytes; volatile keeps the loop from becoming a memcpy call
-// that TSan intercepts.
-__attribute__((no_sanitize("thread"))) void racy_copy(void* dst, const void* src, std::size_t n) noexcept {
-  auto* d = static_cast<volatile unsigned char*>(dst);
-  const auto* p = static_cast<const volatile unsigned char*>(src);
-  for (std::size_t i = 0; i < n; ++i) d[i] = p[i];
-}
-#else
-void racy_copy(void* dst, const void* src, std::size_t n) noexcept {
-  if (n != 0) std::memcpy(dst, src, n);
-}
-#endif
-
 RecordCheck check_record(const TopicState& s, const layout::RecordHeader& h, std::uint64_t position,
                          std::uint64_t limit) noexcept {
   RecordCheck r;

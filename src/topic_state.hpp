@@ -10,6 +10,7 @@
 
 #include "asymmetric_wait.hpp"
 #include "layout/topic_layout.hpp"
+#include "racy_copy.hpp"
 #include "recovery_wait.hpp"
 #include "zipc/segment.hpp"
 #include "zipc/topic.hpp"
@@ -89,8 +90,6 @@ inline std::uint64_t skip_implicit_padding(const TopicState& s, std::uint64_t po
 // A copy of the header at `position` that may race with a publisher
 // overwriting it (lossy readers, joiners walking old records); the caller
 // validates the result and re-checks `oldest` afterwards.
-void racy_copy(void* dst, const void* src, std::size_t n) noexcept;
-
 struct RecordCheck {
   bool ok = false;
   std::uint64_t total = 0;  // bytes the record occupies

@@ -108,6 +108,11 @@ bool publish_js_batch(MappingRuntime& m, Link& link, jsCtx* js, BatchAcks& acks,
     }
     if (s == NATS_OK && acks.failed.load(std::memory_order_relaxed) == 0) return true;
     m.counters.errors.fetch_add(1, std::memory_order_relaxed);
+    // Forget what is still awaiting an ack: the whole batch goes again (the
+    // server drops duplicates by msg id), and acks lost with a connection
+    // must not pile up to MaxPending, where every later publish would stall.
+    natsMsgList stale;
+    if (js_PublishAsyncGetPendingList(&stale, js) == NATS_OK) natsMsgList_Destroy(&stale);
     link.set_error("jetstream publish on '" + m.cfg.subject + "': " +
                    (s != NATS_OK ? status_text(s) : std::string("a publish was not acknowledged")) + "; resending");
     std::this_thread::sleep_for(std::min(20ms * (attempt + 1), std::chrono::milliseconds(1000)));

@@ -142,12 +142,13 @@ class Heap {
   Heap& operator=(const Heap&) = delete;
   ~Heap();
 
-  // nullptr when out of memory, on a bad alignment, or when the heap is corrupt.
+  // nullptr when out of memory, on a bad alignment, or when the heap is corrupt
+  // (or opened read-only: try_allocate says invalid_argument).
   [[nodiscard]] void* allocate(std::size_t size, std::size_t align = 16) noexcept {
     return try_allocate(size, align).ptr;
   }
   [[nodiscard]] Allocation try_allocate(std::size_t size, std::size_t align = 16) noexcept;
-  // nullptr is ok (does nothing).
+  // nullptr is ok (does nothing). invalid_argument on a heap opened read-only.
   [[nodiscard]] HeapStatus deallocate(void* p) noexcept;
 
   // Named objects. construct throws Errc::already_exists when the name is
@@ -156,6 +157,10 @@ class Heap {
   // (types are told apart by a hash of their name, so every process must be
   // built with the same compiler). T's constructor runs under the directory
   // lock: it may allocate, but must not construct/find named objects itself.
+  // A heap opened with SegmentOptions::read_only (mapped PROT_READ) can only
+  // find: without the lock, retrying a walk that a writer's change overlapped;
+  // construct and destroy throw Errc::wrong_role. Writing through what find
+  // returns faults in the reader's own process only.
   template <class T, class... Args>
   T* construct(std::string_view name, Args&&... args) {
     return construct_impl<T>(name, /*may_exist=*/false, std::forward<Args>(args)...);
@@ -197,9 +202,11 @@ class Heap {
     return reinterpret_cast<T*>(arena_ + offset);
   }
 
+  // Both walk every block under the allocator lock; on a read-only heap
+  // (which cannot lock) stats() is all zero and check() says why it did not run.
   [[nodiscard]] HeapStats stats() const noexcept;
-  // Walks every block under the allocator lock.
   [[nodiscard]] HeapCheck check() const noexcept;
+  [[nodiscard]] bool read_only() const noexcept { return segment_.read_only(); }
 
   [[nodiscard]] bool is_attached() const noexcept { return control_ != nullptr; }
   [[nodiscard]] AddressMode address_mode() const noexcept { return mode_; }
@@ -226,6 +233,8 @@ class Heap {
   void names_commit(const NamedSlot& slot) noexcept;
   void names_abort(const NamedSlot& slot) noexcept;
   void* names_find(std::string_view name, std::uint64_t type_hash);
+  void* names_find_unlocked(std::string_view name, std::uint64_t type_hash) const;
+  void refuse_if_read_only(const char* what, std::string_view object) const;
   NamedSlot names_unlink(std::string_view name, std::uint64_t type_hash);
   void names_release(const NamedSlot& slot) noexcept;
 

@@ -22,7 +22,10 @@
 //                   76 sleepers u32 waiters in futex_wait
 //  80      48     reserved
 //  128     16     names_lock     OwnerLock guarding the named-object directory
-//  144     48     reserved
+//  144     8      names_version  atomic: odd while a writer changes the directory, then
+//                                 bumped to the next even value (readers without the lock
+//                                 retry a walk that saw it change)
+//  152     40     reserved
 //  192     8      free_bytes     sum of free block sizes (headers included)
 //  200     8      live_count     allocated blocks
 //  208     8      fl_bitmap      bit f: some list of first level f is non-empty
@@ -108,7 +111,8 @@ struct HeapControl {
   OwnerLock alloc_lock;
   std::uint8_t reserved1[48];
   OwnerLock names_lock;
-  std::uint8_t reserved2[48];
+  std::atomic<std::uint64_t> names_version;
+  std::uint8_t reserved2[40];
   std::uint64_t free_bytes;
   std::uint64_t live_count;
   std::uint64_t fl_bitmap;
@@ -124,6 +128,8 @@ static_assert(offsetof(HeapControl, directory_head) == 56,
               "HeapControl::directory_head at byte 56 (the diagram above)");
 static_assert(offsetof(HeapControl, alloc_lock) == 64, "HeapControl::alloc_lock at byte 64 (the diagram above)");
 static_assert(offsetof(HeapControl, names_lock) == 128, "HeapControl::names_lock at byte 128 (the diagram above)");
+static_assert(offsetof(HeapControl, names_version) == 144,
+              "HeapControl::names_version at byte 144 (the diagram above)");
 static_assert(offsetof(HeapControl, free_bytes) == 192, "HeapControl::free_bytes at byte 192 (the diagram above)");
 static_assert(offsetof(HeapControl, sl_bitmap) == 224, "HeapControl::sl_bitmap at byte 224 (the diagram above)");
 static_assert(offsetof(HeapControl, heads) == 384, "HeapControl::heads at byte 384 (the diagram above)");

@@ -30,6 +30,7 @@ const char* to_string(SegmentKind k) noexcept {
     case SegmentKind::heap: return "heap";
     case SegmentKind::bench: return "bench";
     case SegmentKind::event: return "event";
+    case SegmentKind::topic_reader: return "topic-reader";
     case SegmentKind::user: return "user";
   }
   return static_cast<std::uint32_t>(k) > static_cast<std::uint32_t>(SegmentKind::user) ? "user" : "unknown";

@@ -19,6 +19,7 @@ bool known_kind(std::uint32_t k) {
   return k == static_cast<std::uint32_t>(SegmentKind::queue) || k == static_cast<std::uint32_t>(SegmentKind::topic) ||
          k == static_cast<std::uint32_t>(SegmentKind::rpc) || k == static_cast<std::uint32_t>(SegmentKind::heap) ||
          k == static_cast<std::uint32_t>(SegmentKind::bench) || k == static_cast<std::uint32_t>(SegmentKind::event) ||
+         k == static_cast<std::uint32_t>(SegmentKind::topic_reader) ||
          k >= static_cast<std::uint32_t>(SegmentKind::user);
 }
 

@@ -3,9 +3,12 @@
 #include <bit>
 #include <new>
 
+#include "layout/segment_header.hpp"
+#include "layout/topic_reader_layout.hpp"
 #include "options_mismatch.hpp"
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
+#include "platform/file.hpp"
 #include "topic_state.hpp"
 #include "zipc/log.hpp"
 #include "zipc/process.hpp"
@@ -419,6 +422,7 @@ std::shared_ptr<TopicState> attach(Segment seg, const TopicOptions& o) {
   st->recovery_ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(o.recovery_time).count());
   st->streaming_stores = o.streaming_stores;
   st->read_only = st->segment.read_only();
+  st->incarnation = reinterpret_cast<const layout::SegmentHeader*>(st->segment.base())->checksum;
   st->me = pack(ProcessId::current());
   return st;
 }
@@ -464,6 +468,12 @@ Topic Topic::open_fd(int fd, const TopicOptions& options) {
 }
 
 bool Topic::remove(std::string_view name, const SegmentOptions& segment) {
+  // The seats of read-only reliable readers (src/topic_reader_seat.hpp) go
+  // with the topic; a reader still holding one keeps it mapped until it leaves.
+  const std::string path = Segment::path_for(name, segment);
+  for (std::uint32_t k = 0; k < layout::kMaxReaderSeats; ++k) {
+    (void)platform::unlink_path(path + ".ro" + std::to_string(k));
+  }
   return Segment::remove(name, segment);
 }
 

@@ -161,6 +161,7 @@ DurableClaim claim_durable_slot(TopicState& s, const SubscribeOptions& o) {
       if (!take || !slot.owner.compare_exchange_strong(owner, s.me, std::memory_order_acq_rel)) continue;
       // Not durable until its name is complete (a crash here leaves a plain reliable slot).
       slot.durable.store(0, std::memory_order_release);  // release: before the name changes
+      slot.proxy.store(0, std::memory_order_release);    // release: a reused proxy slot is ours now
       std::memset(slot.name, 0, sizeof slot.name);
       std::memcpy(slot.name, name.data(), name.size());
       adopt(slot, grace);

@@ -5,6 +5,7 @@
 #include "platform/cpu.hpp"
 #include "topic_copy.hpp"
 #include "topic_durable.hpp"
+#include "topic_reader_seat.hpp"
 #include "topic_state.hpp"
 #include "zipc/process.hpp"
 
@@ -25,12 +26,21 @@ platform::BurstStamp& publish_stamp() noexcept {
 
 constexpr std::uint64_t kLivenessPeriodNs = 10'000'000;    // how often a blocked publisher checks subscribers
 constexpr std::uint64_t kSliceNs = detail::kStallSliceNs;  // longest sleep before re-checking peers
+constexpr std::uint64_t kSeatPollNs = 200'000;             // see seat_slice
 constexpr std::uint32_t kCommitBatch = 256;                // streaming mode: commits made visible together
 constexpr std::uint64_t kCommitBatchNs = 100'000;          // ... or once the oldest of them is this old
 constexpr std::uint32_t kAgeCheckEvery = 4;                // ... as seen on the first 4 commits and every 4th
 
 Deadline slice(Deadline d) noexcept {
   const Deadline s = Deadline::after(std::chrono::nanoseconds(kSliceNs));
+  return (d.is_never() || s.ns() < d.ns()) ? s : d;
+}
+
+// A read-only reader cannot wake a publisher waiting for room (waking is a
+// write to the topic): while seats are adopted, a waiting publisher re-reads
+// them this often.
+Deadline seat_slice(Deadline d) noexcept {
+  const Deadline s = Deadline::after(std::chrono::nanoseconds(kSeatPollNs));
   return (d.is_never() || s.ns() < d.ns()) ? s : d;
 }
 
@@ -108,6 +118,7 @@ Publisher Topic::publisher() {
   }
   p.cached_oldest_ = pub.oldest.load(std::memory_order_acquire);  // acquire: pairs with the release raise
   p.cached_min_ = 0;
+  if (!detail::reader_seat_path(s, 0).empty()) p.seats_ = std::make_shared<detail::ReaderSeatWatch>();
   return p;
 }
 
@@ -134,6 +145,7 @@ Publisher& Publisher::operator=(Publisher&& o) noexcept {
     drop_marks_ = o.drop_marks_;
     mark_head_ = o.mark_head_;
     next_mark_ = o.next_mark_;
+    seats_ = std::move(o.seats_);
     o.pending_count_ = 0;
   }
   return *this;
@@ -192,6 +204,9 @@ Status Publisher::make_room(std::uint64_t needed_end, bool may_wait_for_liveness
     const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
     if (c < o || c - o > s.capacity || !detail::aligned(o) || !detail::aligned(c)) return Status::corrupt;
     if (c < target) return Status::full;  // uncommitted claims fill the ring
+    // Read-only reliable readers' seats: adopted before anything is dropped
+    // (at most every 1 ms; the clock read is per make_room call, not per message).
+    if (seats_) (void)seats_->maybe_adopt(s, platform::monotonic_ns());
     // seq_cst: Dekker with joining subscribers (they store their position, then read drop_intent).
     const std::uint64_t gen = s.admin().subscriber_generation.load(std::memory_order_seq_cst);
     if (gen != cached_generation_ || cached_min_ < target) {
@@ -203,6 +218,26 @@ Status Publisher::make_room(std::uint64_t needed_end, bool may_wait_for_liveness
         if (owner == 0 || owner == layout::kParkedOwner) continue;          // free, or a durable position released
         if (slot.mode.load(std::memory_order_acquire) != 1) continue;       // acquire: as owner
         std::uint64_t pos = slot.position.load(std::memory_order_acquire);  // acquire: the reader is done below it
+        // acquire: a claimer stores proxy before the mode (a plain subscriber's is 0).
+        if (const std::uint32_t proxy = slot.proxy.load(std::memory_order_acquire); proxy != 0) {
+          std::uint64_t seat_pos = 0;
+          const auto seat =
+              seats_ ? seats_->position(s, proxy - 1, owner, &seat_pos) : detail::ReaderSeatWatch::Seat::ignore;
+          if (seat == detail::ReaderSeatWatch::Seat::left) {
+            std::uint64_t expect = owner;
+            // acq_rel: its reader left; only that reader's id is replaced (a new claimer's is not).
+            (void)slot.owner.compare_exchange_strong(expect, 0, std::memory_order_acq_rel);
+            continue;
+          }
+          if (seat == detail::ReaderSeatWatch::Seat::ignore) {
+            // Nothing usable (a position outside [oldest, cursor]): holds nothing back,
+            // but a dead reader's slot is still freed below.
+            pos = ~0ull;
+          } else {
+            pos = seat_pos;
+            slot.position.store(pos, std::memory_order_relaxed);  // relaxed: for zipc stat (lag) only
+          }
+        }
         if (pos < target && may_wait_for_liveness && (owner == layout::kOrphanOwner || !is_alive_packed(owner))) {
           // A durable subscriber's position is held for its grace (then parked).
           // acquire: pairs with the attacher's release store of the flag.
@@ -324,7 +359,7 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, TopicWriteLoan& l
                 st = make_room(want_end, false);
                 return st != Status::full;
               },
-              slice(deadline), s.wait);
+              seats_ && seats_->any_adopted() ? seat_slice(deadline) : slice(deadline), s.wait);
           // Room may wait on a frontier stuck at a dead publisher's claim.
           if (st == Status::full) detail::poll_stuck_claim(s);
           if (st == Status::full) {
@@ -559,7 +594,10 @@ CommitResult Publisher::finish(TopicWriteLoan& loan, std::size_t n, bool abort) 
 // other process writes it, so plain load + store, relaxed.
 void Publisher::count_commit(std::uint32_t size) noexcept {
   auto& slot = state_->control->publishers[slot_];
-  slot.messages.store(slot.messages.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  const std::uint64_t messages = slot.messages.load(std::memory_order_relaxed) + 1;
+  slot.messages.store(messages, std::memory_order_relaxed);
+  // A publisher that never needs room still adopts new read-only readers' seats soon.
+  if (messages % 1024 == 0 && seats_) (void)seats_->maybe_adopt(*state_, platform::monotonic_ns());
   slot.bytes.store(slot.bytes.load(std::memory_order_relaxed) + size, std::memory_order_relaxed);
 }
 

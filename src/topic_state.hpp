@@ -38,6 +38,9 @@ struct TopicState {
   // no slot in the topic): private memory, seen by nobody else.
   layout::SubscriberSlot local_slot{};
   std::uint64_t me = 0;  // packed ProcessId of this process (refreshed per attach)
+  // Identity of this topic's incarnation (its segment header checksum): a
+  // reader seat left by a reader of an earlier topic of the same name differs.
+  std::uint64_t incarnation = 0;
   // An odd commit version that stayed odd for a whole wait (read_commit_pair):
   // a dead or scribbled commit, not waited for again while it stays the same.
   mutable std::atomic<std::uint64_t> stuck_version{0};
@@ -156,5 +159,11 @@ inline void test_point(TestPoint point, std::uint64_t position) noexcept {
 }
 
 [[noreturn]] void topic_fail(Errc code, std::string_view name, const std::string& why);
+
+// A plain (not durable) subscriber slot for `owner` (this process, or the
+// reader a publisher adopts): a free one, else one whose owner died, else a
+// durable slot whose position was released. Stores proxy (0, or seat + 1)
+// before returning; the caller then stores the mode and position. Throws busy.
+std::uint32_t claim_plain_slot(TopicState& s, std::uint64_t owner, std::uint32_t proxy);
 
 }  // namespace zipc::detail

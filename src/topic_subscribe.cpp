@@ -6,6 +6,7 @@
 #include "platform/cpu.hpp"
 #include "platform/futex.hpp"
 #include "topic_durable.hpp"
+#include "topic_reader_seat.hpp"
 #include "topic_state.hpp"
 #include "zipc/process.hpp"
 
@@ -22,6 +23,7 @@ constexpr std::uint64_t kOverrunPatienceNs = 50'000'000;  // see Subscriber::ove
 constexpr std::uint64_t kDrainRecheckNs = 50'000;         // see Subscriber::empty_or_closed (> any store buffer drain)
 constexpr std::uint64_t kReadOnlyPollNs = 1'000'000;      // see poll_readable
 constexpr std::uint32_t kNoSlot = ~0u;                    // a read-only handle's subscriber holds no slot
+constexpr std::uint64_t kAdoptionWaitNs = 50'000'000;     // see wait_for_adoption
 
 ReadResult rr(Status st) noexcept {
   ReadResult r;
@@ -38,10 +40,9 @@ std::uint64_t retained_floor(const TopicState& s) noexcept {
 }
 }  // namespace
 
-namespace {
 // A plain (not durable) subscriber's slot: a free one, else one whose owner
 // died, else (last resort) a durable slot whose position was released.
-std::uint32_t claim_plain_slot(TopicState& s) {
+std::uint32_t detail::claim_plain_slot(TopicState& s, std::uint64_t new_owner, std::uint32_t proxy) {
   for (int pass = 0; pass < 3; ++pass) {
     for (std::uint32_t i = 0; i < s.max_subscribers; ++i) {
       auto& slot = s.subscribers[i];
@@ -56,15 +57,34 @@ std::uint32_t claim_plain_slot(TopicState& s) {
       } else {
         take = owner == layout::kParkedOwner;
       }
-      // acq_rel: owning the slot before we write its fields.
-      if (take && slot.owner.compare_exchange_strong(owner, s.me, std::memory_order_acq_rel)) {
-        slot.durable.store(0, std::memory_order_release);  // release: before the mode and position below
+      if (take && slot.owner.compare_exchange_strong(owner, new_owner, std::memory_order_acq_rel)) {
+        slot.durable.store(0, std::memory_order_release);    // release: before the mode and position below
+        slot.proxy.store(proxy, std::memory_order_release);  // release: as durable (a reused proxy slot)
         return i;
       }
     }
   }
   detail::topic_fail(Errc::busy, s.name(),
                      "all " + std::to_string(s.max_subscribers) + " subscriber slots hold live or durable subscribers");
+}
+
+namespace {
+// A live publisher adopts a new seat within its next scan (every 1 ms while
+// it makes room); a topic nobody publishes to drops nothing meanwhile.
+void wait_for_adoption(const TopicState& s, const detail::ReaderSeatClaim& seat) noexcept {
+  const auto publisher_alive = [&] {
+    // acquire: pairs with the release stores of publisher ownership.
+    const std::uint64_t single = s.admin().single_publisher.load(std::memory_order_acquire);
+    if (single != 0 && is_alive_packed(single)) return true;
+    for (const auto& p : s.control->publishers) {
+      const std::uint64_t owner = p.owner.load(std::memory_order_acquire);  // acquire: as above
+      if (owner != 0 && is_alive_packed(owner)) return true;
+    }
+    return false;
+  };
+  if (!publisher_alive()) return;
+  const std::uint64_t until = platform::monotonic_ns() + kAdoptionWaitNs;
+  while (!seat.adopted(s) && platform::monotonic_ns() < until) platform::sleep_ns(100'000);
 }
 }  // namespace
 
@@ -73,26 +93,29 @@ Subscriber Topic::subscribe(const SubscribeOptions& options) {
   s.me = pack(ProcessId::current());
   detail::check_durable_options(s.name(), options);
   const bool durable = !options.durable_name.empty();
-  if (s.read_only && (options.delivery == Delivery::reliable || durable)) {
+  if (s.read_only && durable) {
     detail::topic_fail(Errc::wrong_role, s.name(),
-                       "opened read-only: a reliable subscriber writes its position into the topic; subscribe "
-                       "with Delivery::lossy, or open the topic with write access");
+                       "opened read-only: a durable subscriber keeps its name and position in the topic; "
+                       "subscribe without a durable name, or open the topic with write access");
   }
+  // Read-only and reliable: read as a lossy reader does (validated copies),
+  // with the position in a seat of its own that publishers adopt.
+  const bool seated = s.read_only && options.delivery == Delivery::reliable;
   detail::DurableClaim claim;
   if (s.read_only) {
     claim.slot = kNoSlot;
   } else if (durable) {
     claim = detail::claim_durable_slot(s, options);
   } else {
-    claim.slot = claim_plain_slot(s);
+    claim.slot = detail::claim_plain_slot(s, s.me, 0);
   }
   Subscriber sub;
   sub.state_ = state_;
-  sub.delivery_ = options.delivery;
+  sub.delivery_ = seated ? Delivery::lossy : options.delivery;
   sub.slot_ = claim.slot;
   sub.durable_ = durable;
   auto& slot = sub.slot();
-  const bool reliable = options.delivery == Delivery::reliable;
+  const bool reliable = options.delivery == Delivery::reliable && !seated;
   // release: the mode is seen with the position below.
   slot.mode.store(reliable ? 1u : 2u, std::memory_order_release);
   auto fail = [&](Errc code, const std::string& why) {
@@ -180,8 +203,18 @@ Subscriber Topic::subscribe(const SubscribeOptions& options) {
     sub.lost_ = sub.gap_;
     slot.lost.store(sub.lost_, std::memory_order_relaxed);  // relaxed: statistics only
   }
-  sub.slow_ = options.delivery == Delivery::lossy || sub.gap_ != 0;
+  sub.slow_ = sub.delivery_ == Delivery::lossy || sub.gap_ != 0;
+  if (seated) {
+    sub.seat_ = detail::ReaderSeatClaim::claim(s, sub.position_, sub.expected_);
+    wait_for_adoption(s, *sub.seat_);
+  }
   return sub;
+}
+
+bool Subscriber::held_back_for() const noexcept {
+  if (!state_) return false;
+  if (seat_) return seat_->adopted(*state_);
+  return delivery_ == Delivery::reliable;
 }
 
 Subscriber::Subscriber(Subscriber&& o) noexcept {
@@ -192,6 +225,7 @@ Subscriber& Subscriber::operator=(Subscriber&& o) noexcept {
   if (this != &o) {
     this->~Subscriber();
     state_ = std::move(o.state_);
+    seat_ = std::move(o.seat_);
     slot_ = o.slot_;
     delivery_ = o.delivery_;
     position_ = o.position_;
@@ -214,7 +248,8 @@ layout::SubscriberSlot& Subscriber::slot() const noexcept {
 
 Subscriber::~Subscriber() {
   if (!state_) return;
-  if (slot_ == kNoSlot) {  // read-only: nothing in the topic to give back
+  if (slot_ == kNoSlot) {  // read-only: nothing in the topic to give back (a seat goes with seat_)
+    seat_.reset();
     state_.reset();
     return;
   }
@@ -353,7 +388,9 @@ ReadResult Subscriber::report_gap() noexcept {
 
 ReadResult Subscriber::read_slow(std::span<std::byte> buffer) noexcept {
   if (gap_ != 0) return report_gap();
-  return read_lossy(buffer);
+  const ReadResult r = read_lossy(buffer);
+  if (seat_) seat_->store(position_, expected_);
+  return r;
 }
 
 // Nothing to read: empty, or closed once every claimed byte is behind us.

@@ -36,8 +36,9 @@ enum class SegmentKind : std::uint32_t {
   rpc = 3,
   heap = 4,
   bench = 5,
-  event = 6,   // a named event channel (zipc/event_channel.hpp)
-  user = 100,  // for applications' own layouts
+  event = 6,         // a named event channel (zipc/event_channel.hpp)
+  topic_reader = 7,  // the position of a read-only reliable topic subscriber (docs/topic.md)
+  user = 100,        // for applications' own layouts
 };
 const char* to_string(SegmentKind k) noexcept;
 

@@ -115,7 +115,9 @@ struct ReadResult {
 
 namespace detail {
 struct TopicState;
-}
+class ReaderSeatClaim;
+class ReaderSeatWatch;
+}  // namespace detail
 namespace layout {
 struct SubscriberSlot;
 }
@@ -213,6 +215,9 @@ class Publisher {
   std::array<std::uint64_t, 160> drop_marks_{};  // single mode: record starts we claimed (see make_room)
   std::uint64_t mark_head_ = 0;
   std::uint64_t next_mark_ = 0;
+  // Read-only reliable subscribers' seats this publisher adopts and reads
+  // (src/topic_reader_seat.hpp); null for a topic without a path.
+  std::shared_ptr<detail::ReaderSeatWatch> seats_;
 };
 
 namespace detail {
@@ -285,7 +290,16 @@ class Subscriber {
   [[nodiscard]] std::uint64_t abandoned() const noexcept { return abandoned_; }
   // Sequence the next delivered message will carry (if none is lost).
   [[nodiscard]] std::uint64_t next_sequence() const noexcept { return expected_; }
-  [[nodiscard]] Delivery delivery() const noexcept { return delivery_; }
+  [[nodiscard]] Delivery delivery() const noexcept { return seat_ ? Delivery::reliable : delivery_; }
+  // True when acquire() lends records in place: a reliable subscriber with
+  // write access. Lossy and read-only subscribers read copies (read/try_read;
+  // acquire says Status::not_supported).
+  [[nodiscard]] bool zero_copy() const noexcept { return delivery_ == Delivery::reliable; }
+  // True when publishers hold the log back for this subscriber: always for a
+  // reliable subscriber with write access; for a read-only reliable one
+  // (docs/topic.md, "Read-only reliable subscribers") once a publisher has
+  // adopted its seat, which subscribe() waits for while a publisher is live.
+  [[nodiscard]] bool held_back_for() const noexcept;
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }
   // Gives this subscriber's slot back now (the destructor does the same).
   void detach() noexcept;
@@ -321,6 +335,9 @@ class Subscriber {
   void publish_position() noexcept;
 
   std::shared_ptr<detail::TopicState> state_;
+  // A read-only reliable subscriber's seat (its position, outside the topic);
+  // such a subscriber reads with the lossy path's validation.
+  std::shared_ptr<detail::ReaderSeatClaim> seat_;
   std::uint32_t slot_ = 0;
   Delivery delivery_ = Delivery::reliable;
   std::uint64_t position_ = 0;  // next record to read

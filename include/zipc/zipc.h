@@ -327,8 +327,10 @@ typedef struct zipc_topic_options {
   zipc_wait_options_t wait;
   zipc_segment_options_t segment; /* segment.path: a file-backed, persistent topic */
   /* zipc_topic_open: map the topic read-only (read permission is enough).
-   * Only lossy subscribers work on it; publishers, reliable subscribers,
-   * close and waitsets say ZIPC_WRONG_ROLE (docs/security.md). */
+   * Subscribers work on it (a reliable one keeps its position in a seat
+   * file of its own and reads copies: acquire says ZIPC_NOT_SUPPORTED);
+   * publishers, durable subscribers, close and waitsets say ZIPC_WRONG_ROLE
+   * (docs/security.md, docs/topic.md). */
   bool read_only;
 } zipc_topic_options_t;
 ZIPC_API zipc_status_t zipc_topic_options_init(zipc_topic_options_t* options);

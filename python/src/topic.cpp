@@ -139,7 +139,7 @@ struct Got {
 Got next_message(PySubscriber& self, std::optional<ns> t) {
   self.require_ready("recv");
   Got g;
-  if (self.s.delivery() == Delivery::reliable) {
+  if (self.s.zero_copy()) {
     zipc::TopicReadLoan v = sliced(
         self, t, [&](ns sl) { return self.s.acquire(sl); }, [](const zipc::TopicReadLoan& m) { return m.status(); });
     g.status = v.status();
@@ -173,8 +173,8 @@ Got next_message(PySubscriber& self, std::optional<ns> t) {
 nb::object acquire_impl(nb::handle self_obj, std::optional<ns> t, bool try_only) {
   PySubscriber& self = nb::cast<PySubscriber&>(self_obj);
   self.require_ready("acquire");
-  if (self.s.delivery() != Delivery::reliable)
-    raise_kind("not_supported", self.ctx("acquire") + ": zero-copy reads need a reliable subscriber");
+  if (!self.s.zero_copy())
+    raise_kind("not_supported", self.ctx("acquire") + ": zero-copy reads need a reliable subscriber with write access");
   zipc::TopicReadLoan v = sliced(
       self, t, [&](ns sl) { return self.s.acquire(sl); }, [](const zipc::TopicReadLoan& m) { return m.status(); });
   if (!v) {
@@ -450,7 +450,7 @@ void init_topic(nb::module_& m) {
             auto* s = new PySubscriber();
             s->s = self.t.subscribe(o);
             s->name = self.name;
-            if (delivery == Delivery::lossy) s->buf.resize(self.t.max_message_size());
+            if (!s->s.zero_copy()) s->buf.resize(self.t.max_message_size());
             return s;
           },
           nb::kw_only(), nb::arg("start") = "latest", nb::arg("delivery") = Delivery::reliable,

@@ -138,8 +138,14 @@ def test_a_read_only_topic_serves_lossy_subscribers_and_refuses_writers(name: st
             assert [sub.recv(timeout=1) for _ in range(3)] == [b"r0", b"r1", b"r2"]
             with pytest.raises(zipc.WrongRole, match="read-only"):
                 ro.publisher()
+            # Reliable too: its position lives in a seat file of its own.
+            rel = ro.subscribe(start="latest")
+            for i in range(3, 6):
+                pub.publish(b"r%d" % i, timeout=1)
+            assert [rel.recv(timeout=1) for _ in range(3)] == [b"r3", b"r4", b"r5"]
+            rel.detach()
             with pytest.raises(zipc.WrongRole, match="read-only"):
-                ro.subscribe(start="oldest")  # reliable needs a write
+                ro.subscribe(start="oldest", durable_name="keeper")  # a durable one writes the topic
             with pytest.raises(zipc.WrongRole, match="read-only"):
                 ro.close()
         assert not t.closed

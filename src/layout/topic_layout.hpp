@@ -181,12 +181,19 @@ struct alignas(128) SubscriberSlot {
   std::atomic<std::uint64_t> dead_since;
   std::atomic<std::uint64_t> grace_ns;
   char name[kDurableNameBytes];
-  std::uint8_t reserved[24];
+  // Read-only reliable subscribers (docs/topic.md): k + 1 when a publisher
+  // took this slot on behalf of the read-only reader at seat k (its position
+  // lives in the seat segment, owner is the reader's id); 0 otherwise. Every
+  // claimer stores it before the mode. Zero in older segments (reserved bytes).
+  std::atomic<std::uint32_t> proxy;
+  std::uint32_t reserved0;
+  std::uint8_t reserved[16];
 };
 static_assert(sizeof(SubscriberSlot) == 128, "a subscriber slot is one 128-byte line");
 static_assert(offsetof(SubscriberSlot, durable) == 12, "the durable flag takes the former reserved0 word");
 static_assert(offsetof(SubscriberSlot, dead_since) == 40, "the durable fields follow the statistics");
 static_assert(offsetof(SubscriberSlot, name) == 56, "the durable name follows dead_since and grace_ns");
+static_assert(offsetof(SubscriberSlot, proxy) == 104, "the proxy index follows the durable name");
 static_assert(offsetof(SubscriberSlot, position) == 16, "SubscriberSlot::position at byte 16 (the diagram above)");
 static_assert(offsetof(SubscriberSlot, sequence) == 24, "the statistics follow position");
 

@@ -195,7 +195,6 @@ TEST(ReadOnlyTopic, WhatNeedsAWriteIsRefusedWithWrongRoleNamingTheTopic) {
     }
   };
   expect_wrong_role([&] { (void)ro.publisher(); }, "publisher()");
-  expect_wrong_role([&] { (void)ro.subscribe({zipc::From::latest(), zipc::Delivery::reliable}); }, "reliable");
   zipc::SubscribeOptions durable;
   durable.durable_name = "keeper";
   expect_wrong_role([&] { (void)ro.subscribe(durable); }, "durable");

@@ -428,8 +428,24 @@ TEST(a_read_only_topic_serves_lossy_subscribers_and_refuses_writers) {
   zipc_publisher_t* no = NULL;
   EXPECT(zipc_topic_publisher(ro, &no), ZIPC_WRONG_ROLE);
   CHECK_MESSAGE("read-only");
-  zipc_subscriber_t* reliable = NULL;
-  EXPECT(zipc_topic_subscribe(ro, NULL, &reliable), ZIPC_WRONG_ROLE);
+  /* A reliable read-only subscriber keeps its position in a seat of its own:
+   * the publisher adopts it and is held back by it. */
+  zipc_subscriber_t* reliable = subscribe(ro, ZIPC_FROM_LATEST, 0, ZIPC_RELIABLE);
+  char msg[400] = {0};
+  int sent = 0;
+  zipc_status_t st = ZIPC_OK;
+  while (sent < 1000 && (st = zipc_publisher_publish(p, msg, sizeof msg, 0, NULL)) == ZIPC_OK) ++sent;
+  EXPECT(st, ZIPC_FULL);
+  CHECK(sent > 0 && sent < 20);
+  char big[512];
+  OK(zipc_subscriber_read(reliable, big, sizeof big, 1 * SECONDS, NULL));
+  OK(zipc_publisher_publish(p, msg, sizeof msg, 1 * SECONDS, NULL)); /* room again */
+  OK(zipc_subscriber_detach(reliable));
+  zipc_subscribe_options_t durable;
+  OK(zipc_subscribe_options_init(&durable));
+  durable.durable_name = "keeper";
+  zipc_subscriber_t* no_sub = NULL;
+  EXPECT(zipc_topic_subscribe(ro, &durable, &no_sub), ZIPC_WRONG_ROLE);
   EXPECT(zipc_topic_close(ro), ZIPC_WRONG_ROLE);
   bool closed = true;
   OK(zipc_topic_closed(t, &closed));

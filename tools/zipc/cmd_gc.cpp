@@ -20,7 +20,15 @@ int run_gc(const GcOptions& o) {
     if (s.name.compare(0, o.prefix.size(), o.prefix) != 0) continue;
     if (s.problem == "initializing") continue;  // a live creator is still at work
     const bool abandoned = !s.valid;
-    const bool orphan = s.valid && !s.creator_alive && o.dead;
+    bool orphan = s.valid && !s.creator_alive && o.dead;
+    if (orphan && s.kind == zipc::SegmentKind::topic_reader) {
+      // A reader seat is reused by the next reader when its first one dies:
+      // it is an orphan only while nobody alive sits in it.
+      try {
+        orphan = zipc::inspect_channel(s.name).alive_count() == 0;
+      } catch (const zipc::Error&) {
+      }
+    }
     if (!abandoned && !orphan) continue;
     progress.finish();
     std::printf("%s %s (%s)\n", o.dry_run ? "would remove" : "removing", s.name.c_str(),

@@ -56,12 +56,13 @@ class NamesLock {
 class DirectoryChange {
  public:
   explicit DirectoryChange(HeapControl* c) : c_(c) {
-    // relaxed + the release fence: the odd value is visible before any store of the change.
+    // relaxed + the release fence: the odd value is visible before any store of the change
+    // (the fence is skipped under TSan, which does not model fences; see racy_copy.hpp).
     // A version left odd by a writer that died mid-change moves on too, so a
     // reader that walked past the dead writer sees this change.
     const std::uint64_t v = c_->names_version.load(std::memory_order_relaxed);
     c_->names_version.store((v & 1) != 0 ? v + 2 : v + 1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
+    detail::fence_release();
   }
   ~DirectoryChange() {
     // release: the change happens-before a reader's acquire load of the new even value.
@@ -172,9 +173,9 @@ void* Heap::names_find_unlocked(std::string_view name, std::uint64_t type_hash) 
     }
     NameEntry e{};
     const WalkResult r = walk_unlocked(*this, name, e);
-    std::atomic_thread_fence(std::memory_order_acquire);  // the copies above before the re-check
-    // relaxed, after the fence: a change that overlapped the walk is seen here.
-    if (control_->names_version.load(std::memory_order_relaxed) != v1) continue;
+    detail::fence_acquire();  // the copies above before the re-check
+    // acquire, after the fence: a change that overlapped the walk is seen here.
+    if (control_->names_version.load(std::memory_order_acquire) != v1) continue;
     if (r == WalkResult::damaged)
       fail(Errc::corrupt, "heap '" + this->name() + "', object", name, "the named-object directory is damaged");
     if (r == WalkResult::absent) return nullptr;

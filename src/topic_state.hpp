@@ -57,20 +57,6 @@ struct TopicState {
   const std::string& name() const noexcept { return segment.name(); }
 };
 
-// Fences of the seqlock-style validation. TSan does not model fences (gcc
-// refuses them under -fsanitize=thread); there the racy copies are not
-// instrumented and the loads after the fence are acquire loads anyway.
-inline void fence_acquire() noexcept {
-#if !defined(__SANITIZE_THREAD__)
-  std::atomic_thread_fence(std::memory_order_acquire);
-#endif
-}
-inline void fence_release() noexcept {
-#if !defined(__SANITIZE_THREAD__)
-  std::atomic_thread_fence(std::memory_order_release);
-#endif
-}
-
 // Positions are multiples of the record alignment; one read from shared memory that is not was scribbled.
 inline bool aligned(std::uint64_t position) noexcept {
   return position % layout::kRecordAlign == 0;

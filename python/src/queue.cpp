@@ -201,40 +201,48 @@ void init_queue(nb::module_& m) {
           "create",
           [](const std::string& name, std::size_t block_size, std::size_t block_count, Multiplicity producers,
              Multiplicity consumers, std::uint32_t max_participants, nb::handle recovery_time, WaitStrategy wait,
-             unsigned mode, const std::string& path, bool prefault, Role role) {
+             unsigned mode, const std::string& path, bool prefault, Role role, nb::handle type) {
             auto o = queue_options(block_size, block_count, producers, consumers, max_participants, recovery_time, wait,
                                    mode, path, prefault);
+            o.segment.type = type_arg(type);
             return make(zipc::Queue::create(name, o, role), name);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("block_size") = 1024, nb::arg("block_count") = 1024,
           nb::arg("producers") = Multiplicity::multi, nb::arg("consumers") = Multiplicity::multi,
           nb::arg("max_participants") = 64, nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive,
           nb::arg("mode") = 0600, nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("role") = Role::both,
-          nb::rv_policy::take_ownership)
+          nb::arg("type").none() = nb::none(), nb::rv_policy::take_ownership)
       .def_static(
           "open_or_create",
           [](const std::string& name, std::size_t block_size, std::size_t block_count, Multiplicity producers,
              Multiplicity consumers, std::uint32_t max_participants, nb::handle recovery_time, WaitStrategy wait,
-             unsigned mode, const std::string& path, bool prefault, Role role, bool accept_existing) {
+             unsigned mode, const std::string& path, bool prefault, Role role, bool accept_existing, nb::handle type) {
             auto o = queue_options(block_size, block_count, producers, consumers, max_participants, recovery_time, wait,
                                    mode, path, prefault);
             o.accept_existing = accept_existing;
+            o.segment.type = type_arg(type);
             return make(zipc::Queue::open_or_create(name, o, role), name);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("block_size") = 1024, nb::arg("block_count") = 1024,
           nb::arg("producers") = Multiplicity::multi, nb::arg("consumers") = Multiplicity::multi,
           nb::arg("max_participants") = 64, nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive,
           nb::arg("mode") = 0600, nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("role") = Role::both,
-          nb::arg("accept_existing") = false, nb::rv_policy::take_ownership)
+          nb::arg("accept_existing") = false, nb::arg("type").none() = nb::none(), nb::rv_policy::take_ownership)
       .def_static(
           "open",
-          [](const std::string& name, Role role, WaitStrategy wait, const std::string& path) {
+          [](const std::string& name, Role role, WaitStrategy wait, const std::string& path, nb::handle type) {
             zipc::SegmentOptions seg;
             seg.path = path;
+            seg.type = type_arg(type);
             return make(zipc::Queue::open(name, role, wait_options(wait), seg), name);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("role") = Role::both, nb::arg("wait") = WaitStrategy::adaptive,
-          nb::arg("path") = "", nb::rv_policy::take_ownership)
+          nb::arg("path") = "", nb::arg("type").none() = nb::none(), nb::rv_policy::take_ownership)
+      .def_prop_ro("type_identity",
+                   [](PyQueue& self) {
+                     self.require_attached("type_identity");
+                     return identity_obj(self.q.segment().type_identity());
+                   })
       .def_static(
           "remove",
           [](const std::string& name, const std::string& path) {

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "options_mismatch.hpp"
-#include "platform/address_space.hpp"
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
 #include "platform/membarrier.hpp"
@@ -92,22 +91,9 @@ InitFn make_init(const SegmentSpec& spec) {
       c->seq.store(i, std::memory_order_relaxed);
     }
     if (const std::uint64_t arena = spec.params[L::kParamOversize]; arena != 0) {
-      std::byte* region =
-          p + L::queue_oversize_offset(L::queue_payload_size(ctl->capacity, ctl->block_size, ctl->max_participants));
-      auto* ov = new (region) L::OversizeControl{};
-      ov->magic = L::kOversizeMagic;
-      ov->arena_size = arena;
-      auto* heap = new (region + L::kOversizeHeapOffset) L::HeapControl{};
-      heap->magic = L::kHeapMagic;
-      heap->version = L::kHeapVersion;
-      heap->arena_offset = L::kArenaOffset;
-      heap->arena_size = arena;
-      heap->directory_head = L::kNil;
-      std::uint64_t salt = platform::random_u64();
-      if (salt == 0) salt = platform::realtime_ns() * 0x9e3779b97f4a7c15ull + 1;
-      detail::tlsf_init(detail::Arena{heap, region + L::kOversizeArenaOffset, arena}, salt);
-      // relaxed: the segment's ready flag (release) publishes the whole payload.
-      heap->state.store(L::kStateHealthy, std::memory_order_relaxed);
+      detail::init_oversize(
+          p + L::queue_oversize_offset(L::queue_payload_size(ctl->capacity, ctl->block_size, ctl->max_participants)),
+          arena);
     }
   };
 }
@@ -425,35 +411,10 @@ Status Queue::try_send(std::span<const std::byte> msg) noexcept {
   return send(msg, Timeout::zero());
 }
 
-namespace {
-
-// A message over the block: its payload in the oversize region, written
-// before a position is taken (a producer waiting for region room must not hold
-// a position that consumers wait on).
-Status send_big(QueueImpl& q, std::span<const std::byte> msg, Queue::Timeout timeout) noexcept {
-  std::optional<Deadline> d;
-  std::uint64_t off = 0;
-  Status st = q.big_allocate(msg.size(), timeout, &d, &off);
-  if (st != Status::ok) return st;
-  std::memcpy(q.big_data(off), msg.data(), msg.size());
-  std::uint64_t pos = 0, n = 0;
-  st = q.reserve_wait(1, &pos, &n, timeout, &d);
-  if (st != Status::ok) {
-    q.big_unallocate(off);
-    return st;
-  }
-  q.big_attach(pos, off, msg.size());
-  q.big_commit(pos, msg.size());
-  q.publish(1);
-  return Status::ok;
-}
-
-}  // namespace
-
 Status Queue::send(std::span<const std::byte> msg, Timeout timeout) noexcept {
   QueueImpl& q = *impl_;
   if (msg.size() > q.block) [[unlikely]]
-    return send_big(q, msg, timeout);
+    return q.send_big(msg, timeout);
   std::uint64_t pos = 0, n = 0;
   std::optional<Deadline> d;
   const Status st = q.reserve_wait(1, &pos, &n, timeout, &d);
@@ -518,7 +479,7 @@ std::size_t Queue::send_batch(std::span<const std::span<const std::byte>> msgs, 
     std::size_t run = 0;
     while (done + run < msgs.size() && run < QueueImpl::kChunk && msgs[done + run].size() <= q.block) ++run;
     if (run == 0) {
-      st = send_big(q, msgs[done], timeout);  // too_large without an oversize region
+      st = q.send_big(msgs[done], timeout);  // too_large without an oversize region
       if (st != Status::ok) break;
       ++done;
       continue;
@@ -603,28 +564,6 @@ QueueWriteLoan Queue::reserve(Timeout timeout) noexcept {
   return l;
 }
 
-QueueWriteLoan Queue::reserve(std::size_t size, Timeout timeout) noexcept {
-  QueueImpl& q = *impl_;
-  if (size <= q.block) return reserve(timeout);
-  std::optional<Deadline> d;
-  std::uint64_t off = 0, pos = 0, n = 0;
-  QueueWriteLoan l;
-  l.status_ = q.big_allocate(size, timeout, &d, &off);
-  if (l.status_ != Status::ok) return l;
-  l.status_ = q.reserve_wait(1, &pos, &n, timeout, &d);
-  if (l.status_ != Status::ok) {
-    q.big_unallocate(off);
-    return l;
-  }
-  q.big_attach(pos, off, size);
-  l.impl_ = &q;
-  l.data_ = q.big_data(off);
-  l.capacity_ = size;
-  l.pos_ = pos;
-  l.big_ = off + 1;
-  return l;
-}
-
 std::size_t Queue::reserve_batch(std::span<QueueWriteLoan> out, Timeout timeout, Status* status) noexcept {
   QueueImpl& q = *impl_;
   std::uint64_t first = 0, n = 0;
@@ -643,28 +582,6 @@ std::size_t Queue::reserve_batch(std::span<QueueWriteLoan> out, Timeout timeout,
   return n;
 }
 
-namespace {
-
-// An acquired position of an oversize queue as a loan: true when l was filled
-// (or failed for good); false when the position was skipped (take another).
-bool big_loan(QueueImpl& q, std::uint64_t pos, QueueReadLoan& l, const std::byte** data, std::size_t* len,
-              std::uint64_t* big) noexcept {
-  std::uint64_t off = 0;
-  const QueueImpl::View v = q.view(pos, data, len, &off);
-  if (v == QueueImpl::View::small || v == QueueImpl::View::big) {
-    *big = v == QueueImpl::View::big ? off + 1 : 0;
-    return true;
-  }
-  q.release(pos, false);
-  q.released(0);
-  if (v == QueueImpl::View::moved) return false;
-  l = QueueReadLoan(Status::corrupt);
-  *data = nullptr;
-  return true;
-}
-
-}  // namespace
-
 QueueReadLoan Queue::acquire(Timeout timeout) noexcept {
   QueueImpl& q = *impl_;
   std::uint64_t pos = 0;
@@ -677,7 +594,7 @@ QueueReadLoan Queue::acquire(Timeout timeout) noexcept {
     const std::byte* data = nullptr;
     std::size_t len = 0;
     std::uint64_t big = 0;
-    while (!big_loan(q, pos, l, &data, &len, &big)) {
+    while (!q.big_loan(pos, l, &data, &len, &big)) {
       l.status_ = q.acquire_wait(&pos, 1, &n, static_cast<std::size_t>(-1), &first, timeout, &d);
       if (l.status_ != Status::ok) return l;
     }
@@ -720,7 +637,7 @@ std::size_t Queue::acquire_batch(std::span<QueueReadLoan> out, Timeout timeout, 
       const std::byte* data = nullptr;
       std::size_t len = 0;
       std::uint64_t big = 0;
-      if (!big_loan(q, pos[i], l, &data, &len, &big)) continue;
+      if (!q.big_loan(pos[i], l, &data, &len, &big)) continue;
       if (data == nullptr) {
         if (status) *status = Status::corrupt;
         continue;

@@ -18,6 +18,10 @@
 
 namespace zipc::detail {
 
+// Builds an empty oversize region (control, heap control, TLSF arena) at
+// `region`. Creator only, inside the segment's init.
+void init_oversize(std::byte* region, std::uint64_t arena) noexcept;
+
 struct QueueImpl {
   // Largest number of positions one internal call takes at once.
   static constexpr std::size_t kChunk = 64;
@@ -161,6 +165,15 @@ struct QueueImpl {
   void big_abort(std::uint64_t pos, std::uint64_t off) noexcept;
   void big_release(std::uint64_t pos, std::uint64_t off) noexcept;  // consumer: done with a big message
   [[nodiscard]] std::byte* big_data(std::uint64_t off) const noexcept { return ov_arena.base + off; }
+  // A message over the block by copy: the payload is written into the region
+  // before a position is taken (a producer waiting for region room must not
+  // hold a position that consumers wait on).
+  Status send_big(std::span<const std::byte> msg, std::chrono::nanoseconds timeout) noexcept;
+  // Acquired position pos as a loan's data: true when *data, *len, *big (payload
+  // offset + 1, 0 for a block) are set, or l says corrupt (*data null); false
+  // when the position was skipped (a payload handed back): take another.
+  bool big_loan(std::uint64_t pos, QueueReadLoan& l, const std::byte** data, std::size_t* len,
+                std::uint64_t* big) noexcept;
   // Frees every allocation no live reference names (needs sweep_needed set).
   // Returns the number of blocks freed, -1 when it could not run now.
   long sweep() noexcept;

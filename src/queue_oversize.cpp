@@ -14,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "platform/address_space.hpp"
 #include "platform/clock.hpp"
 #include "queue_impl.hpp"
 #include "zipc/process.hpp"
@@ -252,4 +253,83 @@ long QueueImpl::sweep() noexcept {
   return freed;
 }
 
+Status QueueImpl::send_big(std::span<const std::byte> msg, std::chrono::nanoseconds timeout) noexcept {
+  std::optional<Deadline> d;
+  std::uint64_t off = 0;
+  Status st = big_allocate(msg.size(), timeout, &d, &off);
+  if (st != Status::ok) return st;
+  std::memcpy(big_data(off), msg.data(), msg.size());
+  std::uint64_t pos = 0, n = 0;
+  st = reserve_wait(1, &pos, &n, timeout, &d);
+  if (st != Status::ok) {
+    big_unallocate(off);
+    return st;
+  }
+  big_attach(pos, off, msg.size());
+  big_commit(pos, msg.size());
+  publish(1);
+  return Status::ok;
+}
+
+bool QueueImpl::big_loan(std::uint64_t pos, QueueReadLoan& l, const std::byte** data, std::size_t* len,
+                         std::uint64_t* big) noexcept {
+  std::uint64_t off = 0;
+  const View v = view(pos, data, len, &off);
+  if (v == View::small || v == View::big) {
+    *big = v == View::big ? off + 1 : 0;
+    return true;
+  }
+  release(pos, false);
+  released(0);
+  if (v == View::moved) return false;
+  l = QueueReadLoan(Status::corrupt);
+  *data = nullptr;
+  return true;
+}
+
+void init_oversize(std::byte* region, std::uint64_t arena) noexcept {
+  auto* ov = new (region) L::OversizeControl{};
+  ov->magic = L::kOversizeMagic;
+  ov->arena_size = arena;
+  auto* heap = new (region + L::kOversizeHeapOffset) L::HeapControl{};
+  heap->magic = L::kHeapMagic;
+  heap->version = L::kHeapVersion;
+  heap->arena_offset = L::kArenaOffset;
+  heap->arena_size = arena;
+  heap->directory_head = L::kNil;
+  std::uint64_t salt = platform::random_u64();
+  if (salt == 0) salt = platform::realtime_ns() * 0x9e3779b97f4a7c15ull + 1;
+  tlsf_init(Arena{heap, region + L::kOversizeArenaOffset, arena}, salt);
+  // relaxed: the segment's ready flag (release) publishes the whole payload.
+  heap->state.store(L::kStateHealthy, std::memory_order_relaxed);
+}
+
 }  // namespace zipc::detail
+
+namespace zipc {
+
+// A loan sized per message: a block, or n bytes of the region (queue.hpp).
+QueueWriteLoan Queue::reserve(std::size_t size, Timeout timeout) noexcept {
+  using detail::QueueImpl;
+  QueueImpl& q = *impl_;
+  if (size <= q.block) return reserve(timeout);
+  std::optional<Deadline> d;
+  std::uint64_t off = 0, pos = 0, n = 0;
+  QueueWriteLoan l;
+  l.status_ = q.big_allocate(size, timeout, &d, &off);
+  if (l.status_ != Status::ok) return l;
+  l.status_ = q.reserve_wait(1, &pos, &n, timeout, &d);
+  if (l.status_ != Status::ok) {
+    q.big_unallocate(off);
+    return l;
+  }
+  q.big_attach(pos, off, size);
+  l.impl_ = &q;
+  l.data_ = q.big_data(off);
+  l.capacity_ = size;
+  l.pos_ = pos;
+  l.big_ = off + 1;
+  return l;
+}
+
+}  // namespace zipc

@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
               g_small_only ? "all 256 B; plain = no region" : "99% 256 B, 1% 1 MiB, 4 x 16 MiB", reps,
               g_prefault ? ", prefaulted" : "");
   for (int k = 0; k < 2; ++k) {
-    std::printf("%-9s mapped %10.1f MiB   %10.0f msg/s   %6.2f GB/s\n", names[k],
+    std::printf("%-9s mapped %12.3f MiB   %10.0f msg/s   %6.2f GB/s\n", names[k],
                 static_cast<double>(mapped[k]) / (1 << 20), median(rate[k]), median(gbps[k]));
   }
   std::printf("oversize/%s: mapped %.4f, throughput %.2f\n", names[1], static_cast<double>(mapped[0]) / mapped[1],

@@ -121,14 +121,21 @@ QueueImpl::View QueueImpl::view(std::uint64_t pos, const std::byte** data, std::
     return w <= block ? View::small : View::corrupt;
   }
   if (w & L::kSizeMoved) return View::moved;  // handed back by a consumer that died after its release
-  if ((w & L::kSizeTagMask) != (pos & L::kSizeTagMask)) return View::corrupt;
+  // A scribbled big cell: the caller drops it; the payload it named (if any)
+  // is named by nothing any more, so the next recover() sweeps it.
+  // release: pairs with sweep()'s acquire.
+  const auto scribbled = [&]() noexcept {
+    ov->sweep_needed.fetch_add(1, std::memory_order_release);
+    return View::corrupt;
+  };
+  if ((w & L::kSizeTagMask) != (pos & L::kSizeTagMask)) return scribbled();
   // relaxed: ordered by the acquire of seq that took the position.
   const std::uint64_t o = c->big_offset.load(std::memory_order_relaxed);
   const std::uint64_t n = c->big_length.load(std::memory_order_relaxed);
   // Inside the arena, before the sentinel, where a block's payload can start:
   // a scribbled offset or length is an error, never a read out of bounds.
   const std::uint64_t end = ov_arena.size - L::kHeaderSize;
-  if (o < L::kHeaderSize || o % L::kAlign != 0 || o >= end || n > end - o) return View::corrupt;
+  if (o < L::kHeaderSize || o % L::kAlign != 0 || o >= end || n > end - o) return scribbled();
   *data = ov_arena.base + o;
   *len = n;
   *off = o;

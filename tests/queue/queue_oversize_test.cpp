@@ -214,6 +214,7 @@ class QueueOversizeScribble : public ::testing::TestWithParam<int> {};
 TEST_P(QueueOversizeScribble, AScribbledOffsetOrLengthIsCorruptNeverAReadOutOfBounds) {
   zipc::test::TempName name("qov");
   auto q = Queue::create(name.str(), oversize_options(1u << 20));
+  const std::uint64_t free0 = q.stats().oversize_free_bytes;
   const auto msg = pattern(100000, 9);
   ASSERT_EQ(q.try_send(msg), Status::ok);
   auto* cell = reinterpret_cast<zipc::layout::CellHeader*>(q.segment().payload() +
@@ -228,9 +229,12 @@ TEST_P(QueueOversizeScribble, AScribbledOffsetOrLengthIsCorruptNeverAReadOutOfBo
   zipc::QueueReadLoan r = q.try_acquire();
   EXPECT_FALSE(r);
   EXPECT_EQ(r.status(), Status::corrupt);
-  // The queue goes on.
+  // The queue goes on, and the next recover() frees the payload nothing names any more.
   ASSERT_EQ(q.try_send(pattern(10, 1)), Status::ok);
   EXPECT_TRUE(q.try_acquire());
+  EXPECT_EQ(q.recover(), 0u);
+  EXPECT_EQ(q.stats().oversize_free_bytes, free0);
+  EXPECT_EQ(q.stats().oversize_live, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fields, QueueOversizeScribble, ::testing::Values(0, 1, 2, 3));

@@ -266,6 +266,10 @@ typedef struct zipc_queue_options {
   /* The message type (NULL: none recorded or checked): recorded by create,
    * checked by open and open_or_create (ZIPC_TYPE_MISMATCH). Copied. */
   const zipc_type_identity_t* type;
+  /* Bytes of a region for messages larger than block_size (0: none; else at
+   * least 64 KiB): such messages are then sent, received and reserved
+   * (zipc_queue_reserve_size) like any other; see docs/typed.md. */
+  uint64_t oversize_bytes;
 } zipc_queue_options_t;
 ZIPC_API zipc_status_t zipc_queue_options_init(zipc_queue_options_t* options);
 
@@ -301,7 +305,7 @@ ZIPC_API zipc_status_t zipc_queue_remove(const char* name, const zipc_segment_op
 ZIPC_API zipc_status_t zipc_queue_detach(zipc_queue_t* queue);
 
 /* Copies size bytes in as one message. full (timeout 0), timeout, closed,
- * too_large (over block_size), wrong_role. */
+ * too_large (over block_size without an oversize region), wrong_role. */
 ZIPC_API zipc_status_t zipc_queue_send(zipc_queue_t* queue, const void* data, size_t size, int64_t timeout_ns);
 /* Copies the next message out; *size gets its length. A message longer than
  * capacity stays queued: ZIPC_TOO_LARGE with *size = the length needed.
@@ -310,6 +314,11 @@ ZIPC_API zipc_status_t zipc_queue_recv(zipc_queue_t* queue, void* buffer, size_t
                                        int64_t timeout_ns);
 /* Zero copy: a block to fill (loan->size = block_size). */
 ZIPC_API zipc_status_t zipc_queue_reserve(zipc_queue_t* queue, int64_t timeout_ns, zipc_write_loan_t* loan);
+/* Zero copy: a loan of size bytes (loan->size = size): a block when size <=
+ * block_size, else room in the queue's oversize region. too_large (no region,
+ * or more than it can ever hold); a full region: full (timeout 0) or timeout. */
+ZIPC_API zipc_status_t zipc_queue_reserve_size(zipc_queue_t* queue, size_t size, int64_t timeout_ns,
+                                               zipc_write_loan_t* loan);
 /* Zero copy: the next message in place. */
 ZIPC_API zipc_status_t zipc_queue_acquire(zipc_queue_t* queue, int64_t timeout_ns, zipc_read_loan_t* loan);
 

@@ -47,6 +47,7 @@ zipc::QueueOptions to_cpp(const zipc_queue_options_t& o) {
   q.wait = zipc::c_api::to_cpp(o.wait);
   q.segment = zipc::c_api::to_cpp(o.segment);
   q.segment.type = zipc::c_api::to_cpp(o.type);
+  q.oversize_bytes = o.oversize_bytes;
   return q;
 }
 
@@ -167,6 +168,18 @@ zipc_status_t zipc_queue_reserve(zipc_queue_t* queue, int64_t timeout_ns, zipc_w
   if (loan == nullptr) return invalid("zipc_queue_reserve", "loan is NULL");
   clear(loan);
   zipc::QueueWriteLoan w = queue->queue.reserve(timeout(timeout_ns));
+  if (!w) return from(w.status());
+  loan->data = w.data().data();
+  loan->size = w.size();
+  emplace<zipc::QueueWriteLoan>(loan->private_, LoanKind::queue_write, std::move(w));
+  return ZIPC_OK;
+}
+
+zipc_status_t zipc_queue_reserve_size(zipc_queue_t* queue, size_t size, int64_t timeout_ns, zipc_write_loan_t* loan) {
+  ZIPC_CHECK_QUEUE("zipc_queue_reserve_size");
+  if (loan == nullptr) return invalid("zipc_queue_reserve_size", "loan is NULL");
+  clear(loan);
+  zipc::QueueWriteLoan w = queue->queue.reserve(size, timeout(timeout_ns));
   if (!w) return from(w.status());
   loan->data = w.data().data();
   loan->size = w.size();

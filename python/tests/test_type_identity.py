@@ -82,3 +82,4 @@ def test_another_process_opening_with_another_type_gets_type_mismatch(name: str)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "mismatch"
+

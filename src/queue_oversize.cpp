@@ -316,24 +316,24 @@ void init_oversize(std::byte* region, std::uint64_t arena) noexcept {
 namespace zipc {
 
 // A loan sized per message: a block, or n bytes of the region (queue.hpp).
-QueueWriteLoan Queue::reserve(std::size_t size, Timeout timeout) noexcept {
+QueueWriteLoan Queue::reserve(std::size_t n, Timeout timeout) noexcept {
   using detail::QueueImpl;
   QueueImpl& q = *impl_;
-  if (size <= q.block) return reserve(timeout);
+  if (n <= q.block) return reserve(timeout);
   std::optional<Deadline> d;
-  std::uint64_t off = 0, pos = 0, n = 0;
+  std::uint64_t off = 0, pos = 0, got = 0;
   QueueWriteLoan l;
-  l.status_ = q.big_allocate(size, timeout, &d, &off);
+  l.status_ = q.big_allocate(n, timeout, &d, &off);
   if (l.status_ != Status::ok) return l;
-  l.status_ = q.reserve_wait(1, &pos, &n, timeout, &d);
+  l.status_ = q.reserve_wait(1, &pos, &got, timeout, &d);
   if (l.status_ != Status::ok) {
     q.big_unallocate(off);
     return l;
   }
-  q.big_attach(pos, off, size);
+  q.big_attach(pos, off, n);
   l.impl_ = &q;
   l.data_ = q.big_data(off);
-  l.capacity_ = size;
+  l.capacity_ = n;
   l.pos_ = pos;
   l.big_ = off + 1;
   return l;

@@ -11,6 +11,7 @@
 #include "layout/queue_layout.hpp"
 #include "layout/queue_oversize.hpp"
 #include "queue_test_util.hpp"
+#include "zipc/introspect.hpp"
 #include "zipc/queue.hpp"
 #include "zipc_test.hpp"
 
@@ -208,6 +209,21 @@ TEST(QueueOversize, OpenOrCreateWithAnotherRegionSizeFailsNamingBothValues) {
 TEST(QueueOversize, ARegionUnder64KiBIsRefused) {
   zipc::test::TempName name("qov");
   EXPECT_THROW((void)Queue::create(name.str(), oversize_options(1000)), zipc::Error);
+}
+
+TEST(QueueOversize, IntrospectionReportsTheRegionSizeOfAQueueThatHasOne) {
+  zipc::test::TempName name("qov");
+  zipc::test::TempName plain("qov");
+  auto q = Queue::create(name.str(), oversize_options(1u << 20));
+  auto p = Queue::create(plain.str(), oversize_options(0));
+  const zipc::ChannelReport r = zipc::inspect_channel(name.str());
+  ASSERT_TRUE(r.readable) << r.problem;
+  const std::uint64_t* v = zipc::find_field(r.geometry, "oversize_bytes");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(*v, 1u << 20);
+  const zipc::ChannelReport rp = zipc::inspect_channel(plain.str());
+  ASSERT_TRUE(rp.readable) << rp.problem;
+  EXPECT_EQ(zipc::find_field(rp.geometry, "oversize_bytes"), nullptr);
 }
 
 // Hostile shared memory: the cell of a committed big message is scribbled.

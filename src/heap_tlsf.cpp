@@ -6,6 +6,7 @@
 #include <atomic>
 #include <bit>
 #include <cstring>
+#include <vector>
 
 namespace zipc::detail {
 
@@ -33,7 +34,7 @@ class Blocks {
   bool valid(std::uint64_t o, std::uint64_t word) const noexcept {
     return (word >> 48) == check_bits(o, word & ~(std::uint64_t{0xffff} << 48));
   }
-  static std::uint64_t size_of(std::uint64_t word) noexcept { return word & kSizeMask; }
+  static std::uint64_t size_of(std::uint64_t word) noexcept { return word & kBlockSizeMask; }
   static std::uint64_t flags_of(std::uint64_t word) noexcept { return word & kFlagMask; }
 
   // A header at o that passes its check and describes a block inside the arena.
@@ -332,6 +333,10 @@ Allocation tlsf_allocate(const Arena& a, std::size_t size, std::size_t align) no
   return {a.base + o + kHeaderSize, HeapStatus::ok};
 }
 
+namespace {
+HeapStatus deallocate_locked(const Arena& a, std::uint64_t o) noexcept;
+}  // namespace
+
 HeapStatus tlsf_deallocate(const Arena& a, void* p) noexcept {
   if (p == nullptr) return HeapStatus::ok;
   const auto addr = reinterpret_cast<std::uintptr_t>(p);
@@ -339,9 +344,15 @@ HeapStatus tlsf_deallocate(const Arena& a, void* p) noexcept {
   if (addr < base + kHeaderSize || addr >= base + a.size - kHeaderSize || (addr - base) % kAlign != 0) {
     return HeapStatus::foreign_pointer;
   }
-  std::uint64_t o = addr - base - kHeaderSize;
-  HeapControl* c = a.control;
   Locked lock(a);
+  return deallocate_locked(a, addr - base - kHeaderSize);
+}
+
+namespace {
+
+// tlsf_deallocate's work on the block at arena offset o, alloc_lock held.
+HeapStatus deallocate_locked(const Arena& a, std::uint64_t o) noexcept {
+  HeapControl* c = a.control;
   if (is_corrupt(c)) return HeapStatus::corrupt;
   Blocks b(a);
   const std::uint64_t w = b.hdr(o)->word;
@@ -387,6 +398,36 @@ HeapStatus tlsf_deallocate(const Arena& a, void* p) noexcept {
   b.set_prev(next, s, true);
   if (!b.insert(o, s)) return fail_corrupt(c);
   return HeapStatus::ok;
+}
+
+}  // namespace
+
+long tlsf_sweep(const Arena& a, const SweepHooks& h) noexcept {
+  HeapControl* c = a.control;
+  Locked lock(a);  // nothing is allocated or freed while we decide
+  if (is_corrupt(c)) return -1;
+  if (!h.collect(h.ctx)) return -1;
+  Blocks b(a);
+  std::vector<std::uint64_t> garbage;
+  try {
+    for (std::uint64_t o = 0; o < b.end();) {
+      const std::uint64_t w = b.hdr(o)->word;
+      if (!b.sane(o, w)) {
+        (void)fail_corrupt(c);
+        return -1;
+      }
+      if (!(w & kFlagFree) && !h.keep(h.ctx, o + kHeaderSize)) garbage.push_back(o);
+      o += Blocks::size_of(w);
+    }
+  } catch (...) {
+    return -1;  // no memory for the list: try again later
+  }
+  long freed = 0;
+  for (const std::uint64_t o : garbage) {
+    if (deallocate_locked(a, o) != HeapStatus::ok) return -1;
+    ++freed;
+  }
+  return freed;
 }
 
 HeapStats tlsf_stats(const Arena& a) noexcept {

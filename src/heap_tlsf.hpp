@@ -24,6 +24,20 @@ HeapStatus tlsf_deallocate(const Arena& a, void* p) noexcept;
 HeapStats tlsf_stats(const Arena& a) noexcept;
 HeapCheck tlsf_check(const Arena& a) noexcept;
 
+// Garbage collection for an arena whose allocations are referenced from
+// elsewhere (a queue's oversize region, src/queue_oversize.cpp). With the
+// allocation lock held (nothing is allocated or freed meanwhile):
+// collect(ctx) gathers the live references (false: give up for now), then
+// every allocated block whose payload offset (from a.base) keep(ctx, offset)
+// refuses is freed. Returns the number of blocks freed, or -1 (gave up,
+// corrupt arena, no memory).
+struct SweepHooks {
+  void* ctx = nullptr;
+  bool (*collect)(void* ctx) noexcept = nullptr;
+  bool (*keep)(void* ctx, std::uint64_t payload_offset) noexcept = nullptr;
+};
+long tlsf_sweep(const Arena& a, const SweepHooks& h) noexcept;
+
 // Process-local registry of mapped heaps: control block address -> arena.
 // Lets the allocator trust nothing it reads from the segment about its own
 // bounds, and makes a stale control pointer an error instead of a crash.

@@ -4,6 +4,7 @@
 
 #include "introspect_map.hpp"
 #include "layout/queue_layout.hpp"
+#include "layout/queue_oversize.hpp"
 #include "layout/rpc_layout.hpp"
 
 namespace zipc::detail {
@@ -34,6 +35,7 @@ void inspect_queue(const ReadOnlyView& v, ChannelReport& report) {
   add(report.geometry, "multi_consumer", (modes & kModeMultiConsumer) ? 1 : 0);
   add(report.geometry, "max_participants", parts);
   add(report.geometry, "recovery_ns", params[kParamRecoveryNs]);
+  if (params[kParamOversize] != 0) add(report.geometry, "oversize_bytes", params[kParamOversize]);
   report.state = peek(ctl->closed) != 0 ? "closed" : "open";
 
   const std::uint64_t head = peek(ctl->head);

@@ -23,6 +23,17 @@ namespace {
 
 constexpr std::uint64_t kMaxCapacity = 1ull << 24;
 constexpr std::uint64_t kMaxBlock = 16ull << 20;
+constexpr std::uint64_t kMinOversize = 64ull << 10;
+
+std::uint64_t oversize_arena(const QueueOptions& o) {
+  return o.oversize_bytes == 0 ? 0 : round_up(o.oversize_bytes, L::kOversizeAlign);
+}
+
+// Payload bytes: control, records, cells, then the oversize region (if any).
+std::uint64_t payload_bytes(std::uint64_t cap, std::uint64_t block, std::uint64_t maxp, std::uint64_t arena) {
+  const std::uint64_t cells_end = L::queue_payload_size(cap, block, maxp);
+  return arena == 0 ? cells_end : L::queue_oversize_offset(cells_end) + L::queue_oversize_size(arena);
+}
 
 std::string quoted(std::string_view name) {
   return "queue '" + std::string(name) + "'";
@@ -37,12 +48,15 @@ void validate_options(std::string_view name, const QueueOptions& o) {
   if (o.max_participants < 2 || o.max_participants > 65535)
     bad("max_participants " + std::to_string(o.max_participants) + " is not in [2, 65535]");
   if (o.recovery_time.count() <= 0) bad("recovery_time must be positive");
+  if (o.oversize_bytes != 0 && (o.oversize_bytes < kMinOversize || o.oversize_bytes > L::kMaxArena))
+    bad("oversize_bytes " + std::to_string(o.oversize_bytes) + " is neither 0 nor in [64 KiB, 2^46]");
 }
 
 SegmentSpec make_spec(const QueueOptions& o) {
   SegmentSpec spec;
   spec.kind = SegmentKind::queue;
-  spec.payload_size = L::queue_payload_size(o.block_count, o.block_size, o.max_participants);
+  const std::uint64_t arena = oversize_arena(o);
+  spec.payload_size = payload_bytes(o.block_count, o.block_size, o.max_participants, arena);
   spec.params[L::kParamCapacity] = o.block_count;
   spec.params[L::kParamBlockSize] = o.block_size;
   spec.params[L::kParamModes] = (o.producers == Multiplicity::multi ? L::kModeMultiProducer : 0) |
@@ -51,7 +65,8 @@ SegmentSpec make_spec(const QueueOptions& o) {
   spec.params[L::kParamRecoveryNs] =
       static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(o.recovery_time).count());
   spec.params[L::kParamStride] = L::queue_stride(o.block_size);
-  spec.params[L::kParamLayoutVersion] = L::kQueueLayoutVersion;
+  spec.params[L::kParamLayoutVersion] = arena == 0 ? L::kQueueLayoutVersion : L::kQueueLayoutVersionOversize;
+  spec.params[L::kParamOversize] = arena;
   return spec;
 }
 
@@ -75,6 +90,11 @@ InitFn make_init(const SegmentSpec& spec) {
       // relaxed: the segment's ready flag (release) publishes the whole payload.
       c->seq.store(i, std::memory_order_relaxed);
     }
+    if (const std::uint64_t arena = spec.params[L::kParamOversize]; arena != 0) {
+      detail::init_oversize(
+          p + L::queue_oversize_offset(L::queue_payload_size(ctl->capacity, ctl->block_size, ctl->max_participants)),
+          arena);
+    }
   };
 }
 
@@ -86,7 +106,8 @@ std::unique_ptr<QueueImpl> from_segment(Segment seg, std::string_view name, cons
   }
   const auto& prm = seg.params();
   const auto bad = [&](const std::string& why) { throw Error(Errc::corrupt_header, quoted(name) + ": " + why); };
-  if (prm[L::kParamLayoutVersion] != L::kQueueLayoutVersion)
+  const std::uint64_t arena = prm[L::kParamOversize];
+  if (prm[L::kParamLayoutVersion] != (arena == 0 ? L::kQueueLayoutVersion : L::kQueueLayoutVersionOversize))
     throw Error(Errc::version_mismatch, quoted(name) + ": created by queue layout version " +
                                             std::to_string(prm[L::kParamLayoutVersion]) +
                                             ", this library reads version " + std::to_string(L::kQueueLayoutVersion));
@@ -98,7 +119,9 @@ std::unique_ptr<QueueImpl> from_segment(Segment seg, std::string_view name, cons
   if (modes > 3) bad("modes word " + std::to_string(modes) + " out of range");
   if (prm[L::kParamStride] != L::queue_stride(block)) bad("stride does not match the block size");
   if (prm[L::kParamRecoveryNs] == 0) bad("recovery time is zero");
-  const std::uint64_t need = L::queue_payload_size(cap, block, maxp);
+  if (arena != 0 && (arena < kMinOversize || arena > L::kMaxArena || arena % L::kOversizeAlign != 0))
+    bad("oversize region of " + std::to_string(arena) + " bytes out of range");
+  const std::uint64_t need = payload_bytes(cap, block, maxp, arena);
   if (seg.payload_size() < need)
     bad("payload of " + std::to_string(seg.payload_size()) + " bytes is smaller than the " + std::to_string(need) +
         " its geometry needs");
@@ -112,12 +135,20 @@ std::unique_ptr<QueueImpl> from_segment(Segment seg, std::string_view name, cons
   q->recovery_ns = prm[L::kParamRecoveryNs];
   q->multi_producer = (modes & L::kModeMultiProducer) != 0;
   q->multi_consumer = (modes & L::kModeMultiConsumer) != 0;
-  q->mpmc = q->multi_producer || q->multi_consumer;
+  // An oversize region needs the many ring's per-cell states (its sweep reads them).
+  q->mpmc = q->multi_producer || q->multi_consumer || arena != 0;
   q->wait = wait;
   std::byte* p = seg.payload();
   q->ctl = reinterpret_cast<L::QueueControl*>(p);
   q->recs = reinterpret_cast<L::ParticipantRecord*>(p + sizeof(L::QueueControl));
   q->cells = p + L::queue_cells_offset(maxp);
+  if (arena != 0) {
+    std::byte* region = p + L::queue_oversize_offset(L::queue_payload_size(cap, block, maxp));
+    q->ov = reinterpret_cast<L::OversizeControl*>(region);
+    if (q->ov->magic != L::kOversizeMagic || q->ov->arena_size != arena) bad("oversize region header is damaged");
+    q->ov_arena = detail::Arena{reinterpret_cast<L::HeapControl*>(region + L::kOversizeHeapOffset),
+                                region + L::kOversizeArenaOffset, arena};
+  }
   q->seg = std::move(seg);
   return q;
 }
@@ -356,7 +387,8 @@ Queue Queue::open_or_create(std::string_view name, const QueueOptions& options, 
          {"consumers (multi)", multi(asked[L::kParamModes], L::kModeMultiConsumer),
           multi(found[L::kParamModes], L::kModeMultiConsumer), ""},
          {"max_participants", asked[L::kParamMaxParticipants], found[L::kParamMaxParticipants], ""},
-         {"recovery_time", asked[L::kParamRecoveryNs] / 1'000'000, found[L::kParamRecoveryNs] / 1'000'000, " ms"}});
+         {"recovery_time", asked[L::kParamRecoveryNs] / 1'000'000, found[L::kParamRecoveryNs] / 1'000'000, " ms"},
+         {"oversize_bytes", asked[L::kParamOversize], found[L::kParamOversize], " bytes"}});
   }
   detail::QueueAttach::attach(*impl, role);
   return Queue(std::move(impl));
@@ -381,7 +413,8 @@ Status Queue::try_send(std::span<const std::byte> msg) noexcept {
 
 Status Queue::send(std::span<const std::byte> msg, Timeout timeout) noexcept {
   QueueImpl& q = *impl_;
-  if (msg.size() > q.block) return Status::too_large;
+  if (msg.size() > q.block) [[unlikely]]
+    return q.send_big(msg, timeout);
   std::uint64_t pos = 0, n = 0;
   std::optional<Deadline> d;
   const Status st = q.reserve_wait(1, &pos, &n, timeout, &d);
@@ -401,9 +434,29 @@ IoResult Queue::recv(std::span<std::byte> out, Timeout timeout) noexcept {
   std::uint64_t pos = 0;
   std::size_t n = 0, first = 0;
   std::optional<Deadline> d;
-  const Status st = q.acquire_wait(&pos, 1, &n, out.size(), &first, timeout, &d);
+  Status st = q.acquire_wait(&pos, 1, &n, out.size(), &first, timeout, &d);
   if (st == Status::too_large) return {st, first};
   if (st != Status::ok) return {st, 0};
+  if (q.ov != nullptr) [[unlikely]] {
+    for (;;) {
+      const std::byte* data = nullptr;
+      std::size_t len = 0;
+      std::uint64_t off = 0;
+      const QueueImpl::View v = q.view(pos, &data, &len, &off);
+      if (v == QueueImpl::View::small) break;
+      if (v == QueueImpl::View::big && len <= out.size()) {
+        std::memcpy(out.data(), data, len);
+        q.big_release(pos, off);
+        return {Status::ok, len};
+      }
+      q.release(pos, false);  // scribbled, or handed back by a consumer that died releasing it
+      q.released(0);
+      if (v != QueueImpl::View::moved) return {Status::corrupt, 0};
+      st = q.acquire_wait(&pos, 1, &n, out.size(), &first, timeout, &d);
+      if (st == Status::too_large) return {st, first};
+      if (st != Status::ok) return {st, 0};
+    }
+  }
   const std::size_t sz = q.acquired_size(pos);
   if (sz > q.block || sz > out.size()) {  // scribbled after the size check: drop it
     q.release(pos, false);
@@ -426,8 +479,10 @@ std::size_t Queue::send_batch(std::span<const std::span<const std::byte>> msgs, 
     std::size_t run = 0;
     while (done + run < msgs.size() && run < QueueImpl::kChunk && msgs[done + run].size() <= q.block) ++run;
     if (run == 0) {
-      st = Status::too_large;
-      break;
+      st = q.send_big(msgs[done], timeout);  // too_large without an oversize region
+      if (st != Status::ok) break;
+      ++done;
+      continue;
     }
     std::uint64_t first = 0, n = 0;
     st = q.reserve_wait(run, &first, &n, timeout, &d);
@@ -457,6 +512,23 @@ std::size_t Queue::recv_batch_impl(std::size_t max, Timeout timeout, BatchFn fn,
     if (st != Status::ok) break;
     std::size_t good = 0;
     for (std::size_t i = 0; i < n; ++i) {
+      if (q.ov != nullptr) [[unlikely]] {
+        const std::byte* data = nullptr;
+        std::size_t len = 0;
+        std::uint64_t off = 0;
+        const QueueImpl::View v = q.view(pos[i], &data, &len, &off);
+        if (v == QueueImpl::View::big) {
+          fn(ctx, {data, len});
+          q.big_release(pos[i], off);
+          ++total;  // (big_release counted and woke for it)
+          continue;
+        }
+        if (v != QueueImpl::View::small) {
+          if (v == QueueImpl::View::corrupt) st = Status::corrupt;
+          q.release(pos[i], false);
+          continue;
+        }
+      }
       const std::size_t sz = q.acquired_size(pos[i]);
       if (sz <= q.block) {
         fn(ctx, {q.cell_data(pos[i]), sz});
@@ -518,6 +590,22 @@ QueueReadLoan Queue::acquire(Timeout timeout) noexcept {
   QueueReadLoan l;
   l.status_ = q.acquire_wait(&pos, 1, &n, static_cast<std::size_t>(-1), &first, timeout, &d);
   if (l.status_ != Status::ok) return l;
+  if (q.ov != nullptr) [[unlikely]] {
+    const std::byte* data = nullptr;
+    std::size_t len = 0;
+    std::uint64_t big = 0;
+    while (!q.big_loan(pos, l, &data, &len, &big)) {
+      l.status_ = q.acquire_wait(&pos, 1, &n, static_cast<std::size_t>(-1), &first, timeout, &d);
+      if (l.status_ != Status::ok) return l;
+    }
+    if (data == nullptr) return l;
+    l.impl_ = &q;
+    l.data_ = data;
+    l.size_ = len;
+    l.pos_ = pos;
+    l.big_ = big;
+    return l;
+  }
   const std::size_t sz = q.acquired_size(pos);
   if (sz > q.block) {
     q.release(pos, false);
@@ -544,6 +632,24 @@ std::size_t Queue::acquire_batch(std::span<QueueReadLoan> out, Timeout timeout, 
   if (st != Status::ok) return 0;
   std::size_t got = 0;
   for (std::size_t i = 0; i < n; ++i) {
+    if (q.ov != nullptr) [[unlikely]] {
+      QueueReadLoan l;
+      const std::byte* data = nullptr;
+      std::size_t len = 0;
+      std::uint64_t big = 0;
+      if (!q.big_loan(pos[i], l, &data, &len, &big)) continue;
+      if (data == nullptr) {
+        if (status) *status = Status::corrupt;
+        continue;
+      }
+      l.impl_ = &q;
+      l.data_ = data;
+      l.size_ = len;
+      l.pos_ = pos[i];
+      l.big_ = big;
+      out[got++] = std::move(l);
+      continue;
+    }
     const std::size_t sz = q.acquired_size(pos[i]);
     if (sz > q.block) {
       q.release(pos[i], false);
@@ -566,6 +672,7 @@ QueueWriteLoan::QueueWriteLoan(QueueWriteLoan&& o) noexcept
       data_(o.data_),
       capacity_(o.capacity_),
       pos_(o.pos_),
+      big_(o.big_),
       status_(o.status_) {}
 QueueWriteLoan& QueueWriteLoan::operator=(QueueWriteLoan&& o) noexcept {
   if (this != &o) {
@@ -578,6 +685,7 @@ QueueWriteLoan& QueueWriteLoan::operator=(QueueWriteLoan&& o) noexcept {
     capacity_ = o.capacity_;
     platform::keep_apart();
     pos_ = o.pos_;
+    big_ = o.big_;
     status_ = o.status_;
   }
   return *this;
@@ -586,7 +694,10 @@ QueueWriteLoan& QueueWriteLoan::operator=(QueueWriteLoan&& o) noexcept {
 CommitResult QueueWriteLoan::commit(std::size_t n) noexcept {
   if (!impl_) return {status_ == Status::ok ? Status::closed : status_, 0};
   if (n > capacity_) return {Status::too_large, 0};
-  impl_->commit(pos_, static_cast<std::uint32_t>(n));
+  if (big_ != 0) [[unlikely]]
+    impl_->big_commit(pos_, n);
+  else
+    impl_->commit(pos_, static_cast<std::uint32_t>(n));
   impl_->publish(1);
   impl_ = nullptr;
   return {Status::ok, pos_};
@@ -594,13 +705,22 @@ CommitResult QueueWriteLoan::commit(std::size_t n) noexcept {
 
 void QueueWriteLoan::abort() noexcept {
   if (!impl_) return;
-  impl_->abort(pos_);
-  impl_->publish(0);
+  if (big_ != 0) [[unlikely]] {
+    impl_->big_abort(pos_, big_ - 1);
+  } else {
+    impl_->abort(pos_);
+    impl_->publish(0);
+  }
   impl_ = nullptr;
 }
 
 QueueReadLoan::QueueReadLoan(QueueReadLoan&& o) noexcept
-    : impl_(std::exchange(o.impl_, nullptr)), data_(o.data_), size_(o.size_), pos_(o.pos_), status_(o.status_) {}
+    : impl_(std::exchange(o.impl_, nullptr)),
+      data_(o.data_),
+      size_(o.size_),
+      pos_(o.pos_),
+      big_(o.big_),
+      status_(o.status_) {}
 QueueReadLoan& QueueReadLoan::operator=(QueueReadLoan&& o) noexcept {
   if (this != &o) {
     if (impl_ != nullptr) release();
@@ -612,6 +732,7 @@ QueueReadLoan& QueueReadLoan::operator=(QueueReadLoan&& o) noexcept {
     size_ = o.size_;
     platform::keep_apart();
     pos_ = o.pos_;
+    big_ = o.big_;
     status_ = o.status_;
   }
   return *this;
@@ -619,8 +740,12 @@ QueueReadLoan& QueueReadLoan::operator=(QueueReadLoan&& o) noexcept {
 
 void QueueReadLoan::release() noexcept {
   if (!impl_) return;
-  impl_->release(pos_, true);
-  impl_->released(1);
+  if (big_ != 0) [[unlikely]] {
+    impl_->big_release(pos_, big_ - 1);
+  } else {
+    impl_->release(pos_, true);
+    impl_->released(1);
+  }
   impl_ = nullptr;
 }
 
@@ -661,6 +786,13 @@ QueueStats Queue::stats() const noexcept {
   s.empty_waits += q.ctl->retired_empty_waits.load(std::memory_order_relaxed);
   s.redelivered = q.ctl->redelivered.load(std::memory_order_relaxed);
   s.abandoned = q.ctl->abandoned.load(std::memory_order_relaxed);
+  if (q.ov != nullptr) {
+    const HeapStats h = detail::tlsf_stats(q.ov_arena);
+    s.oversize_bytes = q.ov_arena.size;
+    s.oversize_free_bytes = h.free_bytes;
+    s.oversize_live = h.allocated_blocks;
+    s.oversize_reclaimed = q.ov->reclaimed.load(std::memory_order_relaxed);  // relaxed: statistics
+  }
   return s;
 }
 
@@ -672,6 +804,9 @@ std::size_t Queue::block_size() const noexcept {
 }
 std::size_t Queue::block_count() const noexcept {
   return impl_->cap;
+}
+std::size_t Queue::oversize_bytes() const noexcept {
+  return impl_->ov_arena.size;
 }
 std::size_t Queue::size_approx() const noexcept {
   // relaxed: an estimate.

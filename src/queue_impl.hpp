@@ -9,12 +9,18 @@
 #include <string>
 
 #include "asymmetric_wait.hpp"
+#include "heap_tlsf.hpp"
 #include "layout/queue_layout.hpp"
+#include "layout/queue_oversize.hpp"
 #include "recovery_wait.hpp"
 #include "zipc/queue.hpp"
 #include "zipc/segment.hpp"
 
 namespace zipc::detail {
+
+// Builds an empty oversize region (control, heap control, TLSF arena) at
+// `region`. Creator only, inside the segment's init.
+void init_oversize(std::byte* region, std::uint64_t arena) noexcept;
 
 struct QueueImpl {
   // Largest number of positions one internal call takes at once.
@@ -61,6 +67,11 @@ struct QueueImpl {
   std::uint64_t peer_pid = 0;                                // ... and who owned it when found
   const layout::ParticipantRecord* peer_producer = nullptr;  // SPSC consumer: the producer's record
   std::uint64_t peer_producer_pid = 0;                       // ... and who owned it when found
+  // Oversize region (queue_oversize.cpp); ov == nullptr: none.
+  layout::OversizeControl* ov = nullptr;
+  Arena ov_arena;                     // its heap control, arena base and size (sentinel included)
+  std::uint64_t ov_last_recover = 0;  // monotonic ns of this handle's last recover() from a full region
+
   // Orphan-hint repair (recover()): next cell to look at when the hint says none.
   std::uint64_t orphan_cursor = 0;
 
@@ -89,6 +100,17 @@ struct QueueImpl {
   [[nodiscard]] std::byte* cell_data(std::uint64_t pos) const noexcept {
     return cells + (pos & mask) * stride + layout::kCellHeader;
   }
+  // Length of the committed message in c (many ring; read after the acquire
+  // of its seq): the size word, or the big length when it names the region.
+  [[nodiscard]] std::size_t message_size(const layout::CellHeader* c) const noexcept {
+    const std::uint32_t w = c->size.load(std::memory_order_relaxed);  // relaxed: ordered by seq
+    if ((w & layout::kSizeBig) == 0) [[likely]]
+      return w;
+    if (ov == nullptr || (w & layout::kSizeMoved) != 0) return 0;
+    return c->big_length.load(std::memory_order_relaxed);  // relaxed: as the size word
+  }
+  // Largest length a message can have (larger ones are scribbled).
+  [[nodiscard]] std::size_t max_message() const noexcept { return ov == nullptr ? block : ov_arena.size; }
   [[nodiscard]] std::uint64_t owner_word(std::uint64_t pos, unsigned phase) const noexcept {
     return owner_hi | ((2 * pos + phase) & layout::kOwnerTagMask);
   }
@@ -126,6 +148,35 @@ struct QueueImpl {
   // Wait predicates (cheap, read-only).
   [[nodiscard]] bool can_produce() const noexcept;
   [[nodiscard]] bool can_consume() const noexcept;
+
+  // ---- oversize region (queue_oversize.cpp): messages larger than a block.
+  // The payload of one big message: what a consumer reads at an acquired position.
+  enum class View : std::uint8_t { small, big, moved, corrupt };
+  // Classifies acquired position pos; fills *data, *len (and *off for big).
+  View view(std::uint64_t pos, const std::byte** data, std::size_t* len, std::uint64_t* off) const noexcept;
+  // Allocates n bytes in the region (this handle's record references them),
+  // waiting for room as a blocking reserve waits for a block.
+  Status big_allocate(std::size_t n, std::chrono::nanoseconds timeout, std::optional<Deadline>* dl,
+                      std::uint64_t* off) noexcept;
+  void big_unallocate(std::uint64_t off) noexcept;  // never reached a cell: free it
+  // Moves the reference from our record to reserved position pos.
+  void big_attach(std::uint64_t pos, std::uint64_t off, std::size_t len) noexcept;
+  void big_commit(std::uint64_t pos, std::size_t len) noexcept;  // as commit(), for a big cell
+  void big_abort(std::uint64_t pos, std::uint64_t off) noexcept;
+  void big_release(std::uint64_t pos, std::uint64_t off) noexcept;  // consumer: done with a big message
+  [[nodiscard]] std::byte* big_data(std::uint64_t off) const noexcept { return ov_arena.base + off; }
+  // A message over the block by copy: the payload is written into the region
+  // before a position is taken (a producer waiting for region room must not
+  // hold a position that consumers wait on).
+  Status send_big(std::span<const std::byte> msg, std::chrono::nanoseconds timeout) noexcept;
+  // Acquired position pos as a loan's data: true when *data, *len, *big (payload
+  // offset + 1, 0 for a block) are set, or l says corrupt (*data null); false
+  // when the position was skipped (a payload handed back): take another.
+  bool big_loan(std::uint64_t pos, QueueReadLoan& l, const std::byte** data, std::size_t* len,
+                std::uint64_t* big) noexcept;
+  // Frees every allocation no live reference names (needs sweep_needed set).
+  // Returns the number of blocks freed, -1 when it could not run now.
+  long sweep() noexcept;
 
   // ---- recovery (queue_recovery.cpp)
   std::size_t recover() noexcept;

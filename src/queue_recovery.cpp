@@ -73,6 +73,7 @@ void QueueImpl::free_record(ParticipantRecord& r) noexcept {
   r.claim.store(0, std::memory_order_relaxed);
   r.done.store(0, std::memory_order_relaxed);
   r.sent_mark.store(0, std::memory_order_relaxed);
+  r.big.store(0, std::memory_order_relaxed);  // a dead owner's reference names garbage (queue_oversize.cpp)
   r.claim_count.store(0, std::memory_order_relaxed);
   r.role.store(0, std::memory_order_relaxed);
   // release: the zeroed record is complete before anyone can take it.
@@ -117,7 +118,12 @@ std::size_t QueueImpl::recover() noexcept {
     // attaches again meanwhile must not be listed (and freed) as dead.
     if (pid != 0 && pid != kFreeing && !live.alive_pid(pid, i)) dead.push_back({i, pid});
   }
-  if (dead.empty()) return 0;  // every holder of every position is alive
+  if (dead.empty()) {  // every holder of every position is alive
+    // relaxed: a hint; sweep() reads it with acquire. (A sweep that could
+    // not run earlier, e.g. while a live producer was allocating.)
+    if (ov != nullptr && ov->sweep_needed.load(std::memory_order_relaxed) != 0) (void)sweep();
+    return 0;
+  }
   // Frees the records found dead, unless one was taken again meanwhile: the
   // CAS from the dead owner seen decides (no second liveness check), and
   // exactly one survivor folds and frees each record.
@@ -254,6 +260,13 @@ std::size_t QueueImpl::recover() noexcept {
   // records can be reused. A record whose owner became dead after the scan
   // started is left for the next scan.
   free_dead(0, 0);
+  if (ov != nullptr) {
+    // The dead may have left allocations nothing names any more (a producer
+    // between allocation and commit, a consumer releasing, blocks abandoned
+    // above): sweep them. release: pairs with sweep()'s acquire.
+    ov->sweep_needed.fetch_add(1, std::memory_order_release);
+    (void)sweep();
+  }
   if (recovered != 0 && detail::log_enabled(LogLevel::info)) {
     detail::log_message(LogLevel::info, name,
                         "recovered " + std::to_string(recovered) + " position(s) held by dead participants");

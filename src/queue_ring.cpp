@@ -272,9 +272,9 @@ Status QueueImpl::try_acquire(std::uint64_t* out, std::size_t max, std::size_t* 
       std::uint64_t s = c->seq.load(std::memory_order_acquire);  // acquire: the payload of the orphan
       if ((s & kSeqFlags) != kSeqOrphan) continue;
       const std::uint64_t p = (s & ~kSeqFlags) - 1;
-      if ((p & mask) != i) continue;                                   // scribbled
-      const std::size_t sz = c->size.load(std::memory_order_relaxed);  // relaxed: ordered by seq
-      if (sz > size_limit && sz <= block) {                            // over the block: scribbled (see try_acquire)
+      if ((p & mask) != i) continue;  // scribbled
+      const std::size_t sz = message_size(c);
+      if (sz > size_limit && sz <= max_message()) {  // over the largest: scribbled (see try_acquire)
         *first_size = sz;
         return Status::too_large;
       }
@@ -322,8 +322,8 @@ Status QueueImpl::try_acquire(std::uint64_t* out, std::size_t max, std::size_t* 
       continue;  // another consumer took pos
     }
     if (!(s & kSeqAbandoned)) {
-      const std::size_t sz = cell(pos)->size.load(std::memory_order_relaxed);  // relaxed: ordered by seq
-      if (sz > size_limit && sz <= block) {  // over the block: scribbled (see try_acquire)
+      const std::size_t sz = message_size(cell(pos));
+      if (sz > size_limit && sz <= max_message()) {  // over the largest: scribbled (see try_acquire)
         *first_size = sz;
         return Status::too_large;
       }

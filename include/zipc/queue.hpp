@@ -62,6 +62,13 @@ struct QueueOptions {
   Multiplicity producers = Multiplicity::multi;
   Multiplicity consumers = Multiplicity::multi;
   std::uint32_t max_participants = 64;  // handles attached at once, [2, 65535]
+  // Bytes of a shared region for messages larger than block_size (0: none,
+  // such messages are too_large). Else at least 64 KiB; rounded up to 4096.
+  // A message over block_size is then stored in the region (zipc's TLSF heap)
+  // and its block carries offset and length: reserve(n) / send() of up to
+  // about this many bytes, read zero-copy. A queue with a region always runs
+  // the many-producer ring. See docs/typed.md, "Payloads of any size".
+  std::size_t oversize_bytes = 0;
   // How long a survivor waits on a position held by a silent peer before it
   // checks whether that peer died and recovers the position.
   // Stored in the segment: the creator's value holds for everyone.
@@ -69,7 +76,8 @@ struct QueueOptions {
   WaitOptions wait{};        // this handle's waiting (not stored in the segment)
   SegmentOptions segment{};  // permissions (mode), file path, huge pages, ...
   // open_or_create on an existing queue whose geometry (block_size,
-  // block_count, producers, consumers, max_participants, recovery_time)
+  // block_count, producers, consumers, max_participants, recovery_time,
+  // oversize_bytes)
   // differs: false fails with Errc::options_mismatch naming both values;
   // true attaches with the existing segment's geometry.
   bool accept_existing = false;
@@ -84,6 +92,11 @@ struct QueueStats {
   std::uint64_t empty_waits = 0;  // blocking receives that had to wait for data
   std::uint64_t redelivered = 0;  // messages taken back from consumers that died holding them
   std::uint64_t abandoned = 0;    // blocks reserved by producers that died before committing
+  // Oversize region (all zero without one).
+  std::uint64_t oversize_bytes = 0;       // arena bytes
+  std::uint64_t oversize_free_bytes = 0;  // bytes in free blocks (block headers included)
+  std::uint64_t oversize_live = 0;        // big payloads allocated now
+  std::uint64_t oversize_reclaimed = 0;   // allocations of dead processes freed by recovery
 };
 
 // Result of a copy receive: status ok with the message size, or the reason.
@@ -115,7 +128,8 @@ class QueueWriteLoan {
   [[nodiscard]] explicit operator bool() const noexcept { return impl_ != nullptr; }
   [[nodiscard]] Status status() const noexcept { return status_; }  // why reserve failed
   [[nodiscard]] std::span<std::byte> data() const noexcept { return {data_, capacity_}; }
-  [[nodiscard]] std::size_t size() const noexcept { return capacity_; }  // bytes available (block_size)
+  // Bytes available: block_size, or what reserve(n) asked for beyond it.
+  [[nodiscard]] std::size_t size() const noexcept { return capacity_; }
   // Publishes the first n bytes; sequence = the message's position in the
   // ring. too_large (loan kept) if n > size().
   [[nodiscard]] CommitResult commit(std::size_t n) noexcept;
@@ -127,6 +141,7 @@ class QueueWriteLoan {
   std::byte* data_ = nullptr;
   std::size_t capacity_ = 0;
   std::uint64_t pos_ = 0;
+  std::uint64_t big_ = 0;  // oversize region: payload arena offset + 1 (0: in the block)
   Status status_ = Status::ok;
 };
 
@@ -157,6 +172,7 @@ class QueueReadLoan {
   const std::byte* data_ = nullptr;
   std::size_t size_ = 0;
   std::uint64_t pos_ = 0;
+  std::uint64_t big_ = 0;  // oversize region: payload arena offset + 1 (0: in the block)
   Status status_ = Status::ok;
 };
 
@@ -188,7 +204,8 @@ class Queue {
   Queue& operator=(Queue&&) noexcept;
   ~Queue();  // detach()es (every loan of this handle must be gone)
 
-  // Copy API. Never truncates: a message over block_size() is too_large.
+  // Copy API. Never truncates: a message over block_size() is too_large,
+  // unless the queue has an oversize region (then it is stored there).
   [[nodiscard]] Status try_send(std::span<const std::byte> msg) noexcept;
   [[nodiscard]] Status send(std::span<const std::byte> msg, Timeout timeout) noexcept;
   // A message larger than out stays queued and the result is too_large with its size.
@@ -212,6 +229,12 @@ class Queue {
   // Zero-copy loans.
   [[nodiscard]] QueueWriteLoan reserve(Timeout timeout) noexcept;
   [[nodiscard]] QueueWriteLoan try_reserve() noexcept { return reserve(Timeout::zero()); }
+  // A loan of n bytes: a block when n <= block_size(), else n bytes of the
+  // oversize region (too_large without one, or when n can never fit). A full
+  // region waits like a full ring: try_reserve(n) returns full, reserve(n, t)
+  // waits for room up to t (then timeout).
+  [[nodiscard]] QueueWriteLoan reserve(std::size_t n, Timeout timeout) noexcept;
+  [[nodiscard]] QueueWriteLoan try_reserve(std::size_t n) noexcept { return reserve(n, Timeout::zero()); }
   [[nodiscard]] QueueReadLoan acquire(Timeout timeout) noexcept;
   [[nodiscard]] QueueReadLoan try_acquire() noexcept { return acquire(Timeout::zero()); }
   // Fill out with up to out.size() loans at once (waiting up to timeout for the first).
@@ -232,7 +255,8 @@ class Queue {
 
   [[nodiscard]] std::size_t block_size() const noexcept;
   [[nodiscard]] std::size_t block_count() const noexcept;
-  [[nodiscard]] std::size_t size_approx() const noexcept;  // committed or in flight
+  [[nodiscard]] std::size_t oversize_bytes() const noexcept;  // the region's arena bytes (0: none)
+  [[nodiscard]] std::size_t size_approx() const noexcept;     // committed or in flight
   [[nodiscard]] Multiplicity producers() const noexcept;
   [[nodiscard]] Multiplicity consumers() const noexcept;
   [[nodiscard]] const Segment& segment() const noexcept;

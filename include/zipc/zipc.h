@@ -216,6 +216,29 @@ ZIPC_API zipc_status_t zipc_write_loan_abort(zipc_write_loan_t* loan);
 /* Gives the message back (queue: the block returns to the ring). */
 ZIPC_API zipc_status_t zipc_read_loan_release(zipc_read_loan_t* loan);
 
+/* ---- Type identity: what a typed channel records about its messages ------ */
+
+/* A message type as C++ typed channels record it (zipc/type_identity.hpp):
+ * C and Python producers declare one to share a channel with them, e.g. a
+ * numpy dtype's name and itemsize. Creating a queue or topic with options.type
+ * records it; opening with options.type checks it: another identity (or none)
+ * fails with ZIPC_TYPE_MISMATCH, the message naming both. */
+#define ZIPC_TYPE_NAME_MAX 192
+typedef struct zipc_type_identity {
+  char name[ZIPC_TYPE_NAME_MAX + 1]; /* NUL-terminated; at most ZIPC_TYPE_NAME_MAX bytes are stored */
+  uint64_t size;                     /* sizeof the message type */
+  uint64_t align;                    /* its alignment */
+  uint64_t fingerprint;              /* zipc_type_identity_init computes it as C++ does */
+  uint32_t version;                  /* the user's layout version (C++: type_name<T>::version) */
+  uint32_t field_count;              /* aggregate members (0: not counted) */
+} zipc_type_identity_t;
+/* Fills out (fingerprint included) as C++ zipc::type_identity_of<T>() would
+ * for a type of this name, size, alignment, field count and version: a C++
+ * TypedQueue<T> whose zipc::type_name<T> says `name` then matches.
+ * invalid_argument: name NULL or longer than ZIPC_TYPE_NAME_MAX. */
+ZIPC_API zipc_status_t zipc_type_identity_init(zipc_type_identity_t* out, const char* name, uint64_t size,
+                                               uint64_t align, uint32_t field_count, uint32_t version);
+
 /* ---- Queue: many producers, many consumers, FIFO of blocks ---------------- */
 
 typedef struct zipc_queue zipc_queue_t;
@@ -240,6 +263,13 @@ typedef struct zipc_queue_options {
   bool accept_existing;      /* open_or_create: attach to an existing queue of other geometry (else OPTIONS_MISMATCH) */
   zipc_wait_options_t wait;  /* this handle's waiting */
   zipc_segment_options_t segment;
+  /* The message type (NULL: none recorded or checked): recorded by create,
+   * checked by open and open_or_create (ZIPC_TYPE_MISMATCH). Copied. */
+  const zipc_type_identity_t* type;
+  /* Bytes of a region for messages larger than block_size (0: none; else at
+   * least 64 KiB): such messages are then sent, received and reserved
+   * (zipc_queue_reserve_size) like any other; see docs/typed.md. */
+  uint64_t oversize_bytes;
 } zipc_queue_options_t;
 ZIPC_API zipc_status_t zipc_queue_options_init(zipc_queue_options_t* options);
 
@@ -275,7 +305,7 @@ ZIPC_API zipc_status_t zipc_queue_remove(const char* name, const zipc_segment_op
 ZIPC_API zipc_status_t zipc_queue_detach(zipc_queue_t* queue);
 
 /* Copies size bytes in as one message. full (timeout 0), timeout, closed,
- * too_large (over block_size), wrong_role. */
+ * too_large (over block_size without an oversize region), wrong_role. */
 ZIPC_API zipc_status_t zipc_queue_send(zipc_queue_t* queue, const void* data, size_t size, int64_t timeout_ns);
 /* Copies the next message out; *size gets its length. A message longer than
  * capacity stays queued: ZIPC_TOO_LARGE with *size = the length needed.
@@ -284,6 +314,11 @@ ZIPC_API zipc_status_t zipc_queue_recv(zipc_queue_t* queue, void* buffer, size_t
                                        int64_t timeout_ns);
 /* Zero copy: a block to fill (loan->size = block_size). */
 ZIPC_API zipc_status_t zipc_queue_reserve(zipc_queue_t* queue, int64_t timeout_ns, zipc_write_loan_t* loan);
+/* Zero copy: a loan of size bytes (loan->size = size): a block when size <=
+ * block_size, else room in the queue's oversize region. too_large (no region,
+ * or more than it can ever hold); a full region: full (timeout 0) or timeout. */
+ZIPC_API zipc_status_t zipc_queue_reserve_size(zipc_queue_t* queue, size_t size, int64_t timeout_ns,
+                                               zipc_write_loan_t* loan);
 /* Zero copy: the next message in place. */
 ZIPC_API zipc_status_t zipc_queue_acquire(zipc_queue_t* queue, int64_t timeout_ns, zipc_read_loan_t* loan);
 
@@ -308,6 +343,9 @@ ZIPC_API zipc_status_t zipc_queue_stats(const zipc_queue_t* queue, zipc_queue_st
 ZIPC_API zipc_status_t zipc_queue_info(const zipc_queue_t* queue, zipc_queue_info_t* out);
 /* Recovers what dead participants held now; *recovered (may be NULL) = positions. */
 ZIPC_API zipc_status_t zipc_queue_recover(zipc_queue_t* queue, size_t* recovered);
+/* The message type the queue's creator recorded: ZIPC_OK and *out, or
+ * ZIPC_NOT_FOUND when none was (a queue created without a type). */
+ZIPC_API zipc_status_t zipc_queue_type_identity(const zipc_queue_t* queue, zipc_type_identity_t* out);
 
 /* ---- Topic: publish/subscribe log ---------------------------------------- */
 
@@ -332,6 +370,8 @@ typedef struct zipc_topic_options {
    * publishers, durable subscribers, close and waitsets say ZIPC_WRONG_ROLE
    * (docs/security.md, docs/topic.md). */
   bool read_only;
+  /* The message type (NULL: none), as zipc_queue_options_t::type. */
+  const zipc_type_identity_t* type;
 } zipc_topic_options_t;
 ZIPC_API zipc_status_t zipc_topic_options_init(zipc_topic_options_t* options);
 
@@ -392,6 +432,8 @@ ZIPC_API zipc_status_t zipc_topic_sync(const zipc_topic_t* topic);
 /* Closes the topic for everyone: publishes get closed, subscribers drain then get closed. */
 ZIPC_API zipc_status_t zipc_topic_close(zipc_topic_t* topic);
 ZIPC_API zipc_status_t zipc_topic_closed(const zipc_topic_t* topic, bool* closed);
+/* The message type recorded at create: ZIPC_OK and *out, or ZIPC_NOT_FOUND. */
+ZIPC_API zipc_status_t zipc_topic_type_identity(const zipc_topic_t* topic, zipc_type_identity_t* out);
 
 /* Attaches a publisher. Single mode: ZIPC_BUSY while another live one is attached. */
 ZIPC_API zipc_status_t zipc_topic_publisher(zipc_topic_t* topic, zipc_publisher_t** out);

@@ -17,6 +17,7 @@
 
 #include "zipc/error.hpp"
 #include "zipc/event.hpp"
+#include "zipc/type_identity.hpp"
 
 namespace nb = nanobind;
 
@@ -136,6 +137,10 @@ void init_heap(nb::module_& m);
 void init_segment(nb::module_& m);
 void init_waitset(nb::module_& m);
 void init_event_channel(nb::module_& m);
+void init_type_identity(nb::module_& m);
+// A `type=` argument (zipc.TypeIdentity or None) and a recorded identity as one.
+std::optional<zipc::TypeIdentity> type_arg(nb::handle t);
+nb::object identity_obj(const std::optional<zipc::TypeIdentity>& t);
 
 // The C++ endpoint behind a zipc.Subscriber / zipc.Queue object (nullptr when
 // h is something else), with its Guarded part; for the WaitSet binding.

@@ -113,5 +113,6 @@ NB_MODULE(_zipc, m) {
   zipc::py::init_rpc(m);
   zipc::py::init_heap(m);
   zipc::py::init_event_channel(m);
+  zipc::py::init_type_identity(m);
   zipc::py::init_waitset(m);
 }

@@ -96,8 +96,10 @@ nb::object make_read_loan(PyQueue& self, nb::handle self_obj, zipc::QueueReadLoa
 
 zipc::QueueOptions queue_options(std::size_t block_size, std::size_t block_count, Multiplicity producers,
                                  Multiplicity consumers, std::uint32_t max_participants, nb::handle recovery_time,
-                                 WaitStrategy wait, unsigned mode, const std::string& path, bool prefault) {
+                                 WaitStrategy wait, unsigned mode, const std::string& path, bool prefault,
+                                 std::size_t oversize_bytes) {
   zipc::QueueOptions o;
+  o.oversize_bytes = oversize_bytes;
   o.block_size = block_size;
   o.block_count = block_count;
   o.producers = producers;
@@ -201,40 +203,51 @@ void init_queue(nb::module_& m) {
           "create",
           [](const std::string& name, std::size_t block_size, std::size_t block_count, Multiplicity producers,
              Multiplicity consumers, std::uint32_t max_participants, nb::handle recovery_time, WaitStrategy wait,
-             unsigned mode, const std::string& path, bool prefault, Role role) {
+             unsigned mode, const std::string& path, bool prefault, Role role, nb::handle type,
+             std::size_t oversize_bytes) {
             auto o = queue_options(block_size, block_count, producers, consumers, max_participants, recovery_time, wait,
-                                   mode, path, prefault);
+                                   mode, path, prefault, oversize_bytes);
+            o.segment.type = type_arg(type);
             return make(zipc::Queue::create(name, o, role), name);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("block_size") = 1024, nb::arg("block_count") = 1024,
           nb::arg("producers") = Multiplicity::multi, nb::arg("consumers") = Multiplicity::multi,
           nb::arg("max_participants") = 64, nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive,
           nb::arg("mode") = 0600, nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("role") = Role::both,
-          nb::rv_policy::take_ownership)
+          nb::arg("type").none() = nb::none(), nb::arg("oversize_bytes") = 0, nb::rv_policy::take_ownership)
       .def_static(
           "open_or_create",
           [](const std::string& name, std::size_t block_size, std::size_t block_count, Multiplicity producers,
              Multiplicity consumers, std::uint32_t max_participants, nb::handle recovery_time, WaitStrategy wait,
-             unsigned mode, const std::string& path, bool prefault, Role role, bool accept_existing) {
+             unsigned mode, const std::string& path, bool prefault, Role role, bool accept_existing, nb::handle type,
+             std::size_t oversize_bytes) {
             auto o = queue_options(block_size, block_count, producers, consumers, max_participants, recovery_time, wait,
-                                   mode, path, prefault);
+                                   mode, path, prefault, oversize_bytes);
             o.accept_existing = accept_existing;
+            o.segment.type = type_arg(type);
             return make(zipc::Queue::open_or_create(name, o, role), name);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("block_size") = 1024, nb::arg("block_count") = 1024,
           nb::arg("producers") = Multiplicity::multi, nb::arg("consumers") = Multiplicity::multi,
           nb::arg("max_participants") = 64, nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive,
           nb::arg("mode") = 0600, nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("role") = Role::both,
-          nb::arg("accept_existing") = false, nb::rv_policy::take_ownership)
+          nb::arg("accept_existing") = false, nb::arg("type").none() = nb::none(), nb::arg("oversize_bytes") = 0,
+          nb::rv_policy::take_ownership)
       .def_static(
           "open",
-          [](const std::string& name, Role role, WaitStrategy wait, const std::string& path) {
+          [](const std::string& name, Role role, WaitStrategy wait, const std::string& path, nb::handle type) {
             zipc::SegmentOptions seg;
             seg.path = path;
+            seg.type = type_arg(type);
             return make(zipc::Queue::open(name, role, wait_options(wait), seg), name);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("role") = Role::both, nb::arg("wait") = WaitStrategy::adaptive,
-          nb::arg("path") = "", nb::rv_policy::take_ownership)
+          nb::arg("path") = "", nb::arg("type").none() = nb::none(), nb::rv_policy::take_ownership)
+      .def_prop_ro("type_identity",
+                   [](PyQueue& self) {
+                     self.require_attached("type_identity");
+                     return identity_obj(self.q.segment().type_identity());
+                   })
       .def_static(
           "remove",
           [](const std::string& name, const std::string& path) {
@@ -279,12 +292,13 @@ void init_queue(nb::module_& m) {
           [](nb::handle self_obj, std::optional<std::size_t> size, nb::handle timeout) {
             PyQueue& self = nb::cast<PyQueue&>(self_obj);
             self.require_attached("reserve");
-            if (size && *size > self.q.block_size())
+            const bool big = size && *size > self.q.block_size();
+            if (big && self.q.oversize_bytes() == 0)
               raise_kind("too_large", self.ctx("reserve") + ": " + std::to_string(*size) + " bytes > block_size " +
                                           std::to_string(self.q.block_size()));
             auto t = to_timeout(timeout);
             zipc::QueueWriteLoan loan = sliced(
-                self, t, [&](ns s) { return self.q.reserve(s); },
+                self, t, [&](ns s) { return big ? self.q.reserve(*size, s) : self.q.reserve(s); },
                 [](const zipc::QueueWriteLoan& l) { return l.status(); });
             if (!loan) raise_status(loan.status(), self.ctx("reserve"));
             return make_write_loan(self, self_obj, std::move(loan), size);
@@ -295,11 +309,12 @@ void init_queue(nb::module_& m) {
           [](nb::handle self_obj, std::optional<std::size_t> size) -> nb::object {
             PyQueue& self = nb::cast<PyQueue&>(self_obj);
             self.require_attached("try_reserve");
-            if (size && *size > self.q.block_size())
+            const bool big = size && *size > self.q.block_size();
+            if (big && self.q.oversize_bytes() == 0)
               raise_kind("too_large", self.ctx("try_reserve") + ": " + std::to_string(*size) + " bytes > block_size " +
                                           std::to_string(self.q.block_size()));
             zipc::QueueWriteLoan loan = sliced(
-                self, ns::zero(), [&](ns s) { return self.q.reserve(s); },
+                self, ns::zero(), [&](ns s) { return big ? self.q.reserve(*size, s) : self.q.reserve(s); },
                 [](const zipc::QueueWriteLoan& l) { return l.status(); });
             if (!loan) {
               if (loan.status() == Status::full || loan.status() == Status::timeout) return nb::none();
@@ -457,6 +472,11 @@ void init_queue(nb::module_& m) {
              return self.q.recover();
            })
       .def_prop_ro("name", [](PyQueue& self) { return self.name; })
+      .def_prop_ro("oversize_bytes",
+                   [](PyQueue& self) {
+                     self.require_attached("oversize_bytes");
+                     return self.q.oversize_bytes();
+                   })
       .def_prop_ro("block_size",
                    [](PyQueue& self) {
                      self.require_attached("block_size");

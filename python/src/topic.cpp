@@ -380,45 +380,54 @@ void init_topic(nb::module_& m) {
           "create",
           [](const std::string& name, std::uint64_t capacity_bytes, std::uint32_t max_message_size,
              std::uint32_t max_subscribers, Multiplicity publishers, nb::handle recovery_time, WaitStrategy wait,
-             unsigned mode, const std::string& path, bool prefault, bool streaming_stores) {
-            return make(
-                zipc::Topic::create(name, topic_options(capacity_bytes, max_message_size, max_subscribers, publishers,
-                                                        recovery_time, wait, mode, path, prefault, streaming_stores)),
-                name);
+             unsigned mode, const std::string& path, bool prefault, bool streaming_stores, nb::handle type) {
+            auto o = topic_options(capacity_bytes, max_message_size, max_subscribers, publishers, recovery_time, wait,
+                                   mode, path, prefault, streaming_stores);
+            o.segment.type = type_arg(type);
+            return make(zipc::Topic::create(name, o), name);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("capacity_bytes") = 1 << 20, nb::arg("max_message_size") = 1 << 16,
           nb::arg("max_subscribers") = 256, nb::arg("publishers") = Multiplicity::single,
           nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive, nb::arg("mode") = 0600,
           nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("streaming_stores") = false,
-          nb::rv_policy::take_ownership)
+          nb::arg("type").none() = nb::none(), nb::rv_policy::take_ownership)
       .def_static(
           "open_or_create",
           [](const std::string& name, std::uint64_t capacity_bytes, std::uint32_t max_message_size,
              std::uint32_t max_subscribers, Multiplicity publishers, nb::handle recovery_time, WaitStrategy wait,
-             unsigned mode, const std::string& path, bool prefault, bool streaming_stores, bool accept_existing) {
+             unsigned mode, const std::string& path, bool prefault, bool streaming_stores, bool accept_existing,
+             nb::handle type) {
             auto o = topic_options(capacity_bytes, max_message_size, max_subscribers, publishers, recovery_time, wait,
                                    mode, path, prefault, streaming_stores);
             o.accept_existing = accept_existing;
+            o.segment.type = type_arg(type);
             return make(zipc::Topic::open_or_create(name, o), name);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("capacity_bytes") = 1 << 20, nb::arg("max_message_size") = 1 << 16,
           nb::arg("max_subscribers") = 256, nb::arg("publishers") = Multiplicity::single,
           nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive, nb::arg("mode") = 0600,
           nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("streaming_stores") = false,
-          nb::arg("accept_existing") = false, nb::rv_policy::take_ownership)
+          nb::arg("accept_existing") = false, nb::arg("type").none() = nb::none(), nb::rv_policy::take_ownership)
       .def_static(
           "open",
           [](const std::string& name, nb::handle recovery_time, WaitStrategy wait, const std::string& path,
-             bool read_only) {
+             bool read_only, nb::handle type) {
             zipc::TopicOptions o;
             o.recovery_time = to_millis(recovery_time);
             o.wait = wait_options(wait);
             o.segment.path = path;
             o.segment.read_only = read_only;
+            o.segment.type = type_arg(type);
             return make(zipc::Topic::open(name, o), name);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive,
-          nb::arg("path") = "", nb::arg("read_only") = false, nb::rv_policy::take_ownership)
+          nb::arg("path") = "", nb::arg("read_only") = false, nb::arg("type").none() = nb::none(),
+          nb::rv_policy::take_ownership)
+      .def_prop_ro("type_identity",
+                   [](PyTopic& self) {
+                     self.require_attached("type_identity");
+                     return identity_obj(self.t.segment().type_identity());
+                   })
       .def_static(
           "remove",
           [](const std::string& name, const std::string& path) {

@@ -216,3 +216,21 @@ def test_batches_send_a_prefix_and_receive_what_is_there(name: str) -> None:
         q.close()
         with pytest.raises(zipc.Closed):
             q.send_batch([b"x"], timeout=1)
+
+
+def test_a_queue_with_an_oversize_region_carries_messages_over_the_block(name: str) -> None:
+    q = zipc.Queue.create(name, block_size=64, block_count=8, oversize_bytes=1 << 20)
+    assert q.oversize_bytes == 1 << 20
+    big = bytes(range(256)) * 1000
+    q.send(big, timeout=1)
+    assert q.recv(timeout=1) == big
+    with q.reserve(100000, timeout=1) as buf:
+        buf[:] = b"\x07" * 100000
+    with q.acquire(timeout=1) as view:
+        assert len(view) == 100000 and view[99999] == 7
+    small = zipc.Queue.create(name + ".s", block_size=64, block_count=8)
+    try:
+        with pytest.raises(zipc.TooLarge):
+            small.reserve(65, timeout=0)
+    finally:
+        zipc.remove_segment(name + ".s")

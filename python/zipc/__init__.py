@@ -26,7 +26,7 @@ memory that was given back).
 from __future__ import annotations
 
 import atexit
-from typing import Dict, Type
+from typing import Any, Dict, NamedTuple, Optional, Type
 
 from . import _zipc
 from ._zipc import Delivery as Delivery
@@ -55,6 +55,42 @@ from ._zipc import remove_segment as remove_segment
 from ._zipc import segments as segments
 
 __version__ = "0.1.0"
+
+
+class TypeIdentity(NamedTuple):
+    """The message type a queue or topic records (C++: zipc::TypeIdentity).
+
+    Pass one as ``type=`` to ``Queue.create``/``open``/``open_or_create`` (and
+    the Topic ones): create records it, open checks it and raises
+    :class:`TypeMismatch` naming both types when the channel holds another
+    (or none). ``q.type_identity`` reads what a channel holds (``None``: created
+    without a type). Build one with :meth:`of` or :meth:`from_dtype`, which
+    compute the fingerprint as C++ ``zipc::type_identity_of<T>()`` does: a C++
+    ``TypedQueue<T>`` whose ``zipc::type_name<T>`` says the same name, with the
+    same size, alignment, field count and version, then matches.
+    """
+
+    name: str
+    size: int
+    align: int
+    fingerprint: int
+    version: int = 0
+    field_count: int = 0
+
+    @classmethod
+    def of(cls, name: str, size: int, align: int, *, field_count: int = 0, version: int = 0) -> "TypeIdentity":
+        """The identity of a type of this name, size, alignment, field count and version."""
+        fp = _zipc._type_fingerprint(name, size, align, field_count, version)
+        return cls(name=name, size=size, align=align, fingerprint=fp, version=version, field_count=field_count)
+
+    @classmethod
+    def from_dtype(cls, dtype: Any, name: Optional[str] = None, *, version: int = 0) -> "TypeIdentity":
+        """A numpy dtype's identity: its itemsize and alignment, its field count
+        (0 for a plain dtype) and ``name`` (default: the dtype's ``str``, e.g.
+        ``"<f8"``; give the C++ type's name to share a channel with it)."""
+        fields = len(dtype.names) if getattr(dtype, "names", None) else 0
+        return cls.of(name if name is not None else dtype.str, int(dtype.itemsize), int(dtype.alignment),
+                      field_count=fields, version=version)
 
 
 class Error(Exception):
@@ -206,5 +242,5 @@ __all__ = [
     "Queue", "QueueWriteLoan", "QueueReadLoan", "Topic", "Publisher", "Subscriber",
     "TopicWriteLoan", "TopicReadLoan", "RpcServer", "RpcClient", "RpcTicket", "Heap",
     "SegmentInfo", "segments", "remove_segment", "Multiplicity", "Role", "WaitStrategy",
-    "Delivery", "LoanBuffer", "WaitSet", "EventChannel", "Listener", "Notifier",
+    "Delivery", "LoanBuffer", "WaitSet", "EventChannel", "Listener", "Notifier", "TypeIdentity",
 ] + [cls.__name__ for cls in _ERRORS.values()]

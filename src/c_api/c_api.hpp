@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -69,6 +70,10 @@ inline zipc_wait_options_t default_wait() noexcept {
 }
 WaitOptions to_cpp(const zipc_wait_options_t& w);
 SegmentOptions to_cpp(const zipc_segment_options_t& s);
+// The identity a C caller declared (NULL: none); invalid_argument when its name is not NUL-terminated.
+std::optional<TypeIdentity> to_cpp(const zipc_type_identity_t* t);
+// Copies a recorded identity to *out (ZIPC_OK), or ZIPC_NOT_FOUND naming `what` when none is recorded.
+zipc_status_t identity_out(const std::optional<TypeIdentity>& held, std::string_view what, zipc_type_identity_t* out);
 bool valid_name(const char* function, const char* name, zipc_status_t* status) noexcept;
 // An options struct given by the caller is usable when its struct_size covers
 // the first version of the struct (fields added later read as defaults).

@@ -18,7 +18,7 @@ zipc::Queue& zipc::c_api::queue_of(zipc_queue* queue) noexcept {
 namespace {
 
 // The first version of zipc_queue_options_t (every field up to segment).
-constexpr std::size_t kOptionsV1 = sizeof(zipc_queue_options_t);
+constexpr std::size_t kOptionsV1 = offsetof(zipc_queue_options_t, type);
 
 zipc::Multiplicity multiplicity(uint32_t m, const char* field) {
   if (m > ZIPC_MULTI) {
@@ -46,6 +46,8 @@ zipc::QueueOptions to_cpp(const zipc_queue_options_t& o) {
   q.accept_existing = o.accept_existing;
   q.wait = zipc::c_api::to_cpp(o.wait);
   q.segment = zipc::c_api::to_cpp(o.segment);
+  q.segment.type = zipc::c_api::to_cpp(o.type);
+  q.oversize_bytes = o.oversize_bytes;
   return q;
 }
 
@@ -108,8 +110,9 @@ zipc_status_t zipc_queue_open(const char* name, const zipc_queue_options_t* opti
     zipc_status_t st = ZIPC_OK;
     zipc_queue_options_t o;
     if (!setup_args("zipc_queue_open", name, options, out, &o, &st)) return st;
-    return handle_out(zipc::Queue::open(name, role_of(o), zipc::c_api::to_cpp(o.wait), zipc::c_api::to_cpp(o.segment)),
-                      out);
+    zipc::SegmentOptions seg = zipc::c_api::to_cpp(o.segment);
+    seg.type = zipc::c_api::to_cpp(o.type);
+    return handle_out(zipc::Queue::open(name, role_of(o), zipc::c_api::to_cpp(o.wait), seg), out);
   });
 }
 
@@ -165,6 +168,18 @@ zipc_status_t zipc_queue_reserve(zipc_queue_t* queue, int64_t timeout_ns, zipc_w
   if (loan == nullptr) return invalid("zipc_queue_reserve", "loan is NULL");
   clear(loan);
   zipc::QueueWriteLoan w = queue->queue.reserve(timeout(timeout_ns));
+  if (!w) return from(w.status());
+  loan->data = w.data().data();
+  loan->size = w.size();
+  emplace<zipc::QueueWriteLoan>(loan->private_, LoanKind::queue_write, std::move(w));
+  return ZIPC_OK;
+}
+
+zipc_status_t zipc_queue_reserve_size(zipc_queue_t* queue, size_t size, int64_t timeout_ns, zipc_write_loan_t* loan) {
+  ZIPC_CHECK_QUEUE("zipc_queue_reserve_size");
+  if (loan == nullptr) return invalid("zipc_queue_reserve_size", "loan is NULL");
+  clear(loan);
+  zipc::QueueWriteLoan w = queue->queue.reserve(size, timeout(timeout_ns));
   if (!w) return from(w.status());
   loan->data = w.data().data();
   loan->size = w.size();

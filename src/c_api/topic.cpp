@@ -52,6 +52,7 @@ zipc::TopicOptions to_cpp(const zipc_topic_options_t& o) {
   t.accept_existing = o.accept_existing;
   t.streaming_stores = o.streaming_stores;
   t.segment.read_only = o.read_only;
+  t.segment.type = zipc::c_api::to_cpp(o.type);
   return t;
 }
 
@@ -176,6 +177,13 @@ zipc_status_t zipc_topic_close(zipc_topic_t* topic) {
   }
   topic->topic.close();
   return ZIPC_OK;
+}
+
+zipc_status_t zipc_topic_type_identity(const zipc_topic_t* topic, zipc_type_identity_t* out) {
+  if (topic == nullptr) return invalid("zipc_topic_type_identity", "topic is NULL");
+  if (out == nullptr) return invalid("zipc_topic_type_identity", "out is NULL");
+  return guard("zipc_topic_type_identity",
+               [&] { return identity_out(topic->topic.segment().type_identity(), "topic", out); });
 }
 
 zipc_status_t zipc_topic_closed(const zipc_topic_t* topic, bool* closed) {

@@ -73,7 +73,7 @@ inline constexpr std::uint64_t kFlagFree = 1;
 inline constexpr std::uint64_t kFlagPrevFree = 2;
 inline constexpr std::uint64_t kFlagPoison = 4;
 inline constexpr std::uint64_t kFlagMask = 0xf;
-inline constexpr std::uint64_t kSizeMask = 0x0000fffffffffff0ull;
+inline constexpr std::uint64_t kBlockSizeMask = 0x0000fffffffffff0ull;
 
 struct BlockHeader {
   std::uint64_t prev_size;

@@ -15,7 +15,8 @@
 //           0   8  seq    Vyukov sequence word (MPMC) / unused (SPSC)
 //           8   8  owner  (participant slot + 1) << 48 | tag (2*pos + phase) & (2^48-1)
 //           16  4  size   payload length (SPSC: | flag bits)
-//           20  12 reserved
+//           20  4  big_length (oversize queues; else unused)
+//           24  8  big_offset (oversize queues; else unused)
 //           32  block_size bytes of payload; stride = round_up(32 + block_size, 64)
 //
 // Positions are monotonic 64-bit counters; a position's cell is pos & (capacity - 1).
@@ -45,6 +46,7 @@ enum QueueParam : std::size_t {
   kParamRecoveryNs = 4,
   kParamStride = 5,
   kParamLayoutVersion = 6,
+  // 7: oversize region arena bytes (layout/queue_oversize.hpp)
 };
 inline constexpr std::uint64_t kModeMultiProducer = 1;
 inline constexpr std::uint64_t kModeMultiConsumer = 2;
@@ -134,6 +136,9 @@ struct QueueControl {
 //                  (stored just before its commit)
 //  72 sent_bytes   payload bytes of the messages counted in `sent` (zipc top's
 //                  bytes/s; stored with `sent`, same line, same writer)
+//  80 big          oversize queues: arena offset + 1 of the big payload this
+//                  handle allocated (not yet in a cell) or is handing back
+//                  (layout/queue_oversize.hpp); kBigAllocating inside the allocator
 struct ParticipantRecord {
   std::atomic<std::uint64_t> pid;
   std::atomic<std::uint32_t> role;
@@ -146,15 +151,16 @@ struct ParticipantRecord {
   std::atomic<std::uint64_t> done;
   std::atomic<std::uint64_t> sent_mark;
   std::atomic<std::uint64_t> sent_bytes;
-  std::uint8_t pad[kQueueLine - 80];
+  std::atomic<std::uint64_t> big;  // oversize queues: the allocation this handle alone references
+  std::uint8_t pad[kQueueLine - 88];
 };
 
 struct CellHeader {
   std::atomic<std::uint64_t> seq;
   std::atomic<std::uint64_t> owner;
   std::atomic<std::uint32_t> size;
-  std::uint32_t reserved0;
-  std::uint64_t reserved1;
+  std::atomic<std::uint32_t> big_length;  // oversize queues: length of the payload in the region
+  std::atomic<std::uint64_t> big_offset;  // ... and its arena offset (layout/queue_oversize.hpp)
 };
 inline constexpr std::size_t kCellHeader = sizeof(CellHeader);
 
@@ -187,6 +193,8 @@ static_assert(offsetof(ParticipantRecord, sent_bytes) == 72,
               "the byte count takes former padding, in the owner's own line (segments made before read 0)");
 static_assert(sizeof(CellHeader) == 32, "CellHeader is 32 bytes (the diagram above)");
 static_assert(offsetof(CellHeader, size) == 16, "CellHeader::size at byte 16 (the diagram above)");
+static_assert(offsetof(CellHeader, big_offset) == 24, "CellHeader::big_offset at byte 24 (the diagram above)");
+static_assert(offsetof(ParticipantRecord, big) == 80, "ParticipantRecord::big takes former padding");
 
 inline constexpr std::uint64_t queue_stride(std::uint64_t block_size) noexcept {
   return round_up(kCellHeader + block_size, 64);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "platform/clock.hpp"
+#include "platform/cpu.hpp"
 #include "platform/uring.hpp"
 #include "recovery_wait.hpp"
 #include "wait_hook.hpp"
@@ -51,12 +52,22 @@ struct WaitSet::Impl {
   bool uring = false;
   int stop_fd = -1;
   int notify_fd = -1;  // readiness_fd (io_uring mode)
-  // io_uring mode: fires every stall slice while channels are attached, so
-  // that readiness_fd wakes an event loop for the maintenance a blocked
-  // receive would do (a dead peer is noticed by polling, never by a wake-up).
+  // io_uring mode, once readiness_fd() was asked for: fires every
+  // maintenance_interval while channels are attached, so that readiness_fd
+  // wakes an event loop for the maintenance a blocked receive would do (a
+  // dead peer is noticed by polling, never by a wake-up). Disarmed until
+  // then: a caller that sleeps in wait() does that maintenance between its
+  // sleep slices.
   int maintain_fd = -1;
-  bool maintain_polled = false;  // its poll is in the ring
-  bool maintain_fired = false;   // it completed since the last maintenance
+  // readiness_fd() was asked for: from then on every wait() keeps notify_fd's
+  // level right (a read and a poll of it). Until then nobody can poll it, and
+  // wait() spends no syscall on it. Set by readiness_fd(), possibly from
+  // another thread: relaxed, wait() reads it as a hint and readiness_fd()
+  // signals the fd once itself (see fd_mode_on).
+  std::atomic<bool> fd_used{false};
+  std::atomic<bool> waited{false};  // a wait() ran (relaxed: read by fd_mode_on, a hint)
+  bool maintain_polled = false;     // its poll is in the ring
+  bool maintain_fired = false;      // it completed since the last maintenance
   std::atomic<bool> stopping{false};
   bool degraded = false;  // some channel's process has no membarrier: nap-capped
   std::vector<Slot> slots;
@@ -248,8 +259,50 @@ struct WaitSet::Impl {
     maintain_polled = ring.poll_add(kMaintainData, maintain_fd, POLLIN);
   }
 
+  // The blocked receive's short poll before it sleeps (asymmetric_wait.hpp):
+  // the channels the caller just drained (on `rearm`, about to be armed) are
+  // polled for kGraceNs first. A peer that answers within microseconds (a
+  // ping-pong) is caught awake: no membarrier, no io_uring request, no
+  // wake-up. O(channels just drained), and skipped by a thread whose polls
+  // keep failing (block_poll_worthwhile: shared CPU, or a peer that never
+  // answers that fast).
+  void grace_poll() {
+    if (rearm.empty() || !detail::block_poll_worthwhile()) return;
+    const std::uint64_t end = platform::monotonic_ns() + detail::kGraceNs;
+    bool caught = false;
+    for (std::uint32_t i = 0; !caught; ++i) {
+      for (const std::uint32_t idx : rearm) {
+        const Slot& s = slots[idx];
+        if (s.used && !s.armed && is_channel(s.kind) && s.hook.ready()) caught = true;
+      }
+      if (caught || ((i & 15u) == 15u && platform::monotonic_ns() >= end)) break;
+      platform::cpu_relax();
+    }
+    detail::block_poll_result(caught);
+    if (!caught) return;
+    std::erase_if(rearm, [&](std::uint32_t idx) {
+      Slot& s = slots[idx];
+      if (!s.used || s.armed || !is_channel(s.kind) || !s.hook.ready()) return false;
+      report(idx, 0, 0);
+      return true;
+    });
+  }
+
+  // readiness_fd() asked for the first time: the maintenance timer starts,
+  // and the fd is made readable once (a wait() before may have left it
+  // drained while something is reported; the wait(0) that follows puts it right).
+  void fd_mode_on() noexcept {
+    if (fd_used.exchange(true, std::memory_order_relaxed)) return;  // relaxed: see fd_used
+    const auto every = static_cast<std::uint64_t>(std::max<std::int64_t>(0, opt.maintenance_interval.count()));
+    if (every != 0 && maintain_fd >= 0)
+      (void)platform::timerfd_set(maintain_fd, platform::monotonic_ns() + every, every);
+    if (waited.load(std::memory_order_relaxed)) platform::eventfd_signal(notify_fd);  // relaxed: a hint
+  }
+
   std::span<const Ready> wait_uring(Deadline d) {
     out.clear();
+    if (!waited.load(std::memory_order_relaxed)) waited.store(true, std::memory_order_relaxed);  // relaxed: a hint
+    bool first = true;
     for (;;) {
       // stop() wins over level readiness (a closed queue is always ready);
       // what is on the level list is reported again by the next wait().
@@ -259,6 +312,8 @@ struct WaitSet::Impl {
         if (slots[idx].used) completed(idx, 0);
       pending.clear();
       take_completions();
+      if (first && out.empty() && !d.expired()) grace_poll();
+      first = false;
       arm_batch();
       // Due also for a caller that never sleeps here (wait(0) from an event
       // loop woken by readiness_fd, which the maintenance timer makes readable).
@@ -278,6 +333,7 @@ struct WaitSet::Impl {
     }
     poll_maintenance();
     ring.submit();
+    if (!fd_used.load(std::memory_order_relaxed)) return out;  // relaxed: see fd_used
     // readiness_fd: readable while something is reported (level) or completions wait.
     // Left readable (no new write, so no new edge for EPOLLET) while
     // something stays reported; drained, then re-checked, otherwise.
@@ -405,9 +461,9 @@ WaitSet::WaitSet(const WaitSetOptions& options) : impl_(std::make_unique<Impl>()
     }
     (void)m.ring.poll_add(kStopData, m.stop_fd, POLLIN);
     m.ring.submit();
-    const auto every = static_cast<std::uint64_t>(std::max<std::int64_t>(0, m.opt.maintenance_interval.count()));
-    if (every != 0) m.maintain_fd = platform::timerfd_open(platform::monotonic_ns() + every, every);
-    if (every != 0 && m.maintain_fd < 0) {
+    // Created disarmed: readiness_fd() arms it (fd_mode_on).
+    if (m.opt.maintenance_interval.count() > 0) m.maintain_fd = platform::timerfd_open_idle();
+    if (m.opt.maintenance_interval.count() > 0 && m.maintain_fd < 0) {
       m.ring.close();
       platform::close_fd(m.stop_fd);
       platform::close_fd(m.notify_fd);
@@ -517,7 +573,9 @@ void WaitSet::stop() noexcept {
 }
 
 int WaitSet::readiness_fd() const noexcept {
-  return impl_->uring ? impl_->notify_fd : -1;
+  if (!impl_->uring) return -1;
+  impl_->fd_mode_on();
+  return impl_->notify_fd;
 }
 bool WaitSet::uses_io_uring() const noexcept {
   return impl_->uring;

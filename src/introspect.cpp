@@ -84,6 +84,7 @@ void read_state(ChannelReport& report, int fd, std::uint64_t file_size) {
     case SegmentKind::topic: inspect_topic(v, report); break;
     case SegmentKind::queue: inspect_queue(v, report); break;
     case SegmentKind::rpc: inspect_rpc(v, report); break;
+    case SegmentKind::event: inspect_event_channel(v, report); break;
     default: report.readable = true; break;  // heap, bench, user: the header is all we know
   }
 }

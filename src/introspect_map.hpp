@@ -38,5 +38,6 @@ void add(ReportFields& f, const char* key, std::uint64_t value);
 void inspect_topic(const ReadOnlyView& v, ChannelReport& report);
 void inspect_queue(const ReadOnlyView& v, ChannelReport& report);
 void inspect_rpc(const ReadOnlyView& v, ChannelReport& report);
+void inspect_event_channel(const ReadOnlyView& v, ChannelReport& report);
 
 }  // namespace zipc::detail

@@ -24,6 +24,7 @@ namespace zipc {
 class Queue;
 class Subscriber;
 class RpcClient;
+class RpcServer;
 class Listener;
 }  // namespace zipc
 
@@ -142,6 +143,7 @@ void init_event_channel(nb::module_& m);
 zipc::Subscriber* subscriber_of(nb::handle h, Guarded** guard);
 zipc::Queue* queue_of(nb::handle h, Guarded** guard);
 zipc::RpcClient* rpc_client_of(nb::handle h, Guarded** guard);
+zipc::RpcServer* rpc_server_of(nb::handle h, Guarded** guard);  // refuses one served by threads
 zipc::Listener* listener_of(nb::handle h, Guarded** guard);
 
 zipc::WaitOptions wait_options(WaitStrategy s);

@@ -73,8 +73,14 @@ struct WaitSet::Impl {
   // signals the fd once itself (see fd_mode_on).
   std::atomic<bool> fd_used{false};
   std::atomic<bool> waited{false};  // a wait() ran (relaxed: read by fd_mode_on, a hint)
-  bool maintain_polled = false;     // its poll is in the ring
-  bool maintain_fired = false;      // it completed since the last maintenance
+  // Fallback mode's readiness fd: a timerfd made by the first readiness_fd()
+  // call. After each wait() it expires at once when something was reported
+  // (readable while wait(0) would report it) and otherwise every fallback_nap
+  // (the loop's wait(0) then polls every channel: no thread, no futex wake
+  // reaches it). -1 until asked for; relaxed: its creation is the only race.
+  std::atomic<int> nap_fd{-1};
+  bool maintain_polled = false;  // its poll is in the ring
+  bool maintain_fired = false;   // it completed since the last maintenance
   std::atomic<bool> stopping{false};
   bool degraded = false;  // some channel's process has no membarrier: nap-capped
   std::vector<Slot> slots;
@@ -352,6 +358,31 @@ struct WaitSet::Impl {
 
   // ---- fallback: poll every channel, nap on the fds between polls.
   std::span<const Ready> wait_fallback(Deadline d) {
+    wait_fallback_polls(d);
+    if (const int fd = nap_fd.load(std::memory_order_relaxed); fd >= 0) {  // relaxed: see nap_fd
+      (void)platform::timerfd_take(fd);
+      const auto nap = static_cast<std::uint64_t>(opt.fallback_nap.count());
+      // Reported: readable now (level); else readable after the nap, and every nap from then.
+      (void)platform::timerfd_set(fd, out.empty() ? platform::monotonic_ns() + nap : 0, nap);
+    }
+    return out;
+  }
+
+  // The fallback mode's readiness fd (nap_fd): readable at once, so the
+  // loop's first wait(0) puts it on its schedule. -1 when no timerfd can be made.
+  int fallback_fd() noexcept {
+    int fd = nap_fd.load(std::memory_order_relaxed);  // relaxed: see nap_fd
+    if (fd >= 0) return fd;
+    const int made = platform::timerfd_open(0, static_cast<std::uint64_t>(opt.fallback_nap.count()));
+    if (made < 0) return -1;
+    if (!nap_fd.compare_exchange_strong(fd, made, std::memory_order_relaxed)) {  // relaxed: see nap_fd
+      platform::close_fd(made);
+      return fd;
+    }
+    return made;
+  }
+
+  void wait_fallback_polls(Deadline d) {
     out.clear();
     std::vector<int> fds{stop_fd};
     std::vector<std::uint32_t> ev{POLLIN}, rev, idxs{kIndexMask};
@@ -363,7 +394,7 @@ struct WaitSet::Impl {
       }
     rev.resize(fds.size());
     for (;;) {
-      if (stopping.exchange(false, std::memory_order_acq_rel)) return out;  // acq_rel: pairs with stop()
+      if (stopping.exchange(false, std::memory_order_acq_rel)) return;  // acq_rel: pairs with stop()
       const bool maintain = platform::monotonic_ns() >= next_maintain;
       if (maintain) next_maintain = platform::monotonic_ns() + detail::kStallSliceNs;
       for (std::uint32_t i = 0; i < slots.size(); ++i) {
@@ -385,7 +416,7 @@ struct WaitSet::Impl {
         }
       }
       if (rev[0] != 0) platform::eventfd_drain(stop_fd);
-      if (!out.empty() || d.expired()) return out;
+      if (!out.empty() || d.expired()) return;
       const std::uint64_t now = platform::monotonic_ns();
       const std::uint64_t nap =
           std::min<std::uint64_t>(static_cast<std::uint64_t>(opt.fallback_nap.count()), d.ns() - now);
@@ -487,6 +518,8 @@ WaitSet::~WaitSet() {
   platform::close_fd(impl_->stop_fd);
   platform::close_fd(impl_->notify_fd);
   if (impl_->maintain_fd >= 0) platform::close_fd(impl_->maintain_fd);
+  if (const int fd = impl_->nap_fd.load(std::memory_order_relaxed); fd >= 0)
+    platform::close_fd(fd);  // relaxed: see nap_fd
 }
 WaitSet::WaitSet(WaitSet&&) noexcept = default;
 WaitSet& WaitSet::operator=(WaitSet&& o) noexcept {
@@ -580,7 +613,7 @@ void WaitSet::stop() noexcept {
 }
 
 int WaitSet::readiness_fd() const noexcept {
-  if (!impl_->uring) return -1;
+  if (!impl_->uring) return impl_->fallback_fd();
   impl_->fd_mode_on();
   return impl_->notify_fd;
 }

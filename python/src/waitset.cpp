@@ -176,7 +176,8 @@ void init_waitset(nb::module_& m) {
       .def("stop", [](PyWaitSet& self) { self.ws.stop(); })
       .def_prop_ro(
           "readiness_fd", [](PyWaitSet& self) { return self.ws.readiness_fd(); },
-          "Readable while wait(0) would report something; -1 without io_uring futex waits (kernel < 6.7).")
+          "Readable while wait(0) would report something; without io_uring futex waits (kernel < 6.7) also "
+          "every fallback nap (1 ms), when wait(0) polls every channel.")
       .def_prop_ro("uses_io_uring", [](PyWaitSet& self) { return self.ws.uses_io_uring(); })
       .def("__len__", [](PyWaitSet& self) { return self.ws.size(); })
       .def("close", [](PyWaitSet& self) {

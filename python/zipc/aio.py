@@ -5,8 +5,9 @@ Built on :class:`zipc.WaitSet` and the event loop's ``add_reader`` on its
 readiness fd: no thread per channel, and the loop sleeps in its own
 ``epoll_wait`` until a publisher's ordinary futex wake completes the
 WaitSet's io_uring futex wait (Linux 6.7 and later). On older kernels the
-WaitSet has no readiness fd and these functions poll every
-``fallback_interval`` seconds instead (documented in docs/waitset.md).
+WaitSet's readiness fd is a timer that wakes the loop every millisecond to
+poll (documented in docs/waitset.md); ``fallback_interval`` is the poll
+period should even that fd be missing.
 
 Use an endpoint from the loop's thread only while it is awaited here::
 

@@ -236,7 +236,7 @@ void init_rpc(nb::module_& m) {
           "Serves handler on threads until stop(), the timeout, or Ctrl-C (KeyboardInterrupt).")
       .def(
           "serve_pending",
-          [](PyRpcServer& self, nb::object handler, unsigned max) { return self.serve_pending(handler, max); },
+          [](PyRpcServer& self, const nb::object& handler, unsigned max) { return self.serve_pending(handler, max); },
           nb::arg("handler"), nb::arg("max") = 64,
           "Serves the requests waiting now (at most max) with handler on the calling thread; returns how many. "
           "For a WaitSet ('rpc_server' ready) or zipc.aio.serve; not while serving threads run. Raises Closed "

@@ -3,9 +3,10 @@
 // when it is readable the loop calls ws.wait(0) and drains what is ready.
 // Run with no argument: it forks a publisher (ticks on the topic) and a TCP
 // client (lines on a socket); it exits 0 only when every tick and every byte
-// arrived. On kernels without io_uring futex waits (readiness_fd() is -1) the
-// sockets are attached to the WaitSet instead (WaitSet::attach_fd; forced
-// with --fallback).
+// arrived. On kernels without io_uring futex waits (forced with --fallback)
+// the readiness fd is the fallback's: readable every fallback nap (1 ms), when
+// wait(0) polls every channel. Should even that fd be missing (-1), the
+// sockets are attached to the WaitSet instead (WaitSet::attach_fd).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>

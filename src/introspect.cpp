@@ -85,6 +85,7 @@ void read_state(ChannelReport& report, int fd, std::uint64_t file_size) {
     case SegmentKind::queue: inspect_queue(v, report); break;
     case SegmentKind::rpc: inspect_rpc(v, report); break;
     case SegmentKind::topic_reader: inspect_reader_seat(v, report); break;
+    case SegmentKind::event: inspect_event_channel(v, report); break;
     default: report.readable = true; break;  // heap, bench, user: the header is all we know
   }
 }

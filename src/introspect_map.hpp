@@ -39,5 +39,6 @@ void inspect_topic(const ReadOnlyView& v, ChannelReport& report);
 void inspect_queue(const ReadOnlyView& v, ChannelReport& report);
 void inspect_rpc(const ReadOnlyView& v, ChannelReport& report);
 void inspect_reader_seat(const ReadOnlyView& v, ChannelReport& report);
+void inspect_event_channel(const ReadOnlyView& v, ChannelReport& report);
 
 }  // namespace zipc::detail

@@ -33,7 +33,8 @@ using ReportFields = std::vector<ReportField>;
 
 struct ParticipantReport {
   // "publisher", "subscriber", "producer", "consumer", "producer+consumer",
-  // "none" (a queue handle without a role), "server", "client".
+  // "none" (a queue handle without a role), "server", "client", "listener"
+  // (an event channel's).
   std::string role;
   std::string mode;  // topic subscribers: "reliable" / "lossy"; else ""
   ProcessId process;
@@ -41,7 +42,9 @@ struct ParticipantReport {
   std::uint32_t slot = 0;  // index of its record in the segment
   // topic publisher: messages, bytes; subscriber: position, sequence, lag,
   // lag_bytes, lost; queue handle: sent, sent_bytes, received, full_waits,
-  // empty_waits; rpc client: connects, calls, errors, request_bytes, in_flight.
+  // empty_waits; rpc client: connects, calls, errors, request_bytes, in_flight;
+  // event listener: pending (ids notified, not yet taken), received, sleeping
+  // (registered sleepers: a blocked wait() or a WaitSet).
   ReportFields fields;
 };
 

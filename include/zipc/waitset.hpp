@@ -121,7 +121,11 @@ class WaitSet {
   // (or has completions to look at, or its maintenance_interval passed while
   // channels are attached): put it in epoll (level or edge), poll or select
   // beside other fds and call wait(0) when it is readable; that wait(0) may
-  // report nothing. -1 in the fallback mode.
+  // report nothing. In the fallback mode a timerfd, readable at once while
+  // something is reported and otherwise every fallback_nap (that wait(0)
+  // polls every channel); -1 only if it cannot be made. The first call
+  // turns on the fd's upkeep in wait(): make it from the thread using the
+  // WaitSet, or before that thread's first wait().
   [[nodiscard]] int readiness_fd() const noexcept;
   // True when io_uring futex waits are in use (kernel 6.7+), false in the fallback.
   [[nodiscard]] bool uses_io_uring() const noexcept;

@@ -759,8 +759,9 @@ ZIPC_API zipc_status_t zipc_waitset_wait(zipc_waitset_t* waitset, int64_t timeou
 ZIPC_API zipc_status_t zipc_waitset_stop(zipc_waitset_t* waitset);
 /* Readable while zipc_waitset_wait(.., 0, ..) would report something, and
  * every 20 ms while channels are attached (the maintenance that notices dead
- * peers; that wait may then report nothing): for epoll/poll/select. -1
- * without io_uring futex waits (kernel < 6.7) or for NULL. */
+ * peers; that wait may then report nothing): for epoll/poll/select. Without
+ * io_uring futex waits (kernel < 6.7) also readable every fallback nap (1 ms),
+ * when that wait polls every channel. -1 for NULL. */
 ZIPC_API int zipc_waitset_readiness_fd(const zipc_waitset_t* waitset);
 
 /* NOLINTEND(readability-identifier-naming) */

@@ -25,6 +25,7 @@ namespace zipc {
 class Queue;
 class Subscriber;
 class RpcClient;
+class RpcServer;
 class Listener;
 }  // namespace zipc
 
@@ -147,6 +148,7 @@ nb::object identity_obj(const std::optional<zipc::TypeIdentity>& t);
 zipc::Subscriber* subscriber_of(nb::handle h, Guarded** guard);
 zipc::Queue* queue_of(nb::handle h, Guarded** guard);
 zipc::RpcClient* rpc_client_of(nb::handle h, Guarded** guard);
+zipc::RpcServer* rpc_server_of(nb::handle h, Guarded** guard);  // refuses one served by threads
 zipc::Listener* listener_of(nb::handle h, Guarded** guard);
 
 zipc::WaitOptions wait_options(WaitStrategy s);

@@ -1,4 +1,5 @@
-// zipc.RpcServer (a Python handler served on several threads) and
+// zipc.RpcServer (a Python handler served on several threads, or on the
+// caller's thread from a WaitSet or an asyncio loop: serve_pending) and
 // zipc.RpcClient (call, call_async/wait).
 #include <nanobind/stl/string.h>
 
@@ -16,7 +17,9 @@ namespace {
 struct PyRpcServer;
 std::set<PyRpcServer*> g_servers;  // live servers (GIL-protected), stopped at exit
 
-struct PyRpcServer {
+// Guarded: a WaitSet may hold the server's address (attach); mu orders the
+// WaitSet's use of it with serve_pending's.
+struct PyRpcServer : Guarded {
   zipc::RpcServer server;
   std::string name;
   nb::object handler;
@@ -33,6 +36,52 @@ struct PyRpcServer {
   PyRpcServer(const PyRpcServer&) = delete;
   PyRpcServer& operator=(const PyRpcServer&) = delete;
 
+  // Calls handler for req and replies (the GIL held); a handler's exception
+  // is reported as unraisable (the client gets an empty response).
+  void handle(zipc::RpcRequest& req, const nb::object& h) {
+    try {
+      nb::object r = h(to_bytes(req.data()));
+      if (!r.is_none()) {
+        InBuf b(r);
+        Status s;
+        {
+          nb::gil_scoped_release nogil;
+          s = req.reply(b.span());
+        }
+        if (s != Status::ok) raise_status(s, "rpc '" + name + "': reply");
+      }
+    } catch (nb::python_error& e) {
+      e.discard_as_unraisable(h);
+    } catch (const std::exception& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+      PyErr_WriteUnraisable(h.ptr());
+    }
+    served.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // The requests waiting now, at most max, served on the calling thread.
+  unsigned serve_pending(const nb::object& h, unsigned max) {
+    if (!workers.empty())
+      raise_kind("invalid_argument", "rpc '" + name + "': serving threads run (start/serve): they take the requests");
+    unsigned n = 0;
+    while (n < max) {
+      zipc::RpcRequest req;
+      {
+        nb::gil_scoped_release nogil;
+        std::lock_guard lock(mu);
+        req = server.next(ns::zero());
+      }
+      if (!req) {
+        if (req.status() == Status::timeout) break;
+        if (n > 0) break;  // closed or corrupt: told by the next call
+        raise_status(req.status(), "rpc '" + name + "': serve_pending");
+      }
+      handle(req, h);
+      ++n;
+    }
+    return n;
+  }
+
   void worker() {
     while (!stopping.load(std::memory_order_relaxed)) {
       zipc::RpcRequest req = server.next(kSlice);
@@ -41,30 +90,16 @@ struct PyRpcServer {
         continue;
       }
       nb::gil_scoped_acquire gil;
-      try {
-        nb::object r = handler(to_bytes(req.data()));
-        if (!r.is_none()) {
-          InBuf b(r);
-          Status s;
-          {
-            nb::gil_scoped_release nogil;
-            s = req.reply(b.span());
-          }
-          if (s != Status::ok) raise_status(s, "rpc '" + name + "': reply");
-        }
-      } catch (nb::python_error& e) {
-        e.discard_as_unraisable(handler);
-      } catch (const std::exception& e) {
-        PyErr_SetString(PyExc_RuntimeError, e.what());
-        PyErr_WriteUnraisable(handler.ptr());
-      }
-      served.fetch_add(1, std::memory_order_relaxed);
+      handle(req, handler);
     }
     running.fetch_sub(1, std::memory_order_release);  // pairs with the acquire load in serve()
   }
 
   void start(nb::object h, unsigned threads) {
     if (!workers.empty()) raise_kind("invalid_argument", "rpc '" + name + "': already serving");
+    if (in_waitsets > 0)
+      raise_kind("invalid_argument",
+                 "rpc '" + name + "': attached to a WaitSet (served with serve_pending): detach it first");
     if (threads == 0) raise_kind("invalid_argument", "rpc '" + name + "': threads must be >= 1");
     handler = std::move(h);
     stopping.store(false);
@@ -113,6 +148,16 @@ nb::bytes wait_ticket(PyRpcTicket& t, std::optional<ns> timeout) {
 }
 
 }  // namespace
+
+zipc::RpcServer* rpc_server_of(nb::handle h, Guarded** guard) {
+  if (!nb::isinstance<PyRpcServer>(h)) return nullptr;
+  PyRpcServer& s = nb::cast<PyRpcServer&>(h);
+  if (!s.workers.empty())
+    raise_kind("invalid_argument", "WaitSet.attach: rpc '" + s.name +
+                                       "' is served by threads (start/serve): stop() them, then serve_pending()");
+  *guard = &s;
+  return &s.server;
+}
 
 zipc::RpcClient* rpc_client_of(nb::handle h, Guarded** guard) {
   if (!nb::isinstance<PyRpcClient>(h)) return nullptr;
@@ -189,6 +234,13 @@ void init_rpc(nb::module_& m) {
           },
           nb::arg("handler"), nb::arg("threads") = 1, nb::arg("timeout").none() = nb::none(),
           "Serves handler on threads until stop(), the timeout, or Ctrl-C (KeyboardInterrupt).")
+      .def(
+          "serve_pending",
+          [](PyRpcServer& self, const nb::object& handler, unsigned max) { return self.serve_pending(handler, max); },
+          nb::arg("handler"), nb::arg("max") = 64,
+          "Serves the requests waiting now (at most max) with handler on the calling thread; returns how many. "
+          "For a WaitSet ('rpc_server' ready) or zipc.aio.serve; not while serving threads run. Raises Closed "
+          "once the server is closed.")
       .def(
           "stop", [](PyRpcServer& self) { self.stop_workers(); }, "Stops the serving threads (the service stays).")
       .def(

@@ -60,15 +60,22 @@ struct PyWaitSet : Guarded {
     zipc::Queue* q = s == nullptr ? queue_of(endpoint, &guard) : nullptr;
     zipc::RpcClient* c = s == nullptr && q == nullptr ? rpc_client_of(endpoint, &guard) : nullptr;
     zipc::Listener* l = s == nullptr && q == nullptr && c == nullptr ? listener_of(endpoint, &guard) : nullptr;
-    if (s == nullptr && q == nullptr && c == nullptr && l == nullptr)
+    zipc::RpcServer* sv =
+        s == nullptr && q == nullptr && c == nullptr && l == nullptr ? rpc_server_of(endpoint, &guard) : nullptr;
+    if (s == nullptr && q == nullptr && c == nullptr && l == nullptr && sv == nullptr)
       raise_kind("invalid_argument",
-                 "WaitSet.attach: a Subscriber, a Queue opened as a consumer, an RpcClient or a Listener, not " +
+                 "WaitSet.attach: a Subscriber, a Queue opened as a consumer, an RpcClient, an RpcServer or a "
+                 "Listener, not " +
                      nb::cast<std::string>(nb::str(endpoint.type())));
     {
       nb::gil_scoped_release nogil;  // a wait() in another thread holds mu without the GIL
       std::lock_guard lock(mu);
       std::lock_guard endpoint_lock(guard->mu);
-      id = s != nullptr ? ws.attach(*s) : q != nullptr ? ws.attach(*q) : c != nullptr ? ws.attach(*c) : ws.attach(*l);
+      id = s != nullptr    ? ws.attach(*s)
+           : q != nullptr  ? ws.attach(*q)
+           : c != nullptr  ? ws.attach(*c)
+           : sv != nullptr ? ws.attach(*sv)
+                           : ws.attach(*l);
     }
     ++guard->in_waitsets;
     held[id] = Held{nb::borrow(endpoint), guard};
@@ -127,8 +134,9 @@ void init_waitset(nb::module_& m) {
                         "it from one thread (an asyncio loop, for instance).")
       .def(nb::init<>())
       .def("attach", &PyWaitSet::attach, nb::arg("endpoint"),
-           "Attaches a Subscriber or a Queue consumer; returns its id. The endpoint is kept alive and cannot be "
-           "detached from its channel until it is detached from this WaitSet.")
+           "Attaches a Subscriber, a Queue consumer, an RpcClient, an RpcServer (serve it with serve_pending) or a "
+           "Listener; returns its id. The endpoint is kept alive and cannot be detached from its channel until it "
+           "is detached from this WaitSet.")
       .def(
           "attach_fd",
           [](PyWaitSet& self, int fd, std::uint32_t events) {
@@ -168,7 +176,8 @@ void init_waitset(nb::module_& m) {
       .def("stop", [](PyWaitSet& self) { self.ws.stop(); })
       .def_prop_ro(
           "readiness_fd", [](PyWaitSet& self) { return self.ws.readiness_fd(); },
-          "Readable while wait(0) would report something; -1 without io_uring futex waits (kernel < 6.7).")
+          "Readable while wait(0) would report something; without io_uring futex waits (kernel < 6.7) also "
+          "every fallback nap (1 ms), when wait(0) polls every channel.")
       .def_prop_ro("uses_io_uring", [](PyWaitSet& self) { return self.ws.uses_io_uring(); })
       .def("__len__", [](PyWaitSet& self) { return self.ws.size(); })
       .def("close", [](PyWaitSet& self) {

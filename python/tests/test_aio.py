@@ -237,3 +237,85 @@ def test_await_call_pipelines_requests_to_a_server_in_another_process(name: str)
         if p.is_alive():
             p.kill()
         p.join(10)
+
+
+def test_a_waitset_reports_an_rpc_server_with_a_request_waiting(name: str) -> None:
+    with zipc.RpcServer.create(name) as server:
+        client = zipc.RpcClient.connect(name, timeout=5)
+        ws = zipc.WaitSet()
+        sid = ws.attach(server)
+        assert ws.wait(0) == []
+        with pytest.raises(zipc.InvalidArgument):
+            server.start(lambda req: req)  # threads would compete with the WaitSet for its requests
+        ticket = client.call_async(b"ping")
+        assert ws.wait(5) == [(sid, "rpc_server")]
+        assert ws.wait(0) == [(sid, "rpc_server")], "level-triggered: still ready until claimed"
+        assert server.serve_pending(lambda req: b"re:" + req) == 1
+        assert ticket.wait(5) == b"re:ping"
+        assert ws.wait(0) == []
+        assert server.serve_pending(lambda req: req) == 0
+        assert ws.detach(sid)
+        ws.close()
+
+
+def _call_later(name: str, delay: float, count: int, results: "mp.Queue[bytes]") -> None:
+    time.sleep(delay)
+    client = zipc.RpcClient.connect(name, timeout=5)
+    for i in range(count):
+        results.put(client.call(b"%d" % i, timeout=10))
+
+
+def test_an_event_loop_serves_an_rpc_server_without_threads(name: str) -> None:
+    ctx = mp.get_context("fork")
+    results = ctx.Queue()
+    server = zipc.RpcServer.create(name)
+    p = ctx.Process(target=_call_later, args=(name, 0.05, 5, results))
+    p.start()
+    try:
+
+        async def main() -> int:
+            ticks = 0
+
+            async def ticker() -> None:
+                nonlocal ticks
+                while True:
+                    await asyncio.sleep(0.002)
+                    ticks += 1
+
+            t = asyncio.create_task(ticker())
+            serving = asyncio.create_task(zipc.aio.serve(server, lambda req: b"re:" + req))
+            # A call from this loop too: served by the same loop.
+            here = zipc.RpcClient.connect(name, timeout=5)
+            assert await zipc.aio.call(here, b"own", timeout=10) == b"re:own"
+            zipc.aio.release(here)
+            while server.served < 6:
+                await asyncio.sleep(0.005)
+            serving.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await serving
+            t.cancel()
+            return ticks
+
+        assert asyncio.run(main()) >= 2, "the loop was blocked while serving"
+        assert sorted(results.get(timeout=10) for _ in range(5)) == [b"re:%d" % i for i in range(5)]
+        p.join(10)
+        assert p.exitcode == 0
+        server.start(lambda req: req)  # detached from the loop's WaitSet: threads may serve it again
+        server.stop()
+    finally:
+        if p.is_alive():
+            p.kill()
+        p.join(10)
+        server.close()
+
+
+def test_serve_returns_when_the_server_is_closed(name: str) -> None:
+    server = zipc.RpcServer.create(name)
+
+    async def main() -> None:
+        serving = asyncio.create_task(zipc.aio.serve(server, lambda req: req))
+        await asyncio.sleep(0.02)
+        server.close()
+        await asyncio.wait_for(serving, 5)
+
+    asyncio.run(main())

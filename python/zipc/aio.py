@@ -1,11 +1,13 @@
-"""asyncio for zipc: ``await recv(sub)``, ``async for msg in messages(sub)``, ``await call(client, req)``.
+"""asyncio for zipc: ``await recv(sub)``, ``async for msg in messages(sub)``, ``await call(client, req)``,
+``await serve(server, handler)``.
 
 Built on :class:`zipc.WaitSet` and the event loop's ``add_reader`` on its
 readiness fd: no thread per channel, and the loop sleeps in its own
 ``epoll_wait`` until a publisher's ordinary futex wake completes the
 WaitSet's io_uring futex wait (Linux 6.7 and later). On older kernels the
-WaitSet has no readiness fd and these functions poll every
-``fallback_interval`` seconds instead (documented in docs/waitset.md).
+WaitSet's readiness fd is a timer that wakes the loop every millisecond to
+poll (documented in docs/waitset.md); ``fallback_interval`` is the poll
+period should even that fd be missing.
 
 Use an endpoint from the loop's thread only while it is awaited here::
 
@@ -22,12 +24,12 @@ Use an endpoint from the loop's thread only while it is awaited here::
 from __future__ import annotations
 
 import asyncio
-from typing import AsyncIterator, Dict, List, Optional, Tuple, Union
+from typing import Any, AsyncIterator, Callable, Dict, List, Optional, Tuple, Union
 
-from ._zipc import Queue, RpcClient, Subscriber, WaitSet
+from ._zipc import Queue, RpcClient, RpcServer, Subscriber, WaitSet
 
 Receiver = Union[Subscriber, Queue]
-Endpoint = Union[Subscriber, Queue, RpcClient]
+Endpoint = Union[Subscriber, Queue, RpcClient, RpcServer]
 
 fallback_interval = 0.001
 
@@ -152,6 +154,38 @@ async def recv(endpoint: Receiver, timeout: Optional[float] = None) -> bytes:
             await asyncio.sleep(fallback_interval)
 
 
+async def serve(server: RpcServer, handler: Callable[[bytes], Any]) -> None:
+    """Serves ``server`` on the loop: ``handler(request) -> bytes-like | None``
+    runs on the loop's thread for each request (no serving thread), until the
+    task is cancelled or the server is closed (then it returns).
+
+    The server must not be served by threads meanwhile (``start``/``serve``);
+    the loop sleeps in its own ``epoll_wait`` between requests. A handler's
+    exception is reported as unraisable and its client gets an empty response.
+    """
+    from . import Closed  # the error classes live in the package
+
+    ws = _waitset_of(server)
+    fd = ws.readiness_fd
+    try:
+        while True:
+            # wait(0) arms the wait on the server's request event (or reports
+            # it ready); a request after it makes fd readable: none is missed.
+            ready = ws.wait(0)
+            try:
+                served = server.serve_pending(handler)
+            except Closed:
+                return
+            if served:
+                await asyncio.sleep(0)  # let the loop's other tasks run between batches
+            elif ready or fd < 0:
+                await asyncio.sleep(fallback_interval)  # ready with nothing to claim yet: no hot loop
+            else:
+                await _readable(fd)
+    finally:
+        release(server)
+
+
 async def messages(endpoint: Receiver) -> AsyncIterator[bytes]:
     """Every message of ``endpoint`` until its channel is closed and drained."""
     from . import Closed  # the error classes live in the package
@@ -163,4 +197,4 @@ async def messages(endpoint: Receiver) -> AsyncIterator[bytes]:
             return
 
 
-__all__ = ["call", "recv", "messages", "release", "fallback_interval"]
+__all__ = ["call", "recv", "messages", "serve", "release", "fallback_interval"]

@@ -157,19 +157,25 @@ void eventfd_drain(int fd) noexcept {
   std::uint64_t v = 0;
   (void)!::read(fd, &v, sizeof v);
 }
-int timerfd_open(std::uint64_t first_ns, std::uint64_t interval_ns) noexcept {
+int timerfd_open_idle() noexcept {
   const int fd = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-  if (fd < 0) return -errno;
+  return fd < 0 ? -errno : fd;
+}
+int timerfd_set(int fd, std::uint64_t first_ns, std::uint64_t interval_ns) noexcept {
   itimerspec it{};
   if (first_ns == 0) first_ns = 1;  // 0 would disarm
   it.it_value.tv_sec = static_cast<time_t>(first_ns / 1'000'000'000u);
   it.it_value.tv_nsec = static_cast<long>(first_ns % 1'000'000'000u);
   it.it_interval.tv_sec = static_cast<time_t>(interval_ns / 1'000'000'000u);
   it.it_interval.tv_nsec = static_cast<long>(interval_ns % 1'000'000'000u);
-  if (::timerfd_settime(fd, TFD_TIMER_ABSTIME, &it, nullptr) != 0) {
-    const int e = errno;
+  return ::timerfd_settime(fd, TFD_TIMER_ABSTIME, &it, nullptr) == 0 ? 0 : -errno;
+}
+int timerfd_open(std::uint64_t first_ns, std::uint64_t interval_ns) noexcept {
+  const int fd = timerfd_open_idle();
+  if (fd < 0) return fd;
+  if (const int r = timerfd_set(fd, first_ns, interval_ns); r < 0) {
     ::close(fd);
-    return -e;
+    return r;
   }
   return fd;
 }

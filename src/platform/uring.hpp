@@ -54,6 +54,9 @@ int eventfd_open() noexcept;                                                   /
 void eventfd_signal(int fd) noexcept;                                          // adds 1
 void eventfd_drain(int fd) noexcept;                                           // reads the counter to 0
 int timerfd_open(std::uint64_t first_ns, std::uint64_t interval_ns) noexcept;  // CLOCK_MONOTONIC, absolute first
+int timerfd_open_idle() noexcept;  // a disarmed timerfd (timerfd_set arms it); -errno
+// Arms fd (CLOCK_MONOTONIC, absolute first expiry, 0 interval: once); -errno on failure.
+int timerfd_set(int fd, std::uint64_t first_ns, std::uint64_t interval_ns) noexcept;
 std::uint64_t timerfd_take(int fd) noexcept;                    // expirations since the last take (0: none)
 std::uint32_t poll_now(int fd, std::uint32_t events) noexcept;  // revents now (0: none)
 // Waits on fds (poll(2)) until one is ready or timeout_ns passes; fills revents.

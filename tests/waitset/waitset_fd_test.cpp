@@ -110,4 +110,51 @@ TEST_P(ReadinessFd, EpollWakesOnAQueueBesideAPipe) {
 INSTANTIATE_TEST_SUITE_P(WaitSet, ReadinessFd, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? std::string("Edge") : std::string("Level"); });
 
+// readiness_fd() asked for only after blocking waits (its upkeep starts at
+// the first call): it is readable while the channel is reported, stops being
+// readable once wait(0) finds it drained, and a later send wakes epoll.
+TEST(ReadinessFdLate, AskedForAfterBlockingWaitsItKeepsTheLevelFromThenOn) {
+  zipc::test::TempName qn("ws.fd.late");
+  zipc::QueueOptions o;
+  o.block_size = 64;
+  o.block_count = 16;
+  auto q = zipc::Queue::create(qn.str(), o);
+  zipc::WaitSetOptions wo;
+  wo.maintenance_interval = std::chrono::nanoseconds(0);  // readable for readiness alone
+  zipc::WaitSet ws(wo);
+  if (!ws.uses_io_uring()) GTEST_SKIP() << "fallback mode: tests/waitset/waitset_fallback_fd_test.cpp";
+  const auto qid = ws.attach(q);
+  std::array<std::byte, 64> buf{};
+  for (int i = 0; i < 3; ++i) {  // blocking waits, nobody asked for the fd
+    std::thread t([&] {
+      std::this_thread::sleep_for(5ms);
+      EXPECT_EQ(q.try_send(bytes("b")), zipc::Status::ok);
+    });
+    const auto r = ws.wait(10s);
+    t.join();
+    ASSERT_EQ(r.size(), 1u);
+    ASSERT_EQ(q.try_recv(buf).status, zipc::Status::ok);
+  }
+  ASSERT_EQ(q.try_send(bytes("kept")), zipc::Status::ok);
+  ASSERT_EQ(ws.wait(10s).size(), 1u);  // reported, not read
+
+  EpollLoop loop;
+  loop.add(ws.readiness_fd(), EPOLLIN);
+  EXPECT_TRUE(contains(loop.wait(1000), ws.readiness_fd())) << "a channel is reported: readable";
+  ASSERT_EQ(ws.wait(0ns).size(), 1u);
+  ASSERT_EQ(q.try_recv(buf).status, zipc::Status::ok);
+  EXPECT_TRUE(ws.wait(0ns).empty());
+  EXPECT_FALSE(contains(loop.wait(20), ws.readiness_fd())) << "drained and looked at: not readable";
+  std::thread t([&] {
+    std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(q.try_send(bytes("later")), zipc::Status::ok);
+  });
+  const auto fds = loop.wait(10'000);
+  t.join();
+  EXPECT_TRUE(contains(fds, ws.readiness_fd())) << "a later send wakes the loop";
+  const auto r = ws.wait(0ns);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].id, qid);
+}
+
 }  // namespace

@@ -39,7 +39,7 @@ int run_stat(const StatOptions& o) {
     print_fields("positions:", r.positions);
     print_fields("counters:", r.counters);
     if (r.readable && (s.kind == zipc::SegmentKind::topic || s.kind == zipc::SegmentKind::queue ||
-                       s.kind == zipc::SegmentKind::rpc)) {
+                       s.kind == zipc::SegmentKind::rpc || s.kind == zipc::SegmentKind::event)) {
       std::printf("participants: %zu alive, %zu dead\n", r.alive_count(), r.dead_count());
       for (const auto& p : r.participants) {
         std::string role = p.role + (p.mode.empty() ? "" : "(" + p.mode + ")");

@@ -152,6 +152,9 @@ Publisher& Publisher::operator=(Publisher&& o) noexcept {
 }
 
 Publisher::~Publisher() {
+  // Reset here, not left to the member destructor: operator= runs this
+  // destructor and then assigns to the members again.
+  seats_.reset();
   if (!state_) return;
   flush();
   TopicState& s = *state_;

@@ -247,9 +247,11 @@ layout::SubscriberSlot& Subscriber::slot() const noexcept {
 }
 
 Subscriber::~Subscriber() {
+  // Reset here, not left to the member destructor: operator= runs this
+  // destructor and then assigns to the members again.
+  seat_.reset();
   if (!state_) return;
-  if (slot_ == kNoSlot) {  // read-only: nothing in the topic to give back (a seat goes with seat_)
-    seat_.reset();
+  if (slot_ == kNoSlot) {  // read-only: nothing in the topic to give back (the seat went above)
     state_.reset();
     return;
   }

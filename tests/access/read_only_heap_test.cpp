@@ -38,28 +38,6 @@ zipc::HeapOptions read_only() {
   return o;
 }
 
-Errc errc_of(const std::function<void()>& f, std::string* what = nullptr) {
-  try {
-    f();
-  } catch (const zipc::Error& e) {
-    if (what != nullptr) *what = e.what();
-    return e.errc();
-  }
-  return Errc::ok;
-}
-
-// As in read_only_test.cpp: the child observes the kernel's default SIGSEGV
-// action, restored with the raw system call (sanitizers intercept sigaction).
-void default_segv_action() {
-  struct {
-    void* handler = nullptr;  // SIG_DFL
-    unsigned long flags = 0;
-    void* restorer = nullptr;
-    unsigned long mask = 0;
-  } action;
-  (void)::syscall(SYS_rt_sigaction, SIGSEGV, &action, nullptr, sizeof action.mask);
-}
-
 }  // namespace
 
 TEST(ReadOnlyHeap, AReaderInAnotherProcessFindsWhatTheWriterBuiltAndIsRefusedEveryWrite) {
@@ -72,14 +50,14 @@ TEST(ReadOnlyHeap, AReaderInAnotherProcessFindsWhatTheWriterBuiltAndIsRefusedEve
     const Quote* q = h.find<Quote>("ibm");
     if (q == nullptr || q->id != 7 || q->price != 140 || q->check != (7 ^ 140 ^ kMagic)) return 3;
     if (h.find<Quote>("absent") != nullptr) return 4;
-    if (errc_of([&] { (void)h.find<int>("ibm"); }) != Errc::wrong_kind) return 5;
+    if (zipc::test::errc_of([&] { (void)h.find<int>("ibm"); }) != Errc::wrong_kind) return 5;
     std::string why;
-    if (errc_of([&] { h.construct<int>("n", 1); }, &why) != Errc::wrong_role) return 6;
+    if (zipc::test::errc_of([&] { h.construct<int>("n", 1); }, &why) != Errc::wrong_role) return 6;
     if (why.find(name.str()) == std::string::npos || why.find("read-only") == std::string::npos) {
       zipc::test::report(why);
       return 7;
     }
-    if (errc_of([&] { (void)h.destroy<Quote>("ibm"); }) != Errc::wrong_role) return 8;
+    if (zipc::test::errc_of([&] { (void)h.destroy<Quote>("ibm"); }) != Errc::wrong_role) return 8;
     if (h.try_allocate(64).status != zipc::HeapStatus::invalid_argument) return 9;
     if (h.deallocate(const_cast<Quote*>(q)) != zipc::HeapStatus::invalid_argument) return 10;
     if (h.check().ok || h.stats().allocated_blocks != 0) return 11;
@@ -98,7 +76,7 @@ TEST(ReadOnlyHeap, AReaderThatWritesThroughWhatItFoundFaultsAloneAndTheWriterCar
     auto h = Heap::open(name.str(), read_only());
     auto* q = h.find<Quote>("ibm");
     if (q == nullptr) return 2;
-    default_segv_action();
+    zipc::test::default_segv_action();
     q->price = 0;  // faults: the mapping is PROT_READ
     return 0;
   });
@@ -183,7 +161,7 @@ TEST(ReadOnlyHeap, AWriterDeadInsideAChangeDoesNotStallAReaderAndALiveOneMakesIt
   auto waits = zipc::test::spawn([&] {
     auto h = Heap::open(name.str(), read_only());
     std::string why;
-    const Errc e = errc_of([&] { (void)h.find<Quote>("ibm"); }, &why);
+    const Errc e = zipc::test::errc_of([&] { (void)h.find<Quote>("ibm"); }, &why);
     zipc::test::report(why);
     return e == Errc::busy ? 0 : 2;
   });

@@ -42,19 +42,6 @@ std::string text(std::span<const std::byte> b, std::size_t n) {
   return {reinterpret_cast<const char*>(b.data()), n};
 }
 
-// Sanitizers catch SIGSEGV to report it; this test observes the kernel's
-// default action (death by SIGSEGV), so the child restores it with the raw
-// system call (the sanitizers intercept signal() and sigaction()).
-void default_segv_action() {
-  struct {
-    void* handler = nullptr;  // SIG_DFL
-    unsigned long flags = 0;
-    void* restorer = nullptr;
-    unsigned long mask = 0;
-  } action;
-  (void)::syscall(SYS_rt_sigaction, SIGSEGV, &action, nullptr, sizeof action.mask);
-}
-
 std::string message(int i) {
   return "message " + std::to_string(i);
 }
@@ -118,7 +105,7 @@ TEST(ReadOnlyTopic, AReaderThatWritesThroughItsMappingFaultsAloneAndTheOthersCar
     std::array<std::byte, 64> buf{};
     if (!sub.read(buf, 1s).ok()) return 2;
     std::byte* log = t.segment().payload();
-    default_segv_action();
+    zipc::test::default_segv_action();
     std::memset(log, 0xFF, 4096);  // faults: the mapping is PROT_READ
     return 0;
   });

@@ -41,15 +41,6 @@ int churn_forever(Heap& heap, unsigned seed, int ready_fd) {
   }
 }
 
-Errc errc_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const zipc::Error& e) {
-    return e.errc();
-  }
-  return Errc::ok;
-}
-
 }  // namespace
 
 TEST(HeapCrash, ProcessesKilledInsideTheAllocatorNeverBlockOthersNorCorruptTheHeap) {
@@ -171,13 +162,13 @@ TEST(HeapFixedAddress, CreateAtAGivenAddressUsesItOrFailsWhenItIsTaken) {
   auto first = Heap::create(name.str(), 1 << 16, zipc::test::fixed_options());
   auto options = zipc::test::fixed_options();
   options.address = first.base_address();
-  EXPECT_EQ(errc_of([&] { Heap::create(other.str(), 1 << 16, options); }), Errc::address_unavailable);
+  EXPECT_EQ(zipc::test::errc_of([&] { Heap::create(other.str(), 1 << 16, options); }), Errc::address_unavailable);
   const auto wanted = first.base_address();
   first.detach();
   auto second = Heap::create(other.str(), 1 << 16, options);
   EXPECT_EQ(second.base_address(), wanted);
   options.address = reinterpret_cast<void*>(0x1001);
-  EXPECT_EQ(errc_of([&] { Heap::create("x", 1 << 16, options); }), Errc::invalid_argument);
+  EXPECT_EQ(zipc::test::errc_of([&] { Heap::create("x", 1 << 16, options); }), Errc::invalid_argument);
 }
 
 TEST(HeapFixedAddress, OpenOrCreateByManyProcessesEndsWithOneHeap) {

@@ -19,14 +19,6 @@ struct Throws {
   Throws() { throw std::runtime_error("no"); }
 };
 
-Errc errc_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const zipc::Error& e) {
-    return e.errc();
-  }
-  return Errc::ok;
-}
 }  // namespace
 
 TEST(HeapNames, ConstructedObjectIsFoundByNameInAnotherProcess) {
@@ -46,7 +38,7 @@ TEST(HeapNames, ConstructingATakenNameFailsAndFindOrConstructReturnsTheExistingO
   zipc::test::TempName name("heap");
   auto sut = Heap::create(name.str(), 1 << 16);
   Point* p = sut.construct<Point>("p", 1, 2);
-  EXPECT_EQ(errc_of([&] { sut.construct<Point>("p", 5, 6); }), Errc::already_exists);
+  EXPECT_EQ(zipc::test::errc_of([&] { sut.construct<Point>("p", 5, 6); }), Errc::already_exists);
   EXPECT_EQ(sut.find_or_construct<Point>("p", 7, 8), p);
   EXPECT_EQ(p->x, 1);
 }
@@ -55,7 +47,7 @@ TEST(HeapNames, FindingWithTheWrongTypeIsAWrongKindError) {
   zipc::test::TempName name("heap");
   auto sut = Heap::create(name.str(), 1 << 16);
   sut.construct<int>("n", 1);
-  EXPECT_EQ(errc_of([&] { (void)sut.find<double>("n"); }), Errc::wrong_kind);
+  EXPECT_EQ(zipc::test::errc_of([&] { (void)sut.find<double>("n"); }), Errc::wrong_kind);
   EXPECT_EQ(sut.find<int>("absent"), nullptr);
 }
 
@@ -89,5 +81,5 @@ TEST(HeapNames, ObjectsTooLargeForTheHeapAreOutOfMemory) {
   struct Big {
     char bytes[1 << 17];
   };
-  EXPECT_EQ(errc_of([&] { sut.construct<Big>("big"); }), Errc::out_of_memory);
+  EXPECT_EQ(zipc::test::errc_of([&] { sut.construct<Big>("big"); }), Errc::out_of_memory);
 }

@@ -279,6 +279,26 @@ class Watchdog : public ::testing::EmptyTestEventListener {
 };
 
 }  // namespace
+Errc errc_of(const std::function<void()>& f, std::string* what) {
+  try {
+    f();
+  } catch (const zipc::Error& e) {
+    if (what != nullptr) *what = e.what();
+    return e.errc();
+  }
+  return Errc::ok;
+}
+
+void default_segv_action() noexcept {
+  struct {
+    void* handler = nullptr;  // SIG_DFL
+    unsigned long flags = 0;
+    void* restorer = nullptr;
+    unsigned long mask = 0;
+  } action;
+  (void)::syscall(SYS_rt_sigaction, SIGSEGV, &action, nullptr, sizeof action.mask);
+}
+
 }  // namespace zipc::test
 
 int main(int argc, char** argv) {

@@ -86,4 +86,12 @@ double stress_seconds(double def);
 // A reproducible seed: ZIPC_TEST_SEED or a fresh one (printed by the test).
 std::uint64_t test_seed();
 
+// The error kind f throws (Errc::ok when it throws nothing); *what gets the message.
+Errc errc_of(const std::function<void()>& f, std::string* what = nullptr);
+
+// In a child that observes the kernel's default SIGSEGV action (death by the
+// signal): restores it with the raw system call, since the sanitizers
+// intercept signal() and sigaction() to report faults themselves.
+void default_segv_action() noexcept;
+
 }  // namespace zipc::test

@@ -39,15 +39,6 @@ bool matches(std::span<const std::byte> got, std::uint64_t n, std::size_t size) 
   return got.size() == size && (size == 0 || std::memcmp(got.data(), want.data(), size) == 0);
 }
 
-Errc errc_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const zipc::Error& e) {
-    return e.errc();
-  }
-  return Errc::ok;
-}
-
 }  // namespace
 
 TEST(Topic, PublishedMessageIsReadWithSequenceTimeAndSize) {
@@ -203,7 +194,7 @@ TEST(Topic, JoiningAtASequenceNoLongerRetainedFailsNamingTheOldest) {
   auto sut = topic.subscribe({From::sequence(oldest), Delivery::reliable});
   std::array<std::byte, 256> buf;
   EXPECT_EQ(sut.try_read(buf).sequence, oldest);
-  EXPECT_EQ(errc_of([&] {
+  EXPECT_EQ(zipc::test::errc_of([&] {
               (void)topic.subscribe({From::sequence(10'000), Delivery::reliable});
             }),
             Errc::invalid_argument);
@@ -271,7 +262,7 @@ TEST(Topic, TwoHundredFiftySixSubscribersEachSeeEveryMessage) {
   auto topic = Topic::create(name.str(), o);
   std::vector<zipc::Subscriber> subs;
   for (int i = 0; i < 300; ++i) subs.push_back(topic.subscribe({From::latest(), Delivery::reliable}));
-  EXPECT_EQ(errc_of([&] { (void)topic.subscribe(); }), Errc::busy);
+  EXPECT_EQ(zipc::test::errc_of([&] { (void)topic.subscribe(); }), Errc::busy);
   auto pub = topic.publisher();
   std::array<std::byte, 256> buf;
   for (std::uint64_t round = 0; round < 3; ++round) {
@@ -292,7 +283,7 @@ TEST(Topic, SecondLivePublisherOfASingleTopicIsRefused) {
   zipc::test::TempName name("topic");
   auto topic = Topic::create(name.str(), small());
   auto pub = topic.publisher();
-  EXPECT_EQ(errc_of([&] { (void)topic.publisher(); }), Errc::busy);
+  EXPECT_EQ(zipc::test::errc_of([&] { (void)topic.publisher(); }), Errc::busy);
 }
 
 TEST(Topic, OpenSeesTheCreatorsGeometryAndMessages) {
@@ -316,11 +307,11 @@ TEST(Topic, OpenSeesTheCreatorsGeometryAndMessages) {
 
 TEST(Topic, BadOptionsAreRefused) {
   zipc::test::TempName name("topic");
-  EXPECT_EQ(errc_of([&] { (void)Topic::create(name.str(), small(4096, 4000)); }), Errc::invalid_argument);
+  EXPECT_EQ(zipc::test::errc_of([&] { (void)Topic::create(name.str(), small(4096, 4000)); }), Errc::invalid_argument);
   TopicOptions o = small();
   o.max_subscribers = 0;
-  EXPECT_EQ(errc_of([&] { (void)Topic::create(name.str(), o); }), Errc::invalid_argument);
-  EXPECT_EQ(errc_of([&] { (void)Topic::open(name.str()); }), Errc::not_found);
+  EXPECT_EQ(zipc::test::errc_of([&] { (void)Topic::create(name.str(), o); }), Errc::invalid_argument);
+  EXPECT_EQ(zipc::test::errc_of([&] { (void)Topic::open(name.str()); }), Errc::not_found);
 }
 
 TEST(Topic, MultiPublisherHandlesInOneProcessInterleaveWithDenseSequences) {

@@ -53,16 +53,6 @@ std::uint64_t value_of(std::span<const std::byte> b) {
   return n;
 }
 
-Errc error_of(const std::function<void()>& f, std::string* what = nullptr) {
-  try {
-    f();
-  } catch (const zipc::Error& e) {
-    if (what != nullptr) *what = e.what();
-    return e.errc();
-  }
-  return Errc::ok;
-}
-
 // A child that subscribes with `name`, reads `count` messages (checking they
 // are 0..count-1 in order), then SIGKILLs itself mid-stream.
 zipc::test::Child reader_killed_after(const std::string& topic, const std::string& name, int count,
@@ -238,12 +228,12 @@ TEST(TopicDurable, SecondLiveSubscriberWithTheSameNameIsRefusedInAnyProcess) {
   Topic t = Topic::create(name.str(), small_topic());
   zipc::Subscriber first = t.subscribe(durable("only-one", 1s));
   std::string what;
-  EXPECT_EQ(error_of([&] { (void)t.subscribe(durable("only-one", 1s)); }, &what), Errc::busy);
+  EXPECT_EQ(zipc::test::errc_of([&] { (void)t.subscribe(durable("only-one", 1s)); }, &what), Errc::busy);
   EXPECT_NE(what.find("only-one"), std::string::npos) << what;
   EXPECT_NE(what.find("live"), std::string::npos) << what;
   auto child = zipc::test::spawn([&]() {
     Topic tt = Topic::open(name.str());
-    return error_of([&] { (void)tt.subscribe(durable("only-one", 1s)); }) == Errc::busy ? 0 : 1;
+    return zipc::test::errc_of([&] { (void)tt.subscribe(durable("only-one", 1s)); }) == Errc::busy ? 0 : 1;
   });
   EXPECT_EQ(child.wait().exit_code, 0);
   // Other names, and plain subscribers, are unaffected; once detached, the name is free.
@@ -257,18 +247,21 @@ TEST(TopicDurable, BadNamesAndOptionsAreRefusedWithAClearError) {
   zipc::test::TempName name("tdur");
   Topic t = Topic::create(name.str(), small_topic());
   std::string what;
-  EXPECT_EQ(error_of([&] { (void)t.subscribe(durable("has space", 1s)); }, &what), Errc::invalid_argument);
+  EXPECT_EQ(zipc::test::errc_of([&] { (void)t.subscribe(durable("has space", 1s)); }, &what), Errc::invalid_argument);
   EXPECT_NE(what.find("durable_name"), std::string::npos) << what;
-  EXPECT_EQ(error_of([&] { (void)t.subscribe(durable("a/b", 1s)); }), Errc::invalid_argument);
-  EXPECT_EQ(error_of([&] { (void)t.subscribe(durable(std::string(48, 'x'), 1s)); }, &what), Errc::invalid_argument);
+  EXPECT_EQ(zipc::test::errc_of([&] { (void)t.subscribe(durable("a/b", 1s)); }), Errc::invalid_argument);
+  EXPECT_EQ(zipc::test::errc_of([&] { (void)t.subscribe(durable(std::string(48, 'x'), 1s)); }, &what),
+            Errc::invalid_argument);
   EXPECT_NE(what.find("47"), std::string::npos) << what;
   EXPECT_NO_THROW((void)t.subscribe(durable(std::string(47, 'x'), 1s)));
-  EXPECT_EQ(error_of([&] { (void)t.subscribe(durable(std::string("nul\0x", 5), 1s)); }), Errc::invalid_argument);
-  EXPECT_EQ(error_of([&] { (void)t.subscribe(durable("ok", -1ms)); }), Errc::invalid_argument);
-  EXPECT_EQ(error_of([&] { (void)t.subscribe(durable("ok", std::chrono::hours(24 * 8))); }), Errc::invalid_argument);
+  EXPECT_EQ(zipc::test::errc_of([&] { (void)t.subscribe(durable(std::string("nul\0x", 5), 1s)); }),
+            Errc::invalid_argument);
+  EXPECT_EQ(zipc::test::errc_of([&] { (void)t.subscribe(durable("ok", -1ms)); }), Errc::invalid_argument);
+  EXPECT_EQ(zipc::test::errc_of([&] { (void)t.subscribe(durable("ok", std::chrono::hours(24 * 8))); }),
+            Errc::invalid_argument);
   SubscribeOptions lossy = durable("lossy", 1s);
   lossy.delivery = Delivery::lossy;
-  EXPECT_EQ(error_of([&] { (void)t.subscribe(lossy); }, &what), Errc::invalid_argument);
+  EXPECT_EQ(zipc::test::errc_of([&] { (void)t.subscribe(lossy); }, &what), Errc::invalid_argument);
   EXPECT_NE(what.find("reliable"), std::string::npos) << what;
 }
 
@@ -280,7 +273,7 @@ TEST(TopicDurable, PlainSubscribersNeverTakeAHeldDurableSlot) {
   zipc::Publisher pub = t.publisher();
   { zipc::Subscriber d = t.subscribe(durable("keep", 60s)); }
   zipc::Subscriber plain = t.subscribe();
-  EXPECT_EQ(error_of([&] { (void)t.subscribe(); }), Errc::busy) << "the held durable slot is not free";
+  EXPECT_EQ(zipc::test::errc_of([&] { (void)t.subscribe(); }), Errc::busy) << "the held durable slot is not free";
   ASSERT_TRUE(pub.try_publish(payload(7)).ok());
   zipc::Subscriber d = t.subscribe(durable("keep", 60s));
   std::array<std::byte, 200> buf{};
@@ -301,7 +294,7 @@ TEST(TopicDurable, TopicOfTheOlderLayoutIsRefusedNamingBothVersions) {
   spec.params[4] = 1;  // topic layout version 1 (before durable subscribers)
   zipc::Segment seg = zipc::Segment::create(name.str(), spec, [](std::byte*, std::size_t) {});
   std::string what;
-  EXPECT_EQ(error_of([&] { (void)Topic::open(name.str()); }, &what), Errc::version_mismatch);
+  EXPECT_EQ(zipc::test::errc_of([&] { (void)Topic::open(name.str()); }, &what), Errc::version_mismatch);
   EXPECT_NE(what.find("version 1"), std::string::npos) << what;
   EXPECT_NE(what.find("version " + std::to_string(zipc::layout::kTopicLayoutVersion)), std::string::npos) << what;
 }

@@ -224,15 +224,19 @@ Status Publisher::make_room(std::uint64_t needed_end, bool may_wait_for_liveness
         // acquire: a claimer stores proxy before the mode (a plain subscriber's is 0).
         if (const std::uint32_t proxy = slot.proxy.load(std::memory_order_acquire); proxy != 0) {
           std::uint64_t seat_pos = 0;
+          // No watch, or a seat read mid-move: hold at the slot's position, the
+          // last one a publisher read (positions only grow: never past the reader).
           const auto seat =
-              seats_ ? seats_->position(s, proxy - 1, owner, &seat_pos) : detail::ReaderSeatWatch::Seat::ignore;
+              seats_ ? seats_->position(s, proxy - 1, owner, &seat_pos) : detail::ReaderSeatWatch::Seat::unstable;
           if (seat == detail::ReaderSeatWatch::Seat::left) {
             std::uint64_t expect = owner;
             // acq_rel: its reader left; only that reader's id is replaced (a new claimer's is not).
             (void)slot.owner.compare_exchange_strong(expect, 0, std::memory_order_acq_rel);
             continue;
           }
-          if (seat == detail::ReaderSeatWatch::Seat::ignore) {
+          if (seat == detail::ReaderSeatWatch::Seat::unstable) {
+            // pos: the slot's position, loaded above.
+          } else if (seat == detail::ReaderSeatWatch::Seat::ignore) {
             // Nothing usable (a position outside [oldest, cursor]): holds nothing back,
             // but a dead reader's slot is still freed below.
             pos = ~0ull;

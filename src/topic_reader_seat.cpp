@@ -146,7 +146,8 @@ ReaderSeatWatch::~ReaderSeatWatch() {
   }
 }
 
-bool ReaderSeatWatch::read_seat(const TopicState& s, std::uint32_t k, Copy* out, bool reopen) noexcept {
+ReaderSeatWatch::Read ReaderSeatWatch::read_seat(const TopicState& s, std::uint32_t k, Copy* out,
+                                                 bool reopen) noexcept {
   int& fd = fds_[k];
   if (reopen && fd >= 0) {
     (void)platform::close_fd(fd);
@@ -157,27 +158,29 @@ bool ReaderSeatWatch::read_seat(const TopicState& s, std::uint32_t k, Copy* out,
     try {
       path = reader_seat_path(s, k);
     } catch (...) {
-      return false;
+      return Read::unstable;  // out of memory: say nothing about the seat
     }
-    if (path.empty()) return false;
+    if (path.empty()) return Read::missing;
     fd = platform::open_file(path, O_RDONLY, 0);
     if (fd < 0) {
       fd = -1;
-      return false;
+      return Read::missing;
     }
   }
   // The header's magic and kind, then the payload twice: equal copies are not
   // torn by the reader's concurrent stores (pread copies bytes, not words).
   std::uint64_t head[2] = {};
-  if (platform::read_at(fd, head, sizeof head, 0) != static_cast<long>(sizeof head)) return false;
+  if (platform::read_at(fd, head, sizeof head, 0) != static_cast<long>(sizeof head)) return Read::foreign;
   if (head[0] != layout::kMagic || (head[1] >> 32) != static_cast<std::uint64_t>(SegmentKind::topic_reader)) {
-    return false;
+    return Read::foreign;
   }
+  // A reader that is reading moves its position between the two copies: after
+  // a few tries the seat says nothing now (the caller holds at what it knew).
   std::uint64_t a[8] = {}, b[8] = {};
   for (int attempt = 0;; ++attempt) {
-    if (attempt == 4) return false;
-    if (platform::read_at(fd, a, sizeof a, layout::kPayloadOffset) != static_cast<long>(sizeof a)) return false;
-    if (platform::read_at(fd, b, sizeof b, layout::kPayloadOffset) != static_cast<long>(sizeof b)) return false;
+    if (attempt == 8) return Read::unstable;
+    if (platform::read_at(fd, a, sizeof a, layout::kPayloadOffset) != static_cast<long>(sizeof a)) return Read::foreign;
+    if (platform::read_at(fd, b, sizeof b, layout::kPayloadOffset) != static_cast<long>(sizeof b)) return Read::foreign;
     if (std::memcmp(a, b, sizeof a) == 0) break;
   }
   out->magic = a[0];
@@ -186,7 +189,7 @@ bool ReaderSeatWatch::read_seat(const TopicState& s, std::uint32_t k, Copy* out,
   out->position = a[3];
   out->sequence = a[4];
   out->state = a[5];
-  return out->magic == layout::kReaderSeatMagic && out->topic_id == s.incarnation;
+  return out->magic == layout::kReaderSeatMagic && out->topic_id == s.incarnation ? Read::ok : Read::foreign;
 }
 
 bool ReaderSeatWatch::maybe_adopt(TopicState& s, std::uint64_t now_ns) noexcept {
@@ -197,7 +200,7 @@ bool ReaderSeatWatch::maybe_adopt(TopicState& s, std::uint64_t now_ns) noexcept 
   bool took = false;
   for (std::uint32_t k = 0; k < layout::kMaxReaderSeats; ++k) {
     Copy c;
-    if (!read_seat(s, k, &c, /*reopen=*/true)) {
+    if (read_seat(s, k, &c, /*reopen=*/true) != Read::ok) {
       // Readers take the lowest free seat: past a missing one there is
       // rarely another, so only the periodic full scan looks further.
       if (fds_[k] < 0 && !full) break;
@@ -237,9 +240,11 @@ ReaderSeatWatch::Seat ReaderSeatWatch::position(const TopicState& s, std::uint32
                                                 std::uint64_t* position) noexcept {
   if (k >= layout::kMaxReaderSeats) return Seat::ignore;
   Copy c;
-  bool ok = read_seat(s, k, &c, /*reopen=*/false);
-  if (!ok || c.owner != owner) ok = read_seat(s, k, &c, /*reopen=*/true);  // a newer file at that path?
-  if (!ok) return fds_[k] < 0 ? Seat::left : Seat::ignore;                 // no file: its reader removed it
+  Read r = read_seat(s, k, &c, /*reopen=*/false);
+  if (r == Read::unstable) return Seat::unstable;
+  if (r != Read::ok || c.owner != owner) r = read_seat(s, k, &c, /*reopen=*/true);  // a newer file at that path?
+  if (r == Read::unstable) return Seat::unstable;
+  if (r != Read::ok) return Seat::left;  // removed, truncated or replaced: the reader we adopted is gone
   if (c.owner != owner || c.state != layout::kSeatActive) return Seat::left;
   // acquire: pairs with the release raise of oldest / the commit's release store of cursor.
   const std::uint64_t oldest = s.pub().oldest.load(std::memory_order_acquire);

@@ -62,9 +62,10 @@ class ReaderSeatWatch {
   bool maybe_adopt(TopicState& s, std::uint64_t now_ns) noexcept;
 
   enum class Seat : std::uint8_t {
-    holds,   // *position holds records back
-    ignore,  // says nothing usable now (a position outside [oldest, cursor], a torn or foreign seat)
-    left,    // its reader left: the slot may be freed
+    holds,     // *position holds records back
+    ignore,    // says nothing usable now (a position outside [oldest, cursor], a torn or foreign seat)
+    left,      // its reader left: the slot may be freed
+    unstable,  // no consistent copy now (the reader is moving it): hold at the last known position
   };
   // The seat behind proxy slot (k + 1) whose owner is `owner`.
   Seat position(const TopicState& s, std::uint32_t k, std::uint64_t owner, std::uint64_t* position) noexcept;
@@ -77,7 +78,8 @@ class ReaderSeatWatch {
     std::uint64_t kind = 0;
     std::uint64_t magic = 0, topic_id = 0, owner = 0, position = 0, sequence = 0, state = 0;
   };
-  bool read_seat(const TopicState& s, std::uint32_t k, Copy* out, bool reopen) noexcept;
+  enum class Read : std::uint8_t { ok, missing, foreign, unstable };
+  Read read_seat(const TopicState& s, std::uint32_t k, Copy* out, bool reopen) noexcept;
 
   std::array<int, layout::kMaxReaderSeats> fds_{};
   std::uint64_t next_scan_ns_ = 0;

@@ -67,7 +67,7 @@ class Listener {
 
  private:
   friend class EventChannel;
-  friend struct detail::WaitHookAccess;  // the WaitSet's readiness hook (src/wait_hook.hpp)
+  friend struct detail::WaitHookAccess;  // the WaitSet's readiness hook (src/waitset/wait_hook.hpp)
   [[nodiscard]] bool pending() const noexcept;
   std::shared_ptr<detail::EventChannelState> state_;
   std::uint32_t slot_ = 0;

@@ -267,7 +267,7 @@ class Queue {
   void detach() noexcept;
 
  private:
-  friend struct detail::WaitHookAccess;  // the WaitSet's readiness hook (src/wait_hook.hpp)
+  friend struct detail::WaitHookAccess;  // the WaitSet's readiness hook (src/waitset/wait_hook.hpp)
   using BatchFn = void (*)(void*, std::span<const std::byte>) noexcept;
   std::size_t recv_batch_impl(std::size_t max, Timeout timeout, BatchFn fn, void* ctx, Status* status) noexcept;
   explicit Queue(std::unique_ptr<detail::QueueImpl> impl) noexcept;

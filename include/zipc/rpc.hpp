@@ -179,7 +179,7 @@ class RpcServer {
   [[nodiscard]] int fd() const noexcept;
 
  private:
-  friend struct detail::WaitHookAccess;  // the WaitSet's readiness hook (src/wait_hook.hpp)
+  friend struct detail::WaitHookAccess;  // the WaitSet's readiness hook (src/waitset/wait_hook.hpp)
   std::unique_ptr<detail::RpcServerImpl> impl_;
 };
 
@@ -310,7 +310,7 @@ class RpcClient {
   [[nodiscard]] std::uint64_t reconnects() const noexcept;
 
  private:
-  friend struct detail::WaitHookAccess;  // the WaitSet's readiness hook (src/wait_hook.hpp)
+  friend struct detail::WaitHookAccess;  // the WaitSet's readiness hook (src/waitset/wait_hook.hpp)
   std::unique_ptr<detail::RpcClientImpl> impl_;
 };
 

@@ -216,7 +216,7 @@ class Publisher {
   std::uint64_t mark_head_ = 0;
   std::uint64_t next_mark_ = 0;
   // Read-only reliable subscribers' seats this publisher adopts and reads
-  // (src/topic_reader_seat.hpp); null for a topic without a path.
+  // (src/topic/topic_reader_seat.hpp); null for a topic without a path.
   std::shared_ptr<detail::ReaderSeatWatch> seats_;
 };
 
@@ -305,7 +305,7 @@ class Subscriber {
   void detach() noexcept;
 
  private:
-  friend struct detail::WaitHookAccess;  // the WaitSet's readiness hook (src/wait_hook.hpp)
+  friend struct detail::WaitHookAccess;  // the WaitSet's readiness hook (src/waitset/wait_hook.hpp)
   friend class Topic;
   friend class TopicReadLoan;
   // The slot this subscriber writes: its own in the topic, or private memory (read-only).

@@ -82,7 +82,7 @@ struct BlockHeader {
 static_assert(sizeof(BlockHeader) == kHeaderSize, "BlockHeader is kHeaderSize bytes (the diagram above)");
 
 // A lock that records its holder's identity (pid + start time), so waiters
-// can tell a dead holder from a slow one. See src/heap_lock.hpp.
+// can tell a dead holder from a slow one. See src/heap/heap_lock.hpp.
 struct OwnerLock {
   std::atomic<std::uint64_t> owner;
   std::atomic<std::uint32_t> seq;

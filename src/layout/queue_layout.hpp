@@ -28,7 +28,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "round_up.hpp"
+#include "core/round_up.hpp"
 #include "zipc/event.hpp"
 
 namespace zipc::layout {
@@ -111,7 +111,7 @@ struct QueueControl {
   std::atomic<std::uint64_t> retired_empty_waits;
   std::atomic<std::uint64_t> single_producer;  // SPSC: packed ProcessId of the producer (0: none)
   std::atomic<std::uint64_t> single_consumer;  // SPSC: packed ProcessId of the consumer
-  // Shared stall clocks (src/recovery_wait.hpp): consumers blocked at head,
+  // Shared stall clocks (src/core/recovery_wait.hpp): consumers blocked at head,
   // producers blocked at tail. Zero: no stall seen yet (also in segments
   // made before they existed).
   std::atomic<std::uint64_t> stall_consumers;

@@ -4,7 +4,7 @@
 // Placed after the cells, at the first 4096-byte boundary of the payload:
 //  region offset
 //  0       OversizeControl (128 bytes, then reserved to 4096)
-//  4096    layout::HeapControl: zipc's TLSF heap allocator (src/heap_tlsf.cpp)
+//  4096    layout::HeapControl: zipc's TLSF heap allocator (src/heap/heap_tlsf.cpp)
 //  12288   arena of params[kParamOversize] bytes (TLSF blocks, then the sentinel)
 //
 // A big message's cell: size word = kSizeBig (bit 31) | position tag, big_length = its

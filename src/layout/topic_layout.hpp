@@ -34,7 +34,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "round_up.hpp"
+#include "core/round_up.hpp"
 #include "zipc/event.hpp"
 
 namespace zipc::layout {
@@ -124,7 +124,7 @@ struct alignas(128) AdminLine {
   std::atomic<std::uint64_t> recovery_owner;         // packed ProcessId of the recoverer, 0 = free
   std::atomic<std::uint64_t> abandoned_total;        // holes made by recovery
   std::atomic<std::uint64_t> single_publisher;       // single mode: packed ProcessId of the publisher
-  // Shared stall clock of the commit frontier (src/recovery_wait.hpp), keyed
+  // Shared stall clock of the commit frontier (src/core/recovery_wait.hpp), keyed
   // by the cursor. Zero: no stall seen yet (also in older segments).
   std::atomic<std::uint64_t> stall_cursor;
   // Topic::close(): 1 once closed, never reset (persists in a file-backed topic).

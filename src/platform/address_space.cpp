@@ -1,4 +1,4 @@
-#include "platform/address_space.hpp"
+#include "address_space.hpp"
 
 #include <sys/mman.h>
 #include <sys/random.h>

@@ -1,6 +1,6 @@
-#include "platform/clock.hpp"
+#include "clock.hpp"
 
-#include "platform/cpu.hpp"
+#include "cpu.hpp"
 
 namespace zipc::platform {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <ctime>
 
-#include "platform/cpu.hpp"
+#include "cpu.hpp"
 
 namespace zipc::platform {
 

@@ -1,4 +1,4 @@
-#include "platform/cpu.hpp"
+#include "cpu.hpp"
 
 #include <sched.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #endif
 #include <cerrno>
 
-#include "platform/clock.hpp"
+#include "clock.hpp"
 
 namespace zipc::platform {
 

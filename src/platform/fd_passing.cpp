@@ -1,4 +1,4 @@
-#include "platform/fd_passing.hpp"
+#include "fd_passing.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "platform/file.hpp"
+#include "file.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "platform/file_identity.hpp"
+#include "file_identity.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -1,4 +1,4 @@
-#include "platform/futex.hpp"
+#include "futex.hpp"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>

@@ -1,4 +1,4 @@
-#include "platform/liveness_lock.hpp"
+#include "liveness_lock.hpp"
 
 #include <fcntl.h>
 #include <pthread.h>

@@ -6,7 +6,7 @@
 // whatever PID namespace it runs. A probe (F_OFD_GETLK with a write lock from
 // another description) therefore answers "is the holder of this token alive"
 // without /proc and across PID namespaces. The only file of zipc that makes
-// these calls; the identity logic is in src/process.cpp.
+// these calls; the identity logic is in src/core/process.cpp.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "platform/membarrier.hpp"
+#include "membarrier.hpp"
 
 #include <linux/membarrier.h>
 #include <pthread.h>

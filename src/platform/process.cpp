@@ -1,4 +1,4 @@
-#include "platform/process.hpp"
+#include "process.hpp"
 
 #include <fcntl.h>
 #include <sys/types.h>

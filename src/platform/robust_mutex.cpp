@@ -1,12 +1,10 @@
-#include "platform/robust_mutex.hpp"
+#include "robust_mutex.hpp"
 
 #include <pthread.h>
 
 #include <atomic>
 #include <cerrno>
 #include <ctime>
-
-#include "zipc/process.hpp"
 
 namespace zipc::platform {
 
@@ -51,31 +49,6 @@ RobustLock robust_mutex_lock(void* storage, std::uint64_t deadline_ns) noexcept 
 
 int robust_mutex_unlock(void* storage) noexcept {
   return -::pthread_mutex_unlock(static_cast<pthread_mutex_t*>(storage));
-}
-
-namespace {
-
-std::atomic<std::uint64_t> g_self{0};
-
-void forget_self() noexcept {
-  g_self.store(0, std::memory_order_relaxed);
-}  // relaxed: child is single-threaded here
-
-}  // namespace
-
-std::uint64_t cached_packed_self() noexcept {
-  // relaxed: the value is a pure function of the process; a stale 0 only
-  // costs a recomputation.
-  std::uint64_t v = g_self.load(std::memory_order_relaxed);
-  if (v != 0) return v;
-  static const bool registered = [] {
-    ::pthread_atfork(nullptr, nullptr, &forget_self);
-    return true;
-  }();
-  (void)registered;
-  v = zipc::pack(zipc::ProcessId::current());
-  g_self.store(v, std::memory_order_relaxed);  // relaxed: see above
-  return v;
 }
 
 }  // namespace zipc::platform

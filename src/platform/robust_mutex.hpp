@@ -30,8 +30,4 @@ int robust_mutex_destroy(void* storage) noexcept;
 RobustLock robust_mutex_lock(void* storage, std::uint64_t deadline_ns) noexcept;
 int robust_mutex_unlock(void* storage) noexcept;
 
-// A 64-bit identity of the calling process (zipc::pack(ProcessId::current()))
-// cached and refreshed after fork, so hot lock paths need no syscall.
-std::uint64_t cached_packed_self() noexcept;
-
 }  // namespace zipc::platform

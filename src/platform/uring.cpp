@@ -1,4 +1,4 @@
-#include "platform/uring.hpp"
+#include "uring.hpp"
 
 #include <errno.h>
 #include <liburing.h>

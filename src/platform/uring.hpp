@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "platform/file.hpp"  // close_fd
+#include "file.hpp"  // close_fd
 
 namespace zipc::platform {
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "layout/segment_header.hpp"
-#include "segment_header.hpp"
+#include "segment/segment_header.hpp"
 #include "zipc/segment.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

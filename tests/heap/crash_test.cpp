@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "heap_lock.hpp"
+#include "heap/heap_lock.hpp"
 #include "heap_support.hpp"
 #include "layout/heap_layout.hpp"
 #include "zipc/heap.hpp"

@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "liveness_file.hpp"
+#include "core/liveness_file.hpp"
 #include "liveness_support.hpp"
 #include "pid_namespace_support.hpp"
 #include "zipc/heap.hpp"

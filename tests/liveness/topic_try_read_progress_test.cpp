@@ -1,7 +1,7 @@
 // Issue [liveness], "Progress": subscribers that only poll (try_read, or
 // 10 ms reads) get past the uncommitted claim of a topic's only publisher,
 // SIGKILLed, within about recovery_time of its death, through the shared
-// stall clock (src/recovery_wait.hpp); reliable and lossy, single and multi
+// stall clock (src/core/recovery_wait.hpp); reliable and lossy, single and multi
 // publisher topics. The bound asserted is a liveness bound (ten times the
 // recovery time); the figure is printed. Each kind of poller runs alone, so
 // none rides on another's recovery.

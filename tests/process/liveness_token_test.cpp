@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "liveness_file.hpp"
+#include "core/liveness_file.hpp"
 #include "zipc/process.hpp"
 #include "zipc_test.hpp"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "layout/rpc_layout.hpp"
-#include "rpc_shared.hpp"
+#include "rpc/rpc_shared.hpp"
 #include "rpc_test_util.hpp"
 #include "zipc/rpc.hpp"
 #include "zipc_test.hpp"

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "layout/topic_layout.hpp"
-#include "topic_state.hpp"
+#include "topic/topic_state.hpp"
 
 using zipc::detail::check_record;
 using zipc::detail::TopicState;

@@ -1,5 +1,5 @@
 // Races and corner cases of zipc::Topic replayed deterministically: a test
-// point (src/topic_state.hpp) lets a test act between two steps of a call, as
+// point (src/topic/topic_state.hpp) lets a test act between two steps of a call, as
 // a racing or hostile peer would at that instant; the rest set up the shared
 // state through src/layout/topic_layout.hpp.
 #include <gtest/gtest.h>
@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include "asymmetric_wait.hpp"
 #include "layout/topic_layout.hpp"
-#include "topic_state.hpp"
+#include "sync/asymmetric_wait.hpp"
+#include "topic/topic_state.hpp"
 #include "topic_support.hpp"
 #include "zipc/process.hpp"
 #include "zipc/topic.hpp"

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "zipc/error.hpp"
 
@@ -112,23 +113,35 @@ struct Event {
     if (pred()) return Status::ok;
     if (const Status s = detail::spin_phase(pred, deadline, opt); s != Status::empty) return s;
     for (;;) {
-      // acquire: pairs with the release increment in notify_*; a token taken
-      // before re-checking pred() makes a notify between the check and the
-      // sleep visible to the futex as a changed value.
-      const std::uint32_t token = seq.load(std::memory_order_acquire);
-      // seq_cst: orders our registration before the re-check of pred(); pairs
-      // with the seq_cst fence in notify_* (Dekker): either the notifier sees
-      // waiters > 0, or we see its published data.
-      waiters.fetch_add(1, std::memory_order_seq_cst);
+      const std::uint32_t token = register_sleeper();
       if (pred()) {
-        waiters.fetch_sub(1, std::memory_order_relaxed);  // relaxed: only a hint for notifiers
+        unregister_sleeper();
         return Status::ok;
       }
       const bool timed_out = sleep(token, deadline);
-      waiters.fetch_sub(1, std::memory_order_relaxed);  // relaxed: only a hint for notifiers
+      unregister_sleeper();
       if (pred()) return Status::ok;
       if (timed_out || deadline.expired()) return Status::timeout;
     }
+  }
+
+  // The sleeper's half of the protocol, for the callers that build their own
+  // loop (a lock, a condition variable; docs/design.md, "Waiting"): register,
+  // re-check the condition, sleep(token) only if it still does not hold, then
+  // unregister. Returns the token for sleep().
+  std::uint32_t register_sleeper() noexcept {
+    // acquire: pairs with the release increment in notify_*; a token taken
+    // before re-checking the condition makes a notify between the check and
+    // the sleep visible to the futex as a changed value.
+    const std::uint32_t token = seq.load(std::memory_order_acquire);
+    // seq_cst: orders our registration before the re-check of the condition;
+    // pairs with the full fence in notify_* (Dekker): either the notifier
+    // sees waiters > 0, or we see its published data.
+    waiters.fetch_add(1, std::memory_order_seq_cst);
+    return token;
+  }
+  void unregister_sleeper() noexcept {
+    waiters.fetch_sub(1, std::memory_order_relaxed);  // relaxed: only a hint for notifiers
   }
 
   // Wakes sleepers after the caller published its change. Cheap when nobody
@@ -144,7 +157,9 @@ struct Event {
   void notify(int count) noexcept;
 };
 
-static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
-static_assert(sizeof(Event) == 8);
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free,
+              "shared uint32_t atomics are lock-free (a lock would be private to one process)");
+static_assert(sizeof(Event) == 8, "an Event is two 32-bit words in shared memory: seq (the futex word), waiters");
+static_assert(std::is_standard_layout_v<Event>, "an Event lives in shared memory: standard layout");
 
 }  // namespace zipc

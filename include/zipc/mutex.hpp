@@ -28,6 +28,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "zipc/event.hpp"
+
 namespace zipc {
 
 enum class LockResult : std::uint8_t {
@@ -86,7 +88,8 @@ class SpinLock {
   LockResult lock_until(std::uint64_t deadline_ns) noexcept;
   std::atomic<std::uint64_t> owner_{0};  // zipc::pack(ProcessId) of the holder, 0 = free
 };
-static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
+              "shared uint64_t atomics are lock-free (a lock would be private to one process)");
 
 class ConditionVariable {
  public:
@@ -114,9 +117,8 @@ class ConditionVariable {
 
  private:
   LockResult wait_until_ns(Mutex& m, std::uint64_t deadline_ns) noexcept;
-  std::atomic<std::uint32_t> seq_{0};
-  std::atomic<std::uint32_t> waiters_{0};
+  Event event_;  // the one wait protocol (zipc::Event): seq (futex word) + waiters
 };
-static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+static_assert(sizeof(ConditionVariable) == 8, "a ConditionVariable is an Event (8 bytes in shared memory)");
 
 }  // namespace zipc

@@ -134,7 +134,7 @@ class offset_ptr : public detail::OffsetPtrIterTypes<T> {
   std::intptr_t diff_ = kNull;
 };
 
-static_assert(sizeof(offset_ptr<int>) == 8);
+static_assert(sizeof(offset_ptr<int>) == 8, "an offset_ptr is one 64-bit offset in shared memory");
 
 template <class T, class U>
 offset_ptr<T> static_pointer_cast(const offset_ptr<U>& p) noexcept {

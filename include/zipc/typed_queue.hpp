@@ -21,7 +21,7 @@ inline std::span<std::byte> write_bytes(const QueueWriteLoan& l) noexcept {
 
 template <class T>
 class TypedQueue {
-  static_assert(detail::check_message_type<T>());
+  static_assert(detail::check_message_type<T>(), "T must be a message type (the rule that failed is named above)");
 
  public:
   using Timeout = Queue::Timeout;

@@ -84,8 +84,9 @@ class TypedRpcRequest {
 
 template <class Req, class Resp>
 class TypedRpcServer {
-  static_assert(detail::check_message_type<Req>());
-  static_assert(detail::check_message_type<Resp>());
+  static_assert(detail::check_message_type<Req>(), "Req must be a message type (the rule that failed is named above)");
+  static_assert(detail::check_message_type<Resp>(),
+                "Resp must be a message type (the rule that failed is named above)");
 
  public:
   using Request = TypedRpcRequest<Req, Resp>;
@@ -158,8 +159,9 @@ class TypedRpcLoan {
 
 template <class Req, class Resp>
 class TypedRpcClient {
-  static_assert(detail::check_message_type<Req>());
-  static_assert(detail::check_message_type<Resp>());
+  static_assert(detail::check_message_type<Req>(), "Req must be a message type (the rule that failed is named above)");
+  static_assert(detail::check_message_type<Resp>(),
+                "Resp must be a message type (the rule that failed is named above)");
 
  public:
   // A response in place: one Resp (call) or a slice (call_slice); raw() is the RpcResponse.

@@ -15,7 +15,7 @@ namespace zipc {
 
 template <class T>
 class TypedPublisher {
-  static_assert(detail::check_message_type<T>());
+  static_assert(detail::check_message_type<T>(), "T must be a message type (the rule that failed is named above)");
 
  public:
   using Loan = TypedWriteLoan<T, zipc::TopicWriteLoan>;
@@ -51,7 +51,7 @@ class TypedPublisher {
 
 template <class T>
 class TypedSubscriber {
-  static_assert(detail::check_message_type<T>());
+  static_assert(detail::check_message_type<T>(), "T must be a message type (the rule that failed is named above)");
 
  public:
   // A view valid until this subscriber's next call; raw() has sequence and publish_ns.
@@ -93,7 +93,7 @@ class TypedSubscriber {
 
 template <class T>
 class TypedTopic {
-  static_assert(detail::check_message_type<T>());
+  static_assert(detail::check_message_type<T>(), "T must be a message type (the rule that failed is named above)");
 
  public:
   // As Topic::create; max_message_size is raised to one T when smaller. Records T's identity.

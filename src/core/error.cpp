@@ -2,8 +2,11 @@
 
 #include "core/fail.hpp"
 
+#include <cerrno>
 #include <cstddef>
 #include <iterator>
+
+#include "platform/file.hpp"  // error_text
 
 namespace zipc {
 namespace {
@@ -99,6 +102,25 @@ const char* to_string(Status s) noexcept {
     case Status::not_supported: return "not_supported";
   }
   return "unknown";
+}
+
+Errc errc_from_errno(int err) noexcept {
+  switch (err) {
+    case ENOENT: return Errc::not_found;
+    case EACCES:
+    case EPERM: return Errc::permission_denied;
+    case EEXIST: return Errc::already_exists;
+    case ENOSPC:
+    case ENOMEM: return Errc::out_of_memory;
+    case ENAMETOOLONG: return Errc::invalid_name;
+    case ELOOP: return Errc::permission_denied;  // O_NOFOLLOW refused a symlink
+    default: return Errc::system;
+  }
+}
+
+void fail_errno(int neg_errno, std::string_view kind, std::string_view name, const std::string& what) {
+  const int err = -neg_errno;
+  fail(errc_from_errno(err), kind, name, what + ": " + platform::error_text(err));
 }
 
 }  // namespace zipc

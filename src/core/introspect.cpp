@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/fail.hpp"
 #include "core/introspect_map.hpp"
 #include "layout/segment_header.hpp"
 #include "platform/file.hpp"
@@ -20,15 +21,6 @@ void add(ReportFields& f, const char* key, std::uint64_t value) {
 }
 
 namespace {
-
-Errc errc_of(int neg_errno) {
-  switch (-neg_errno) {
-    case ENOENT: return Errc::not_found;
-    case EACCES:
-    case EPERM: return Errc::permission_denied;
-    default: return Errc::system;
-  }
-}
 
 class Mapping {
  public:
@@ -116,7 +108,7 @@ ChannelReport inspect_channel(std::string_view name, const SegmentOptions& optio
   const std::string& path = report.segment.path;
   const int fd = platform::open_file(path, O_RDONLY, 0);
   if (fd < 0) {
-    throw Error(detail::errc_of(fd),
+    throw Error(errc_from_errno(-fd),
                 "zipc: '" + std::string(name) + "': open " + path + ": " + platform::error_text(-fd));
   }
   platform::FileStat st;

@@ -2,8 +2,7 @@
 
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
-#include "platform/futex.hpp"
-#include "zipc/process.hpp"
+#include "sync/owner_word.hpp"
 
 namespace zipc::detail {
 
@@ -26,33 +25,22 @@ LockResult owner_lock_slow(layout::OwnerLock& l, std::uint64_t me) noexcept {
   }
   std::uint64_t last_check = platform::monotonic_ns();
   for (;;) {
-    // seq_cst: see owner_unlock (Dekker with its owner store / sleepers load).
-    l.sleepers.fetch_add(1, std::memory_order_seq_cst);
-    const std::uint32_t seen = l.seq.load(std::memory_order_seq_cst);
+    // Registered (seq_cst) before the CAS: either the unlocker's notify sees
+    // us counted, or our CAS sees the lock free (see owner_unlock).
+    const std::uint32_t token = l.wake.register_sleeper();
     if (try_take(l, me)) {
-      l.sleepers.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a count; a spare wake is harmless
+      l.wake.unregister_sleeper();
       return LockResult::acquired;
     }
-    (void)platform::futex_wait(&l.seq, seen, platform::monotonic_ns() + kSleepNs);
-    l.sleepers.fetch_sub(1, std::memory_order_relaxed);  // relaxed: as above
+    (void)l.wake.sleep(token, Deadline::at_ns(platform::monotonic_ns() + kSleepNs));
+    l.wake.unregister_sleeper();
     if (try_take(l, me)) return LockResult::acquired;
     const std::uint64_t now = platform::monotonic_ns();
     if (now - last_check >= kSleepNs) {
       last_check = now;
-      std::uint64_t holder = l.owner.load(std::memory_order_relaxed);  // relaxed: re-checked by the CAS
-      if (holder != 0 && holder != me && !is_alive_packed(holder)) {
-        // acquire: the dead holder's stores are in the shared pages; take over.
-        if (l.owner.compare_exchange_strong(holder, me, std::memory_order_acquire, std::memory_order_relaxed)) {
-          return LockResult::owner_died;
-        }
-      }
+      if (take_over_if_dead(l.owner, me)) return LockResult::owner_died;
     }
   }
-}
-
-void owner_unlock_wake(layout::OwnerLock& l) noexcept {
-  l.seq.fetch_add(1, std::memory_order_release);  // release: orders with the owner store before it
-  (void)platform::futex_wake(&l.seq, 1);
 }
 
 }  // namespace zipc::detail

@@ -1,5 +1,6 @@
 // The heap allocator's lock (layout::OwnerLock): a CAS on the holder's packed
-// ProcessId, a short spin, then futex sleeps of at most 1 ms between checks
+// ProcessId, a short spin, then sleeps (zipc::Event's protocol) of at most
+// 1 ms between checks
 // of the holder's liveness. A waiter that finds the holder dead takes the lock
 // over and is told owner_died (then the heap is walked and repaired).
 //
@@ -19,7 +20,6 @@
 namespace zipc::detail {
 
 LockResult owner_lock_slow(layout::OwnerLock& l, std::uint64_t me) noexcept;
-void owner_unlock_wake(layout::OwnerLock& l) noexcept;
 
 inline LockResult owner_lock(layout::OwnerLock& l) noexcept {
   const std::uint64_t me = detail::cached_packed_self();
@@ -32,11 +32,11 @@ inline LockResult owner_lock(layout::OwnerLock& l) noexcept {
 }
 
 inline void owner_unlock(layout::OwnerLock& l) noexcept {
-  // seq_cst (store and load): Dekker pairing with a sleeper's sleepers++ then
-  // CAS; either we see it counted or its CAS sees the lock free. The store
-  // also releases the critical section to the next holder.
-  l.owner.store(0, std::memory_order_seq_cst);
-  if (l.sleepers.load(std::memory_order_seq_cst) != 0) owner_unlock_wake(l);
+  // release: publishes the critical section to the next holder. Then Event's
+  // notify (a full fence and a load of its sleeper count, a futex wake only
+  // when someone sleeps) pairs with a sleeper's register_sleeper before its CAS.
+  l.owner.store(0, std::memory_order_release);
+  l.wake.notify_one();
 }
 
 }  // namespace zipc::detail

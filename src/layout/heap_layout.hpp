@@ -18,8 +18,8 @@
 //  56      8      directory_head arena offset of the first named-object entry, kNil = none
 //  64      16     alloc_lock     OwnerLock: guards everything from free_bytes on
 //                   64 owner   u64 zipc::pack(ProcessId) of the holder, 0 = free
-//                   72 seq     u32 futex word, bumped by unlock when someone sleeps
-//                   76 sleepers u32 waiters in futex_wait
+//                   72 wake    Event: seq (u32 futex word, bumped by unlock when
+//                                  someone sleeps), waiters (u32, sleepers)
 //  80      48     reserved
 //  128     16     names_lock     OwnerLock guarding the named-object directory
 //  144     8      names_version  atomic: odd while a writer changes the directory, then
@@ -48,6 +48,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+
+#include "zipc/event.hpp"
 
 namespace zipc::layout {
 
@@ -85,8 +87,7 @@ static_assert(sizeof(BlockHeader) == kHeaderSize, "BlockHeader is kHeaderSize by
 // can tell a dead holder from a slow one. See src/heap/heap_lock.hpp.
 struct OwnerLock {
   std::atomic<std::uint64_t> owner;
-  std::atomic<std::uint32_t> seq;
-  std::atomic<std::uint32_t> sleepers;
+  Event wake;  // zipc::Event's wait protocol (docs/design.md, "Waiting")
 };
 static_assert(sizeof(OwnerLock) == 16, "OwnerLock is 16 bytes (the diagram above)");
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free,

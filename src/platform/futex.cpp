@@ -9,8 +9,8 @@
 
 namespace zipc::platform {
 
-static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
-static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t), "a futex word is a plain 32-bit word");
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "a futex word is a lock-free atomic");
 
 int futex_wait(std::atomic<std::uint32_t>* word, std::uint32_t expected, std::uint64_t deadline_ns) noexcept {
   timespec ts{};

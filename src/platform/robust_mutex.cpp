@@ -8,8 +8,8 @@
 
 namespace zipc::platform {
 
-static_assert(sizeof(pthread_mutex_t) <= kRobustMutexBytes);
-static_assert(alignof(pthread_mutex_t) <= kRobustMutexAlign);
+static_assert(sizeof(pthread_mutex_t) <= kRobustMutexBytes, "pthread_mutex_t fits the storage zipc::Mutex reserves");
+static_assert(alignof(pthread_mutex_t) <= kRobustMutexAlign, "pthread_mutex_t's alignment fits that storage");
 
 int robust_mutex_init(void* storage) noexcept {
   pthread_mutexattr_t attr;

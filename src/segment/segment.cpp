@@ -38,31 +38,12 @@ const char* to_string(SegmentKind k) noexcept {
 
 namespace {
 
-constexpr const char* kPrefix = "zipc.";
+constexpr const char* kPrefix = detail::kSegmentFilePrefix;
 // A segment that is still initializing while nobody holds its creator lock
 // for this long was abandoned by a dead creator (covers the instant between
 // O_EXCL create and flock).
 constexpr std::uint64_t kAbandonedGraceNs = 20'000'000;
 constexpr std::uint64_t kMaxTotalSize = std::uint64_t{1} << 46;
-
-Errc errc_from_errno(int err) {
-  switch (err) {
-    case ENOENT: return Errc::not_found;
-    case EACCES:
-    case EPERM: return Errc::permission_denied;
-    case EEXIST: return Errc::already_exists;
-    case ENOSPC:
-    case ENOMEM: return Errc::out_of_memory;
-    case ENAMETOOLONG: return Errc::invalid_name;
-    case ELOOP: return Errc::permission_denied;  // O_NOFOLLOW refused a symlink
-    default: return Errc::system;
-  }
-}
-
-[[noreturn]] void fail_errno(int neg_errno, std::string_view name, const std::string& what) {
-  const int err = -neg_errno;
-  fail(errc_from_errno(err), "segment", name, what + ": " + platform::error_text(err));
-}
 
 // Owns a descriptor until released.
 class Fd {
@@ -91,11 +72,11 @@ struct HeaderRead {
 HeaderRead read_header(int fd, std::string_view name, SegmentKind kind) {
   HeaderRead out;
   platform::FileStat st;
-  if (int r = platform::stat_fd(fd, &st); r < 0) fail_errno(r, name, "fstat");
+  if (int r = platform::stat_fd(fd, &st); r < 0) fail_errno(r, "segment", name, "fstat");
   out.file_size = st.size;
   const std::size_t want = st.size < sizeof out.raw ? static_cast<std::size_t>(st.size) : sizeof out.raw;
   long got = platform::read_at(fd, out.raw, want, 0);
-  if (got < 0) fail_errno(static_cast<int>(got), name, "read header");
+  if (got < 0) fail_errno(static_cast<int>(got), "segment", name, "read header");
   out.check = detail::check_header(out.raw, static_cast<std::size_t>(got), st.size, kind);
   return out;
 }
@@ -133,7 +114,7 @@ struct SegmentAccess {
              "address " + std::to_string(reinterpret_cast<std::uintptr_t>(o.fixed_address)) +
                  " is already in use in this process");
       }
-      fail_errno(err, name, "mmap");
+      fail_errno(err, "segment", name, "mmap");
     }
     s.base_ = static_cast<std::byte*>(p);
     s.size_ = h.total_size;
@@ -171,66 +152,6 @@ struct SegmentAccess {
   static void set_created(Segment& s) { s.created_here_ = true; }
 };
 
-namespace {
-
-constexpr std::size_t kMaxNameSpaceLength = 64;
-
-// Throws invalid_name unless ns is usable as a name space ("" is none).
-void validate_name_space(std::string_view ns, std::string_view name) {
-  if (ns.size() > kMaxNameSpaceLength) {
-    fail(Errc::invalid_name, "segment", name,
-         "name space longer than " + std::to_string(kMaxNameSpaceLength) + " characters");
-  }
-  for (char c : ns) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    if (!ok)
-      fail(Errc::invalid_name, "segment", name,
-           "name space '" + std::string(ns) + "': only letters, digits, '_' and '-'");
-  }
-}
-
-}  // namespace
-
-void Segment::validate_name(std::string_view name) {
-  if (name.empty()) fail(Errc::invalid_name, "segment", name, "the name is empty");
-  if (name.size() > kMaxNameLength) {
-    fail(Errc::invalid_name, "segment", name.substr(0, 32),
-         "longer than " + std::to_string(kMaxNameLength) + " characters");
-  }
-  if (const auto colon = name.find(':'); colon != std::string_view::npos) {
-    // "ns:x": a name qualified with its name space.
-    if (colon == 0) fail(Errc::invalid_name, "segment", name, "empty name space before ':'");
-    validate_name_space(name.substr(0, colon), name);
-    name = name.substr(colon + 1);
-    if (name.empty()) fail(Errc::invalid_name, "segment", name, "the name after ':' is empty");
-  }
-  if (name.front() == '.') fail(Errc::invalid_name, "segment", name, "a name may not start with '.'");
-  for (char c : name) {
-    if (c == '/') fail(Errc::invalid_name, "segment", name, "'/' is not allowed in a name");
-    const bool ok =
-        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
-    if (!ok) fail(Errc::invalid_name, "segment", name, "only letters, digits, '_', '-' and '.' are allowed");
-  }
-}
-
-std::string Segment::name_space_for(const SegmentOptions& options) {
-  std::string ns;
-  if (options.name_space) {
-    ns = *options.name_space;
-  } else if (const char* env = std::getenv("ZIPC_NAMESPACE"); env != nullptr) {  // NOLINT(concurrency-mt-unsafe)
-    ns = env;
-  }
-  validate_name_space(ns, "ZIPC_NAMESPACE");
-  return ns;
-}
-
-std::string Segment::path_for(std::string_view name, const SegmentOptions& options) {
-  if (!options.path.empty()) return options.path;
-  if (options.memfd) return "memfd:" + std::string(name);
-  const std::string ns = name.find(':') == std::string_view::npos ? name_space_for(options) : std::string();
-  return std::string(platform::kShmDir) + "/" + kPrefix + (ns.empty() ? "" : ns + ":") + std::string(name);
-}
-
 Segment Segment::create(std::string_view name, const SegmentSpec& spec, const InitFn& init,
                         const SegmentOptions& options) {
   validate_name(name);
@@ -246,7 +167,7 @@ Segment Segment::create(std::string_view name, const SegmentSpec& spec, const In
   if (!options.memfd && options.path.empty()) detail::prepare_liveness_file();  // /dev/shm is shared
   Fd fd(options.memfd ? platform::create_memfd(std::string(kPrefix) + std::string(name))
                       : platform::open_file(path, O_RDWR | O_CREAT | O_EXCL, options.mode));
-  if (fd.get() < 0) fail_errno(fd.get(), name, "create " + path);
+  if (fd.get() < 0) fail_errno(fd.get(), "segment", name, "create " + path);
   // Held until init_state is stored: openers that can take this lock while
   // the segment is not ready know the creator died.
   platform::lock_fd(fd.get(), /*exclusive=*/true, /*nonblocking=*/false);
@@ -256,21 +177,21 @@ Segment Segment::create(std::string_view name, const SegmentSpec& spec, const In
     if (!options.group.empty()) {
       std::uint32_t gid = 0;
       if (int r = platform::resolve_group(options.group, &gid); r < 0) {
-        fail_errno(r, name, "group '" + options.group + "'");
+        fail_errno(r, "segment", name, "group '" + options.group + "'");
       }
       if (int r = platform::chgrp_fd(fd.get(), gid); r < 0)
-        fail_errno(r, name, "give to group '" + options.group + "'");
+        fail_errno(r, "segment", name, "give to group '" + options.group + "'");
     }
     // After the group change: fchown may clear mode bits.
-    if (int r = platform::chmod_fd(fd.get(), options.mode); r < 0) fail_errno(r, name, "fchmod");
-    if (int r = platform::truncate_fd(fd.get(), total); r < 0) fail_errno(r, name, "ftruncate");
+    if (int r = platform::chmod_fd(fd.get(), options.mode); r < 0) fail_errno(r, "segment", name, "fchmod");
+    if (int r = platform::truncate_fd(fd.get(), total); r < 0) fail_errno(r, "segment", name, "ftruncate");
     // Reserve the pages now, so a full /dev/shm is an error here and not a
     // SIGBUS on first touch later.
     if (int r = platform::allocate_fd(fd.get(), total); r < 0 && r != -EOPNOTSUPP) {
-      fail_errno(r, name, "reserve " + std::to_string(total) + " bytes");
+      fail_errno(r, "segment", name, "reserve " + std::to_string(total) + " bytes");
     }
     if (options.memfd) {
-      if (int r = platform::seal_size(fd.get()); r < 0) fail_errno(r, name, "seal the memfd's size");
+      if (int r = platform::seal_size(fd.get()); r < 0) fail_errno(r, "segment", name, "seal the memfd's size");
     }
     layout::SegmentHeader h{};
     h.magic = layout::kMagic;
@@ -312,7 +233,8 @@ Segment Segment::open(std::string_view name, SegmentKind kind, const SegmentOpti
   if (options.memfd) fail(Errc::invalid_argument, "segment", name, "a memfd segment has no name to open; use open_fd");
   const std::string path = path_for(name, options);
   Fd fd(platform::open_file(path, options.read_only ? O_RDONLY : O_RDWR, 0));
-  if (fd.get() < 0) fail_errno(fd.get(), name, std::string(options.read_only ? "open (read-only) " : "open ") + path);
+  if (fd.get() < 0)
+    fail_errno(fd.get(), "segment", name, std::string(options.read_only ? "open (read-only) " : "open ") + path);
   if (options.path.empty()) detail::prepare_liveness_file();  // /dev/shm is shared
 
   const std::uint64_t start = platform::monotonic_ns();
@@ -361,7 +283,7 @@ Segment Segment::open(std::string_view name, SegmentKind kind, const SegmentOpti
 
 Segment Segment::open_fd(int fd, SegmentKind kind, const SegmentOptions& options, std::string_view name) {
   Fd own(platform::dup_fd(fd));
-  if (own.get() < 0) fail_errno(own.get(), name, "duplicate descriptor " + std::to_string(fd));
+  if (own.get() < 0) fail_errno(own.get(), "segment", name, "duplicate descriptor " + std::to_string(fd));
   if (!options.read_only && platform::is_read_only_fd(own.get()) == 1) {
     fail(Errc::permission_denied, "segment", name,
          "descriptor " + std::to_string(fd) + " is read-only: open it with SegmentOptions::read_only");
@@ -441,7 +363,7 @@ bool Segment::remove(std::string_view name, const SegmentOptions& options) {
   int r = platform::unlink_path(path);
   if (r == 0) return true;
   if (r == -ENOENT) return false;
-  fail_errno(r, name, "unlink " + path);
+  fail_errno(r, "segment", name, "unlink " + path);
 }
 
 SegmentInfo Segment::inspect(std::string_view name, const SegmentOptions& options) {
@@ -451,7 +373,7 @@ SegmentInfo Segment::inspect(std::string_view name, const SegmentOptions& option
   info.name = std::string(name);
   info.path = path_for(name, options);
   Fd fd(platform::open_file(info.path, O_RDONLY, 0));
-  if (fd.get() < 0) fail_errno(fd.get(), name, "open " + info.path);
+  if (fd.get() < 0) fail_errno(fd.get(), "segment", name, "open " + info.path);
   HeaderRead hr = read_header(fd.get(), name, SegmentKind::any);
   info.size = hr.file_size;
   info.valid = hr.check.state == detail::HeaderState::ready;
@@ -497,68 +419,6 @@ std::vector<SegmentInfo> Segment::list() {
     }
   }
   return out;
-}
-
-Segment::Segment(Segment&& o) noexcept
-    : base_(std::exchange(o.base_, nullptr)),
-      size_(std::exchange(o.size_, 0)),
-      payload_offset_(o.payload_offset_),
-      payload_size_(o.payload_size_),
-      fd_(std::exchange(o.fd_, -1)),
-      name_(std::move(o.name_)),
-      path_(std::move(o.path_)),
-      kind_(o.kind_),
-      params_(o.params_),
-      creator_(o.creator_),
-      created_here_(o.created_here_),
-      read_only_(o.read_only_),
-      notes_(std::move(o.notes_)) {}
-
-int Segment::read_only_fd() const {
-  if (base_ == nullptr) fail(Errc::invalid_argument, "segment", name_, "read_only_fd: the segment is not attached");
-  const int r = fd_ >= 0 ? platform::reopen_read_only(fd_) : platform::open_file(path_, O_RDONLY, 0);
-  if (r < 0) fail_errno(r, name_, "reopen read-only");
-  return r;
-}
-
-Segment& Segment::operator=(Segment&& o) noexcept {
-  if (this != &o) {
-    detach();
-    base_ = std::exchange(o.base_, nullptr);
-    size_ = std::exchange(o.size_, 0);
-    payload_offset_ = o.payload_offset_;
-    payload_size_ = o.payload_size_;
-    fd_ = std::exchange(o.fd_, -1);
-    name_ = std::move(o.name_);
-    path_ = std::move(o.path_);
-    kind_ = o.kind_;
-    params_ = o.params_;
-    creator_ = o.creator_;
-    created_here_ = o.created_here_;
-    read_only_ = o.read_only_;
-    notes_ = std::move(o.notes_);
-  }
-  return *this;
-}
-
-Segment::~Segment() {
-  detach();
-}
-
-void Segment::detach() noexcept {
-  if (base_ != nullptr) platform::unmap(base_, size_);
-  base_ = nullptr;
-  size_ = 0;
-  if (fd_ >= 0) platform::close_fd(fd_);
-  fd_ = -1;
-}
-
-void Segment::sync() const {
-  if (base_ == nullptr) return;
-  if (int r = platform::sync_pages(base_, size_); r < 0) fail_errno(r, name_, "msync");
-  if (fd_ >= 0) {
-    if (int r = platform::sync_fd(fd_); r < 0) fail_errno(r, name_, "fsync");
-  }
 }
 
 }  // namespace zipc

@@ -12,6 +12,9 @@
 
 namespace zipc::detail {
 
+// Every named segment's file is <shm dir>/zipc.<name> (or zipc.<ns>:<name>).
+inline constexpr const char* kSegmentFilePrefix = "zipc.";
+
 enum class HeaderState {
   initializing,  // the creator has not stored init_state yet
   ready,         // header complete and valid

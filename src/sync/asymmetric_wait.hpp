@@ -37,6 +37,7 @@
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
 #include "platform/membarrier.hpp"
+#include "sync/fences.hpp"
 #include "zipc/event.hpp"
 
 namespace zipc::detail {
@@ -61,21 +62,12 @@ class AsymmetricWait {
   // rare side (a sleeper, a consumer deciding "closed") runs heavy_barrier().
   [[nodiscard]] bool fence_free() const noexcept { return fence_free_; }
 
-  static void full_fence() noexcept {
-#if defined(__SANITIZE_THREAD__)
-    // TSan rejects fences; a locked RMW is a full barrier on x86 (sanitizer builds only).
-    static std::atomic<std::uint32_t> dummy{0};
-    dummy.fetch_add(0, std::memory_order_seq_cst);
-#else
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
-  }
   // Frequent side: orders our earlier stores before our next loads.
   void store_load_barrier() const noexcept {
     if (fence_free_)
       std::atomic_signal_fence(std::memory_order_seq_cst);  // the rare side's membarrier does the rest
     else
-      full_fence();
+      detail::full_fence();
   }
   // Rare side: afterwards, every frequent side's stores before its barrier
   // are visible to us, or its loads after it see our (and others') earlier stores.
@@ -83,7 +75,7 @@ class AsymmetricWait {
     if (fence_free_)
       platform::membarrier_global();
     else
-      full_fence();
+      detail::full_fence();
   }
 
   // Wakes the sleepers of ev after the caller published its change. Cheap
@@ -115,10 +107,8 @@ class AsymmetricWait {
       if (caught) return Status::ok;
     }
     for (;;) {
-      // acquire: pairs with the release increment of seq in Event::notify_*.
-      const std::uint32_t token = ev.seq.load(std::memory_order_acquire);
-      // seq_cst: our registration is ordered before the barrier and re-check below.
-      ev.waiters.fetch_add(1, std::memory_order_seq_cst);
+      // Registered (seq_cst) before the barrier and the re-check below.
+      const std::uint32_t token = ev.register_sleeper();
       Deadline until = slice;
       if (fence_free_) {
         // Every waker now sees waiters > 0, or we see its publication below.
@@ -130,11 +120,11 @@ class AsymmetricWait {
         until = Deadline::at_ns(std::min(slice.ns(), platform::monotonic_ns() + kFallbackNapNs));
       }
       if (pred()) {
-        ev.waiters.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a hint for wakers
+        ev.unregister_sleeper();
         return Status::ok;
       }
       (void)ev.sleep(token, until);
-      ev.waiters.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a hint for wakers
+      ev.unregister_sleeper();
       if (pred()) return Status::ok;
       if (slice.expired()) return Status::timeout;
     }

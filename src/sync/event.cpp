@@ -6,6 +6,7 @@
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
 #include "platform/futex.hpp"
+#include "sync/fences.hpp"
 
 namespace zipc {
 
@@ -161,17 +162,10 @@ bool Event::sleep(std::uint32_t token, Deadline deadline) noexcept {
 }
 
 void Event::notify(int count) noexcept {
-  // seq_cst fence: orders the caller's publication before reading waiters;
-  // pairs with the seq_cst fetch_add on waiters in wait_until (Dekker).
-#if defined(__SANITIZE_THREAD__)
-  // TSan does not model fences; an RMW that writes nothing gives the same
-  // ordering (it takes part in the seq_cst total order) at the cost of a
-  // shared-line write, acceptable in sanitizer builds only.
-  if (waiters.fetch_add(0, std::memory_order_seq_cst) == 0) return;
-#else
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Full fence: orders the caller's publication before reading waiters;
+  // pairs with the seq_cst fetch_add in register_sleeper (Dekker).
+  detail::full_fence();
   if (waiters.load(std::memory_order_relaxed) == 0) return;  // relaxed: ordered by the fence above
-#endif
   // release: a waiter that loads the new value (acquire) also sees the data
   // published before this notify.
   seq.fetch_add(1, std::memory_order_release);

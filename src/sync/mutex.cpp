@@ -8,6 +8,7 @@
 #include "platform/cpu.hpp"
 #include "platform/futex.hpp"
 #include "platform/robust_mutex.hpp"
+#include "sync/owner_word.hpp"
 #include "zipc/process.hpp"
 
 namespace zipc {
@@ -129,14 +130,8 @@ LockResult SpinLock::lock_until(std::uint64_t deadline_ns) noexcept {
     }
     if (deadline_ns != UINT64_MAX && platform::monotonic_ns() >= deadline_ns) return LockResult::timeout;
     platform::yield_cpu();
-    if (yields % kYieldsBetweenLivenessChecks == 0) {
-      std::uint64_t holder = owner_.load(std::memory_order_relaxed);  // relaxed: re-checked by the CAS
-      if (holder != 0 && holder != me && !is_alive_packed(holder)) {
-        // acquire: take over the dead holder's lock (its writes before death are visible).
-        if (owner_.compare_exchange_strong(holder, me, std::memory_order_acquire, std::memory_order_relaxed)) {
-          return LockResult::owner_died;
-        }
-      }
+    if (yields % kYieldsBetweenLivenessChecks == 0 && detail::take_over_if_dead(owner_, me)) {
+      return LockResult::owner_died;
     }
   }
 }
@@ -163,29 +158,23 @@ LockResult ConditionVariable::wait_for(Mutex& m, std::chrono::nanoseconds timeou
 }
 
 LockResult ConditionVariable::wait_until_ns(Mutex& m, std::uint64_t deadline_ns) noexcept {
-  // seq_cst (both): Dekker pairing with notify's seq_ increment and waiters_
-  // load: either the notifier sees us counted, or futex_wait sees the new seq.
-  const std::uint32_t seen = seq_.load(std::memory_order_seq_cst);
-  waiters_.fetch_add(1, std::memory_order_seq_cst);
+  // Registered while m is held: a notifier changes the state under m, so it
+  // runs after our unlock and sees us counted (zipc::Event's protocol).
+  const std::uint32_t token = event_.register_sleeper();
   m.unlock();
-  int r = 0;
-  do {
-    r = platform::futex_wait(&seq_, seen, deadline_ns);
-  } while (r == -EINTR);
-  waiters_.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a count; an extra wake is harmless
+  const bool timed_out = event_.sleep(token, Deadline::at_ns(deadline_ns));
+  event_.unregister_sleeper();
   LockResult got = m.lock();
-  if (r == -ETIMEDOUT && got == LockResult::acquired) return LockResult::timeout;
+  if (timed_out && got == LockResult::acquired) return LockResult::timeout;
   return got;
 }
 
 void ConditionVariable::notify_one() noexcept {
-  seq_.fetch_add(1, std::memory_order_seq_cst);  // seq_cst: see wait_until_ns
-  if (waiters_.load(std::memory_order_seq_cst) != 0) (void)platform::futex_wake(&seq_, 1);
+  event_.notify_one();
 }
 
 void ConditionVariable::notify_all() noexcept {
-  seq_.fetch_add(1, std::memory_order_seq_cst);  // seq_cst: see wait_until_ns
-  if (waiters_.load(std::memory_order_seq_cst) != 0) (void)platform::futex_wake(&seq_, 1 << 30);
+  event_.notify_all();
 }
 
 }  // namespace zipc

@@ -43,16 +43,9 @@ struct WaitHook {
   // positions (queue) or claims (topic), so they stop hiding later data.
   void maintain() const noexcept { maintain_fn(endpoint); }
   // Registers as a sleeper; returns the futex value to sleep on.
-  [[nodiscard]] std::uint32_t enter() const noexcept {
-    // acquire: pairs with the release increment of seq in Event::notify_*.
-    const std::uint32_t token = event->seq.load(std::memory_order_acquire);
-    // seq_cst: our registration before the heavy barrier and the re-check (as in AsymmetricWait::wait).
-    event->waiters.fetch_add(1, std::memory_order_seq_cst);
-    return token;
-  }
-  void leave() const noexcept {
-    event->waiters.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a hint for wakers
-  }
+  // (Event's protocol: registered before the heavy barrier and the re-check, as in AsymmetricWait::wait.)
+  [[nodiscard]] std::uint32_t enter() const noexcept { return event->register_sleeper(); }
+  void leave() const noexcept { event->unregister_sleeper(); }
 };
 
 // Friend of Queue and Subscriber. Errc::invalid_argument for a closed handle

@@ -1,0 +1,196 @@
+// RpcClient's public calls and the handles it returns (RpcResponse, RpcTicket,
+// RpcWriteLoan): glue over RpcClientImpl (rpc_client.cpp).
+#include <cstring>
+#include <new>
+#include <thread>
+#include <utility>
+
+#include "core/fail.hpp"
+#include "core/recovery_wait.hpp"
+#include "layout/rpc_layout.hpp"
+#include "platform/clock.hpp"
+#include "rpc/rpc_client_impl.hpp"
+#include "zipc/process.hpp"
+#include "zipc/rpc.hpp"
+
+namespace zipc {
+
+// ---- RpcClient ----
+
+RpcClient RpcClient::connect(std::string_view name, std::chrono::milliseconds timeout) {
+  RpcClient c;
+  c.impl_->name = std::string(name);
+  c.impl_->conn = detail::RpcClientImpl::open(name, Deadline::after(timeout));
+  c.impl_->wait_options.strategy = static_cast<WaitStrategy>(c.impl_->conn->view.geometry().wait);
+  c.impl_->next_check_ns = platform::monotonic_ns() + c.impl_->liveness_ns;
+  return c;
+}
+
+RpcClient RpcClient::connect_fd(int fd, std::chrono::milliseconds timeout) {
+  if (fd < 0) fail(Errc::invalid_argument, "rpc", "fd " + std::to_string(fd), "not a descriptor");
+  RpcClient c;
+  c.impl_->name = "fd " + std::to_string(fd);
+  c.impl_->by_fd = true;
+  c.impl_->conn = detail::RpcClientImpl::open(c.impl_->name, Deadline::after(timeout), fd);  // maps its own duplicate
+  c.impl_->wait_options.strategy = static_cast<WaitStrategy>(c.impl_->conn->view.geometry().wait);
+  c.impl_->next_check_ns = platform::monotonic_ns() + c.impl_->liveness_ns;
+  return c;
+}
+
+RpcClient::RpcClient() : impl_(std::make_unique<detail::RpcClientImpl>()) {}
+RpcClient::RpcClient(RpcClient&&) noexcept = default;
+RpcClient& RpcClient::operator=(RpcClient&&) noexcept = default;
+RpcClient::~RpcClient() = default;
+
+RpcResponse RpcClient::call(std::span<const std::byte> request, std::chrono::nanoseconds timeout) noexcept {
+  const Deadline deadline = Deadline::after(timeout);
+  RpcWriteLoan l = impl_->reserve(request.size());
+  while (l.status() == Status::full && !deadline.expired()) {
+    std::this_thread::yield();
+    l = impl_->reserve(request.size());
+  }
+  if (!l) {
+    RpcResponse r;
+    r.status_ = l.status();
+    return r;
+  }
+  if (!request.empty()) std::memcpy(l.data().data(), request.data(), request.size());
+  RpcTicket t = impl_->send(std::move(l));
+  return impl_->wait(t, deadline);
+}
+
+RpcResponse RpcClient::call(RpcWriteLoan&& loan, std::chrono::nanoseconds timeout) noexcept {
+  const Deadline deadline = Deadline::after(timeout);
+  RpcTicket t = impl_->send(std::move(loan));
+  return impl_->wait(t, deadline);
+}
+
+RpcTicket RpcClient::call_async(std::span<const std::byte> request) noexcept {
+  RpcWriteLoan l = impl_->reserve(request.size());
+  if (l && !request.empty()) std::memcpy(l.data().data(), request.data(), request.size());
+  return impl_->send(std::move(l));
+}
+
+RpcTicket RpcClient::call_async(RpcWriteLoan&& loan) noexcept {
+  return impl_->send(std::move(loan));
+}
+
+RpcWriteLoan RpcClient::reserve(std::size_t n) noexcept {
+  return impl_->reserve(n);
+}
+
+void RpcClient::set_wait(const WaitOptions& wait) noexcept {
+  impl_->wait_options = wait;
+}
+
+std::uint64_t RpcClient::max_request_size() const noexcept {
+  return impl_->conn ? impl_->conn->view.geometry().max_request : 0;
+}
+std::uint64_t RpcClient::max_response_size() const noexcept {
+  return impl_->conn ? impl_->conn->view.geometry().max_response : 0;
+}
+std::uint32_t RpcClient::inflight_limit() const noexcept {
+  return impl_->conn ? static_cast<std::uint32_t>(impl_->conn->view.geometry().slots_per_client) : 0;
+}
+std::uint64_t RpcClient::reconnects() const noexcept {
+  return impl_->reconnects;
+}
+
+// ---- RpcResponse, RpcTicket, RpcWriteLoan ----
+
+RpcResponse::RpcResponse(RpcResponse&& o) noexcept
+    : conn_(std::move(o.conn_)),
+      status_(std::exchange(o.status_, Status::closed)),
+      slot_(o.slot_),
+      data_(std::exchange(o.data_, nullptr)),
+      size_(std::exchange(o.size_, 0)) {}
+
+RpcResponse& RpcResponse::operator=(RpcResponse&& o) noexcept {
+  if (this != &o) {
+    release();
+    new (this) RpcResponse(std::move(o));
+  }
+  return *this;
+}
+
+RpcResponse::~RpcResponse() {
+  release();
+}
+
+void RpcResponse::release() noexcept {
+  if (conn_) conn_->release(slot_);
+  conn_.reset();
+  data_ = nullptr;
+  size_ = 0;
+}
+
+RpcTicket::RpcTicket(RpcTicket&& o) noexcept
+    : client_(o.client_),
+      conn_(std::move(o.conn_)),
+      status_(std::exchange(o.status_, Status::closed)),
+      slot_(o.slot_),
+      call_id_(o.call_id_) {}
+
+RpcTicket& RpcTicket::operator=(RpcTicket&& o) noexcept {
+  if (this != &o) {
+    this->~RpcTicket();
+    new (this) RpcTicket(std::move(o));
+  }
+  return *this;
+}
+
+RpcTicket::~RpcTicket() {
+  if (client_ != nullptr) client_->abandon(*this);
+}
+
+RpcResponse RpcTicket::wait(std::chrono::nanoseconds timeout) noexcept {
+  if (client_ == nullptr) return RpcResponse();
+  return client_->wait(*this, Deadline::after(timeout));
+}
+
+bool RpcTicket::ready() const noexcept {
+  return client_ != nullptr && client_->ready(*this);
+}
+
+RpcWriteLoan::RpcWriteLoan(RpcWriteLoan&& o) noexcept
+    : client_(o.client_),
+      conn_(std::move(o.conn_)),
+      status_(std::exchange(o.status_, Status::closed)),
+      slot_(o.slot_),
+      data_(std::exchange(o.data_, nullptr)),
+      size_(std::exchange(o.size_, 0)),
+      length_(o.length_),
+      committed_(std::exchange(o.committed_, false)) {}
+
+RpcWriteLoan& RpcWriteLoan::operator=(RpcWriteLoan&& o) noexcept {
+  if (this != &o) {
+    this->~RpcWriteLoan();
+    new (this) RpcWriteLoan(std::move(o));
+  }
+  return *this;
+}
+
+RpcWriteLoan::~RpcWriteLoan() {
+  abort();
+}
+
+CommitResult RpcWriteLoan::commit(std::size_t n) noexcept {
+  if (data_ == nullptr) return {status_ == Status::ok ? Status::closed : status_, 0};
+  if (n > size_) return {Status::too_large, 0};
+  length_ = n;
+  committed_ = true;
+  return {Status::ok, 0};
+}
+
+void RpcWriteLoan::abort() noexcept {
+  if (!conn_ || data_ == nullptr) return;
+  detail::RpcConnection& c = *conn_;
+  if (c.req_block[slot_] != layout::kNoBlock) c.view.release_block(c.req_block[slot_], c.client);
+  c.req_block[slot_] = layout::kNoBlock;
+  c.local[slot_] = detail::LocalSlot::free;
+  data_ = nullptr;
+  conn_.reset();
+  status_ = Status::closed;
+}
+
+}  // namespace zipc

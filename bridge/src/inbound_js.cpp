@@ -235,9 +235,16 @@ void JsInbound::hold(Item item) {
   r.held.push_back(item);
 }
 
+// Acks once. A held message is acked when it is held: where the consumer
+// starts after a restart or reconnect comes from the state file, not acks.
+void ack(Item& item) {
+  if (!item.acked) natsMsg_Ack(item.msg, nullptr);
+  item.acked = true;
+}
+
 JsInbound::Outcome JsInbound::process(Item item) {
-  if (!item.acked) natsMsg_Ack(item.msg, nullptr), item.acked = true;  // our state file, not acks, says where to resume
   if (reorder_.active) {
+    ack(item);
     hold(item);
     if (reorder_.n_covered == reorder_.to - reorder_.from) return flush(true);
     return Outcome::handled;
@@ -249,13 +256,12 @@ JsInbound::Outcome JsInbound::process(Item item) {
       if (item.h.has_seq) position_id_ = identity(item.h);
       if (late_ != 0 && position_ >= late_) late_ = 0;
     }
+    ack(item);
     natsMsg_Destroy(item.msg);
     return Outcome::handled;
   }
   std::uint64_t from = 0, to = 0;
   if (starts_gap(item.h, &from, &to)) {
-    ZDBG("in: gap [%llu, %llu) at sseq %llu: holding", (unsigned long long)from, (unsigned long long)to,
-         (unsigned long long)item.sseq);
     reorder_.active = true;
     reorder_.origin = item.h.origin;
     reorder_.channel = item.h.channel;
@@ -263,10 +269,12 @@ JsInbound::Outcome JsInbound::process(Item item) {
     reorder_.to = to;
     reorder_.covered.assign(to - from, false);
     reorder_.since = Clock::now();
+    ack(item);
     hold(item);
     return Outcome::handled;
   }
   const Outcome o = deliver_in_place(item);
+  if (o == Outcome::handled) ack(item);  // not delivered and not acked when stopping
   natsMsg_Destroy(item.msg);
   return o;
 }
@@ -322,14 +330,11 @@ JsInbound::Outcome JsInbound::deliver_late(Item& item) {
 JsInbound::Outcome JsInbound::flush(bool filled) {
   Reorder r = std::move(reorder_);
   reorder_ = Reorder{};
-  ZDBG("in: gap [%llu, %llu) %s; %zu held", (unsigned long long)r.from, (unsigned long long)r.to,
-       filled ? "filled" : "given up", r.held.size());
   if (!filled) {
     m_.counters.errors.fetch_add(1, std::memory_order_relaxed);
-    link_.set_error("jetstream: " + std::to_string(r.to - r.from - r.n_covered) + " messages from '" +
-                    std::string(r.origin) + "' missing from stream '" + m_.cfg.stream + "' after " +
-                    std::to_string(std::chrono::duration_cast<std::chrono::seconds>(kHoldTime).count()) +
-                    " s: counted lost");
+    link_.set_error("jetstream: " + std::to_string(r.to - r.from - r.n_covered) + " messages of '" + r.origin + "/" +
+                    r.channel + "' did not arrive in stream '" + m_.cfg.stream +
+                    "' within the reorder wait (10 s or 64 MiB held): counted lost");
   }
   Outcome o = Outcome::handled;
   for (const auto& [seq, index] : r.late) {
@@ -373,7 +378,6 @@ void JsInbound::run() {
       // A fetch answer may have been lost with the connection: start again
       // right after what was delivered, so that the order stays whole.
       seen_reconnects = link_.reconnects();
-      ZDBG("in: reconnect seen (%llu)", (unsigned long long)seen_reconnects);
       drop_reorder();  // fetched again from the position
       retired_.push_back(sub_);
       sub_ = nullptr;

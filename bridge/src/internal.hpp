@@ -17,27 +17,7 @@
 #include "zipc/queue.hpp"
 #include "zipc/topic.hpp"
 
-#include <cstdio>
-#include <cstdlib>
-#include <ctime>
-
 namespace zipc::bridge_detail {
-
-// TEMP debug logging (ZIPC_BRIDGE_DEBUG=1).
-inline bool dbg_on() {
-  static const bool on = std::getenv("ZIPC_BRIDGE_DEBUG") != nullptr;
-  return on;
-}
-#define ZDBG(...)                                                                                     \
-  do {                                                                                                \
-    if (::zipc::bridge_detail::dbg_on()) {                                                            \
-      timespec ts_;                                                                                   \
-      clock_gettime(CLOCK_MONOTONIC, &ts_);                                                           \
-      std::fprintf(stderr, "[dbg %ld.%03ld] ", static_cast<long>(ts_.tv_sec), ts_.tv_nsec / 1000000); \
-      std::fprintf(stderr, __VA_ARGS__);                                                              \
-      std::fprintf(stderr, "\n");                                                                     \
-    }                                                                                                 \
-  } while (0)
 
 // NATS header names the bridge writes and reads.
 inline constexpr const char* kHdrOrigin = "Zipc-Origin";

@@ -77,11 +77,7 @@ bool publish_core(MappingRuntime& m, Link& link, const std::atomic<bool>& stop, 
 struct BatchAcks {
   std::atomic<int> failed{0};
 };
-void on_js_error(jsCtx*, jsPubAckErr* pae, void* closure) {
-  const char* sq = "?";
-  if (pae != nullptr && pae->Msg != nullptr) natsMsgHeader_Get(pae->Msg, kHdrSeq, &sq);
-  ZDBG("out: ack error seq=%s err=%d errcode=%d text=%s", sq, pae ? (int)pae->Err : -1, pae ? (int)pae->ErrCode : -1,
-       pae && pae->ErrText ? pae->ErrText : "");
+void on_js_error(jsCtx*, jsPubAckErr*, void* closure) {
   static_cast<BatchAcks*>(closure)->failed.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -111,14 +107,7 @@ bool publish_js_batch(MappingRuntime& m, Link& link, jsCtx* js, BatchAcks& acks,
       po.MaxWait = 2000;
       s = js_PublishAsyncComplete(js, &po);
     }
-    if (s == NATS_OK && acks.failed.load(std::memory_order_relaxed) == 0) {
-      if (attempt > 0)
-        ZDBG("out: batch [%llu..%llu] acked after %d attempts", (unsigned long long)batch.front().seq,
-             (unsigned long long)batch.back().seq, attempt + 1);
-      return true;
-    }
-    ZDBG("out: batch [%llu..%llu] attempt %d failed: s=%s failed=%d", (unsigned long long)batch.front().seq,
-         (unsigned long long)batch.back().seq, attempt, natsStatus_GetText(s), acks.failed.load());
+    if (s == NATS_OK && acks.failed.load(std::memory_order_relaxed) == 0) return true;
     m.counters.errors.fetch_add(1, std::memory_order_relaxed);
     // Forget what is still awaiting an ack: the whole batch goes again (the
     // server drops duplicates by msg id), and acks lost with a connection

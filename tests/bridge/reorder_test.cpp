@@ -108,5 +108,44 @@ TEST(BridgeJetStreamOrder, AGapThatIsNeverFilledIsCountedLostExactlyAndWhatFollo
   EXPECT_EQ(t.b.stats(0).received, 5u);
 }
 
+// A `both` mapping on each host over JetStream: host B's own messages around
+// the echoes it skips carry Zipc-Skip, so host A neither waits for the
+// skipped sequences as a gap nor counts them lost.
+TEST(BridgeJetStreamOrder, EchoesSkippedInABothMappingAreNeitherWaitedForNorCountedLost) {
+  TempDir dir;
+  Hosts h;
+  NatsServer server(dir.path());
+  const std::string stream = "E" + std::to_string(::getpid());
+  auto ca = host_config("hostA", {server.url()}, dir.path() + "/a");
+  ca.mappings.push_back(
+      mapping(h.a("prices"), h.subject("prices"), BridgeDirection::both, BridgeMode::jetstream, stream));
+  ca.mappings[0].envelope = false;
+  auto cb = host_config("hostB", {server.url()}, dir.path() + "/b");
+  cb.mappings.push_back(
+      mapping(h.b("prices"), h.subject("prices"), BridgeDirection::both, BridgeMode::jetstream, stream));
+  cb.mappings[0].envelope = false;
+  Bridge a(ca), b(cb);
+  a.start();
+  b.start();
+  ASSERT_TRUE(wait_for([&] { return a.ready() && b.ready(); }, 15s)) << a.last_error() << b.last_error();
+  auto atopic = Topic::open(h.a("prices"));
+  auto btopic = Topic::open(h.b("prices"));
+  auto bpub = btopic.publisher();
+  ASSERT_TRUE(bpub.publish(payload(1000), 5s).ok());  // B's sequence 0
+  ASSERT_TRUE(wait_for([&] { return a.stats(0).received == 1; }, 15s)) << a.last_error();
+  {
+    auto apub = atopic.publisher();
+    for (std::uint64_t i = 0; i < 50; ++i) ASSERT_TRUE(apub.publish(payload(i), 5s).ok());
+  }
+  ASSERT_TRUE(wait_for([&] { return b.stats(0).received == 50; }, 15s)) << b.last_error();  // B's 1..50: echoes
+  ASSERT_TRUE(bpub.publish(payload(1001), 5s).ok());  // B's sequence 51, after 50 skipped
+  // Without Zipc-Skip A would hold it for the reorder wait (10 s), then count 50 lost.
+  ASSERT_TRUE(wait_for([&] { return a.stats(0).received == 2; }, 30s)) << a.last_error();
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(a.stats(0).lost, 0u) << "echoes B skipped were counted lost at A";
+  EXPECT_EQ(b.stats(0).forwarded, 2u);
+  EXPECT_EQ(atopic.next_sequence(), 52u);  // A: its 50 and B's 2, nothing of its own back
+}
+
 }  // namespace
 }  // namespace zipc::bridge_test

@@ -29,15 +29,18 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-// The state record is {position, delivering, local next before, late}: every
+// The state record is {position, delivering, local next before, seed}: every
 // stream message up to `position` reached the local channel, and so did the
-// one at `delivering` when the local channel moved past `local next before`.
-// `late` is the stream sequence of a message delivered ahead of its place in
-// the stream (a gap filled, see Reorder), 0 when none is beyond the position:
-// after a restart its origin sequence says what is a duplicate. With kLateFlag
-// set in `late`, the record was written just before delivering such a message
-// (its stream sequence in `delivering`); the position does not move with it.
+// one at `delivering` when the local channel moved past `local next before`
+// (it is then the position). `seed` is the stream sequence of the message
+// delivered last before this record (0: none): after a restart its origin
+// sequence is where that origin's accounting resumes, so that what was
+// delivered ahead of its place in the stream (a gap filled, see Reorder) is a
+// duplicate. Flags in `seed`: kLateFlag, `delivering` is such a message and
+// the position stays; kNoneFlag, nothing is being delivered.
 constexpr std::uint64_t kLateFlag = 1ULL << 63;
+constexpr std::uint64_t kNoneFlag = 1ULL << 62;
+constexpr std::uint64_t kSeedMask = kNoneFlag - 1;
 
 // A gap is waited for this long, with at most this much held, before it is
 // counted lost. An outbound bridge sends a batch again within seconds.
@@ -168,8 +171,8 @@ class JsInbound {
   bool starts_gap(const Headers& h, std::uint64_t* from, std::uint64_t* to);
   void seed(std::uint64_t sseq);
   void drop_reorder();
-  void write_state(std::uint64_t delivering, std::uint64_t local_before, std::uint64_t late) {
-    m_.in_state.write({position_, delivering, local_before, late});
+  void write_state(std::uint64_t delivering, std::uint64_t local_before, std::uint64_t flags) {
+    m_.in_state.write({position_, delivering, local_before, flags | last_delivered_});
   }
 
   MappingRuntime& m_;
@@ -181,9 +184,9 @@ class JsInbound {
   // reconnect thread (destroying one there corrupted the heap in libnats
   // 3.4 about once in thirty server restarts). One per reconnect.
   std::vector<natsSubscription*> retired_;
-  std::uint64_t position_ = 0;  // every stream message up to here reached the local channel
-  std::string position_id_;     // identity() of the message at position_, once one was seen
-  std::uint64_t late_ = 0;      // the state record's `late` (0: none beyond position_)
+  std::uint64_t position_ = 0;        // every stream message up to here reached the local channel
+  std::string position_id_;           // identity() of the message at position_, once one was seen
+  std::uint64_t last_delivered_ = 0;  // stream sequence of the message delivered last (0: none)
   Reorder reorder_;
 };
 
@@ -254,7 +257,6 @@ JsInbound::Outcome JsInbound::process(Item item) {
     if (item.sseq > position_) {  // a late one, delivered before: its place passed
       position_ = item.sseq;
       if (item.h.has_seq) position_id_ = identity(item.h);
-      if (late_ != 0 && position_ >= late_) late_ = 0;
     }
     ack(item);
     natsMsg_Destroy(item.msg);
@@ -288,20 +290,21 @@ JsInbound::Outcome JsInbound::deliver_in_place(Item& item) {
   if (v == Verdict::loop) m_.counters.loops.fetch_add(1, std::memory_order_relaxed);
   if (v == Verdict::duplicate) m_.counters.duplicates.fetch_add(1, std::memory_order_relaxed);
   if (v == Verdict::deliver) {
-    write_state(item.sseq, local_next(m_), late_);
-    if (deliver(m_, item.h, natsMsg_GetData(item.msg), static_cast<std::size_t>(natsMsg_GetDataLength(item.msg))))
+    write_state(item.sseq, local_next(m_), 0);
+    if (deliver(m_, item.h, natsMsg_GetData(item.msg), static_cast<std::size_t>(natsMsg_GetDataLength(item.msg)))) {
       m_.counters.received.fetch_add(1, std::memory_order_relaxed);
-    else if (stop_.load(std::memory_order_relaxed))
+      last_delivered_ = item.sseq;
+    } else if (stop_.load(std::memory_order_relaxed)) {
       return Outcome::stopped;  // not delivered: delivered again after a restart
+    }
   }
   if (item.sseq > position_) {
     if (v != Verdict::deliver) {
       position_ = item.sseq;
-      write_state(item.sseq, 0, late_);
+      write_state(item.sseq, 0, kNoneFlag);
     }
     if (item.h.has_seq) position_id_ = identity(item.h);
     position_ = item.sseq;
-    if (late_ != 0 && position_ >= late_) late_ = 0;
   }
   return Outcome::handled;
 }
@@ -313,12 +316,13 @@ JsInbound::Outcome JsInbound::deliver_late(Item& item) {
   const Verdict v = judge(m_, item.h);
   if (v == Verdict::duplicate) m_.counters.duplicates.fetch_add(1, std::memory_order_relaxed);
   if (v != Verdict::deliver) return Outcome::handled;
-  write_state(item.sseq, local_next(m_), kLateFlag | late_);
-  if (deliver(m_, item.h, natsMsg_GetData(item.msg), static_cast<std::size_t>(natsMsg_GetDataLength(item.msg))))
+  write_state(item.sseq, local_next(m_), kLateFlag);
+  if (deliver(m_, item.h, natsMsg_GetData(item.msg), static_cast<std::size_t>(natsMsg_GetDataLength(item.msg)))) {
     m_.counters.received.fetch_add(1, std::memory_order_relaxed);
-  else if (stop_.load(std::memory_order_relaxed))
+    last_delivered_ = item.sseq;
+  } else if (stop_.load(std::memory_order_relaxed)) {
     return Outcome::stopped;
-  late_ = std::max(late_, item.sseq);
+  }
   return Outcome::handled;
 }
 
@@ -357,22 +361,22 @@ JsInbound::Outcome JsInbound::flush(bool filled) {
 }
 
 void JsInbound::run() {
-  std::uint64_t late = 0;
+  std::uint64_t seed_at = 0;
   if (auto r = m_.in_state.read()) {
     const bool landed = local_next(m_) > (*r)[2];
-    if (((*r)[3] & kLateFlag) != 0) {
+    const std::uint64_t flags = (*r)[3] & ~kSeedMask, before = (*r)[3] & kSeedMask;
+    if (flags == kNoneFlag || ((*r)[3] == 0 && (*r)[2] == 0)) {  // (the second: an older bridge's record)
       position_ = (*r)[0];
-      late = landed ? (*r)[1] : (*r)[3] & ~kLateFlag;
+      seed_at = before;
     } else {
-      position_ = landed ? (*r)[1] : (*r)[0];
-      late = (*r)[3];
+      position_ = flags == kLateFlag || !landed ? (*r)[0] : (*r)[1];
+      seed_at = landed ? (*r)[1] : before;
     }
   }
   std::uint64_t seen_reconnects = link_.reconnects();
   if (!subscribe_from(m_, link_, stop_, position_, position_id_, &sub_)) return;
-  // After a restart: what the origins' sequences had reached.
-  if (position_ != 0) seed(position_);
-  if (late > position_) seed(late), late_ = late;
+  if (seed_at != 0) seed(seed_at);  // after a restart: where the last delivered origin's sequence was
+  last_delivered_ = seed_at;
   while (!stop_.load(std::memory_order_relaxed)) {
     if (link_.reconnects() != seen_reconnects) {
       // A fetch answer may have been lost with the connection: start again
@@ -382,7 +386,7 @@ void JsInbound::run() {
       retired_.push_back(sub_);
       sub_ = nullptr;
       if (!subscribe_from(m_, link_, stop_, position_, position_id_, &sub_)) return;
-      if (position_ == 0) late_ = 0;  // the stream went back: read again from its start
+      if (position_ == 0) last_delivered_ = 0;  // the stream went back: read again from its start
     }
     natsMsgList list{};
     jsErrCode code = static_cast<jsErrCode>(0);

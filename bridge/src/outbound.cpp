@@ -25,6 +25,7 @@ struct Pending {
   std::uint64_t seq = 0;
   std::uint64_t origin_ns = 0;
   std::string data;
+  std::uint64_t skip = 0;  // sequences skipped on purpose (echoes) just before it
 };
 
 natsMsg* make_msg(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, const void* data, std::size_t n,
@@ -86,7 +87,7 @@ bool publish_js_batch(MappingRuntime& m, Link& link, jsCtx* js, BatchAcks& acks,
     acks.failed.store(0, std::memory_order_relaxed);
     natsStatus s = NATS_OK;
     for (const auto& p : batch) {
-      natsMsg* msg = make_msg(m, p.seq, p.origin_ns, p.data.data(), p.data.size());
+      natsMsg* msg = make_msg(m, p.seq, p.origin_ns, p.data.data(), p.data.size(), p.skip);
       if (msg == nullptr) {
         s = NATS_NO_MEMORY;
         break;
@@ -193,14 +194,21 @@ void topic_js(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) {
     return;
   }
   std::vector<Pending> batch;
+  // Echoes not sent just before the next message: its Zipc-Skip, so that the
+  // receiving side tells them from a gap it has to wait for.
+  std::uint64_t skip = 0;
   while (!stop.load(std::memory_order_relaxed)) {
     batch.clear();
     while (batch.size() < kBatch) {
       TopicReadLoan v = batch.empty() ? m.subscriber.acquire(50ms) : m.subscriber.try_acquire();
       if (!static_cast<bool>(v)) break;
-      if (m.echoes.take(v.sequence())) continue;
-      batch.push_back(
-          {v.sequence(), v.publish_ns(), std::string(reinterpret_cast<const char*>(v.data().data()), v.data().size())});
+      if (m.echoes.take(v.sequence())) {
+        ++skip;
+        continue;
+      }
+      batch.push_back({v.sequence(), v.publish_ns(),
+                       std::string(reinterpret_cast<const char*>(v.data().data()), v.data().size()), skip});
+      skip = 0;
     }
     if (batch.empty()) continue;
     if (!publish_js_batch(m, link, js, acks, batch, stop)) break;  // stopping: position stays before the batch

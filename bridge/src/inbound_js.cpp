@@ -1,0 +1,422 @@
+// Inbound JetStream: a durable pull consumer -> a local topic or queue,
+// exactly once and in order at the local channel.
+//
+// The stream is not always in the order of each origin's sequence: when a
+// connection breaks under an outbound bridge's batch of asynchronous
+// publishes, the messages written into the dying connection are lost while
+// the later ones of the batch, buffered by the client during the reconnect,
+// reach the restarted server and are stored; the bridge then sends the whole
+// batch again and the server stores only the lost ones (the others are
+// de-duplicated by message id), after the later ones. So a gap in an origin's
+// sequence is first waited for (Reorder below): what follows it is held until
+// the missing messages arrive, then they are delivered first and the held
+// ones after them. Only a gap not filled within kHoldTime is counted lost.
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "inbound.hpp"
+#include "internal.hpp"
+#include "link.hpp"
+
+namespace zipc::bridge_detail {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// The state record is {position, delivering, local next before, seed}: every
+// stream message up to `position` reached the local channel, and so did the
+// one at `delivering` when the local channel moved past `local next before`
+// (it is then the position). `seed` is the stream sequence of the message
+// delivered last before this record (0: none): after a restart its origin
+// sequence is where that origin's accounting resumes, so that what was
+// delivered ahead of its place in the stream (a gap filled, see Reorder) is a
+// duplicate. Flags in `seed`: kLateFlag, `delivering` is such a message and
+// the position stays; kNoneFlag, nothing is being delivered.
+constexpr std::uint64_t kLateFlag = 1ULL << 63;
+constexpr std::uint64_t kNoneFlag = 1ULL << 62;
+constexpr std::uint64_t kSeedMask = kNoneFlag - 1;
+
+// A gap is waited for this long, with at most this much held, before it is
+// counted lost. An outbound bridge sends a batch again within seconds.
+constexpr auto kHoldTime = 10s;
+constexpr std::size_t kHoldMsgs = 65536;
+constexpr std::size_t kHoldBytes = std::size_t{64} << 20;
+// A larger gap is no batch sent again out of order: counted lost at once.
+constexpr std::uint64_t kMaxHoldGap = 4096;
+
+std::uint64_t local_next(MappingRuntime& m) {
+  return m.cfg.kind == BridgeKind::topic ? m.topic.next_sequence() : m.queue_in.stats().sent;
+}
+
+// A message's identity across a server restart: origin, channel and sequence headers.
+std::string identity(const Headers& h) {
+  std::string s(h.origin);
+  s += '/';
+  s += h.channel;
+  s += '/';
+  s += std::to_string(h.seq);
+  return s;
+}
+
+// True when the stream still holds the message `id` at `seq` (or cannot be
+// asked: then nothing is assumed to have changed).
+bool still_there(MappingRuntime& m, Link& link, std::uint64_t seq, const std::string& id) {
+  natsMsg* msg = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  const natsStatus s = js_GetMsg(&msg, link.js(), m.cfg.stream.c_str(), seq, nullptr, &code);
+  if (s != NATS_OK) return code != JSNoMessageFoundErr;  // gone: the stream went back past it
+  const bool same = identity(read_headers(msg)) == id;
+  natsMsg_Destroy(msg);
+  return same;
+}
+
+// (Re)creates the durable pull consumer so that it delivers from the stream
+// sequence after `delivered` (the state file, not the server's ack floor, says
+// what reached the local channel). Retries until it works or we stop.
+bool subscribe_from(MappingRuntime& m, Link& link, const std::atomic<bool>& stop, std::uint64_t& delivered,
+                    const std::string& id, natsSubscription** sub) {
+  const std::string& durable = m.cfg.durable;
+  for (int attempt = 0; !stop.load(std::memory_order_relaxed); ++attempt) {
+    jsErrCode code = static_cast<jsErrCode>(0);
+    // A nats-server killed at any instant may come back with fewer messages
+    // than it acknowledged (its file store flushes asynchronously), and new
+    // messages then take stream sequences we already passed. So the message
+    // at `delivered` must still be the one we delivered there (`id`: its
+    // origin, channel and sequence headers); when it is not, or is gone, the
+    // stream changed under us: deliver it again from its start, and the
+    // per-origin sequence check (judge()) drops what we already had.
+    if (delivered != 0 && !id.empty() && !still_there(m, link, delivered, id)) {
+      link.set_error("jetstream: stream '" + m.cfg.stream + "' no longer holds what was delivered at sequence " +
+                     std::to_string(delivered) + " (the server lost acknowledged messages); reading it again");
+      delivered = 0;
+    }
+    js_DeleteConsumer(link.js(), m.cfg.stream.c_str(), durable.c_str(), nullptr, &code);  // absent is fine
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = m.cfg.stream.c_str();
+    so.Config.AckPolicy = js_AckExplicit;
+    so.Config.DeliverPolicy = delivered == 0 ? js_DeliverAll : js_DeliverByStartSequence;
+    so.Config.OptStartSeq = delivered == 0 ? 0 : delivered + 1;
+    so.Config.AckWait = 30LL * 1000 * 1000 * 1000;
+    so.Config.MaxAckPending = 65536;
+    natsStatus s = js_PullSubscribe(sub, link.js(), m.cfg.subject.c_str(), durable.c_str(), nullptr, &so, &code);
+    if (s == NATS_OK) return true;
+    *sub = nullptr;
+    m.counters.errors.fetch_add(1, std::memory_order_relaxed);
+    link.set_error("jetstream: cannot create durable consumer '" + durable + "' on stream '" + m.cfg.stream +
+                   "': " + status_text(s) + "; retrying");
+    std::this_thread::sleep_for(std::min(100ms * (attempt + 1), std::chrono::milliseconds(1000)));
+  }
+  return false;
+}
+
+// The stream sequence of a fetched message (0 when it has no metadata).
+std::uint64_t stream_seq(natsMsg* msg) {
+  jsMsgMetaData* meta = nullptr;
+  if (natsMsg_GetMetaData(&meta, msg) != NATS_OK) return 0;
+  const std::uint64_t sseq = meta->Sequence.Stream;
+  jsMsgMetaData_Destroy(meta);
+  return sseq;
+}
+
+// One fetched message, owned (destroyed once handled).
+struct Item {
+  natsMsg* msg = nullptr;
+  std::uint64_t sseq = 0;
+  Headers h;
+  bool acked = false;
+  bool done = false;  // delivered ahead of its place in the stream (it filled a gap)
+};
+
+// Messages held behind a gap in the sequence of one origin and channel,
+// waiting for the missing ones [from, to).
+struct Reorder {
+  bool active = false;
+  std::string origin, channel;
+  std::uint64_t from = 0, to = 0;
+  std::vector<bool> covered;  // by seq - from: arrived, or skipped on purpose by the sender
+  std::uint64_t n_covered = 0;
+  std::map<std::uint64_t, std::size_t> late;  // seq -> index in held: the missing ones, arrived
+  std::vector<Item> held;                     // in stream order, from the one after the gap
+  std::size_t bytes = 0;
+  Clock::time_point since;
+};
+
+class JsInbound {
+ public:
+  JsInbound(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) : m_(m), link_(link), stop_(stop) {}
+  JsInbound(const JsInbound&) = delete;
+  JsInbound& operator=(const JsInbound&) = delete;
+  ~JsInbound() {
+    drop_reorder();
+    for (natsSubscription* r : retired_) natsSubscription_Destroy(r);
+    if (sub_ != nullptr) natsSubscription_Destroy(sub_);
+  }
+
+  void run();
+
+ private:
+  enum class Outcome { handled, stopped };
+  Outcome process(Item item);
+  Outcome deliver_in_place(Item& item);
+  Outcome deliver_late(Item& item);
+  Outcome flush(bool filled);
+  void hold(Item item);
+  bool starts_gap(const Headers& h, std::uint64_t* from, std::uint64_t* to);
+  void seed(std::uint64_t sseq);
+  void drop_reorder();
+  void write_state(std::uint64_t delivering, std::uint64_t local_before, std::uint64_t flags) {
+    m_.in_state.write({position_, delivering, local_before, flags | last_delivered_});
+  }
+
+  MappingRuntime& m_;
+  Link& link_;
+  const std::atomic<bool>& stop_;
+  natsSubscription* sub_ = nullptr;
+  // Subscriptions replaced after a reconnect: destroyed when the mapping
+  // stops, not while the client may still be resending them on its
+  // reconnect thread (destroying one there corrupted the heap in libnats
+  // 3.4 about once in thirty server restarts). One per reconnect.
+  std::vector<natsSubscription*> retired_;
+  std::uint64_t position_ = 0;        // every stream message up to here reached the local channel
+  std::string position_id_;           // identity() of the message at position_, once one was seen
+  std::uint64_t last_delivered_ = 0;  // stream sequence of the message delivered last (0: none)
+  Reorder reorder_;
+};
+
+// Restores the expected origin sequence of the message at stream sequence
+// sseq (after a restart the per-origin accounting starts empty).
+void JsInbound::seed(std::uint64_t sseq) {
+  natsMsg* msg = nullptr;
+  jsErrCode code = static_cast<jsErrCode>(0);
+  if (js_GetMsg(&msg, link_.js(), m_.cfg.stream.c_str(), sseq, nullptr, &code) != NATS_OK) return;
+  const Headers h = read_headers(msg);
+  if (h.has_seq && h.origin != m_.host_id) {
+    std::lock_guard lock(m_.local_mu);
+    auto [it, fresh] = m_.expected.try_emplace(origin_key(h), h.seq + 1);
+    if (!fresh) it->second = std::max(it->second, h.seq + 1);
+  }
+  natsMsg_Destroy(msg);
+}
+
+void JsInbound::drop_reorder() {
+  for (Item& i : reorder_.held) natsMsg_Destroy(i.msg);
+  reorder_ = Reorder{};
+}
+
+// True when h opens a gap in its origin's sequence that is not explained by
+// the sender's skips and small enough to be a batch sent again out of order.
+bool JsInbound::starts_gap(const Headers& h, std::uint64_t* from, std::uint64_t* to) {
+  if (!h.has_seq || h.origin == m_.host_id) return false;
+  std::lock_guard lock(m_.local_mu);
+  const auto it = m_.expected.find(origin_key(h));
+  if (it == m_.expected.end() || h.seq < it->second) return false;
+  const std::uint64_t gap = h.seq - it->second;
+  if (gap <= h.skip || gap - h.skip > kMaxHoldGap) return false;
+  *from = it->second;
+  *to = h.seq - h.skip;
+  return true;
+}
+
+void JsInbound::hold(Item item) {
+  Reorder& r = reorder_;
+  if (!item.done && item.h.has_seq && item.h.origin == r.origin && item.h.channel == r.channel) {
+    // It covers itself and what its sender skipped just before it.
+    const std::uint64_t lo = std::max(r.from, item.h.seq - std::min(item.h.skip, item.h.seq));
+    const std::uint64_t hi = std::min(r.to, item.h.seq + 1);
+    for (std::uint64_t s = lo; s < hi; ++s)
+      if (!r.covered[s - r.from]) r.covered[s - r.from] = true, ++r.n_covered;
+    if (item.h.seq >= r.from && item.h.seq < r.to) r.late.try_emplace(item.h.seq, r.held.size());
+  }
+  r.bytes += static_cast<std::size_t>(natsMsg_GetDataLength(item.msg));
+  r.held.push_back(item);
+}
+
+// Acks once. A held message is acked when it is held: where the consumer
+// starts after a restart or reconnect comes from the state file, not acks.
+void ack(Item& item) {
+  if (!item.acked) natsMsg_Ack(item.msg, nullptr);
+  item.acked = true;
+}
+
+JsInbound::Outcome JsInbound::process(Item item) {
+  if (reorder_.active) {
+    ack(item);
+    hold(item);
+    if (reorder_.n_covered == reorder_.to - reorder_.from) return flush(true);
+    return Outcome::handled;
+  }
+  if (item.done || (item.sseq != 0 && item.sseq <= position_)) {
+    if (!item.done) m_.counters.duplicates.fetch_add(1, std::memory_order_relaxed);
+    if (item.sseq > position_) {  // a late one, delivered before: its place passed
+      position_ = item.sseq;
+      if (item.h.has_seq) position_id_ = identity(item.h);
+    }
+    ack(item);
+    natsMsg_Destroy(item.msg);
+    return Outcome::handled;
+  }
+  std::uint64_t from = 0, to = 0;
+  if (starts_gap(item.h, &from, &to)) {
+    reorder_.active = true;
+    reorder_.origin = item.h.origin;
+    reorder_.channel = item.h.channel;
+    reorder_.from = from;
+    reorder_.to = to;
+    reorder_.covered.assign(to - from, false);
+    reorder_.since = Clock::now();
+    ack(item);
+    hold(item);
+    return Outcome::handled;
+  }
+  const Outcome o = deliver_in_place(item);
+  if (o == Outcome::handled) ack(item);  // not delivered and not acked when stopping
+  natsMsg_Destroy(item.msg);
+  return o;
+}
+
+// A message at its place in the stream: accounted, delivered, the position
+// moved past it (the state written first: a crash in between is told apart by
+// the local channel's next sequence).
+JsInbound::Outcome JsInbound::deliver_in_place(Item& item) {
+  std::lock_guard lock(m_.local_mu);
+  const Verdict v = judge(m_, item.h);
+  if (v == Verdict::loop) m_.counters.loops.fetch_add(1, std::memory_order_relaxed);
+  if (v == Verdict::duplicate) m_.counters.duplicates.fetch_add(1, std::memory_order_relaxed);
+  if (v == Verdict::deliver) {
+    write_state(item.sseq, local_next(m_), 0);
+    if (deliver(m_, item.h, natsMsg_GetData(item.msg), static_cast<std::size_t>(natsMsg_GetDataLength(item.msg)))) {
+      m_.counters.received.fetch_add(1, std::memory_order_relaxed);
+      last_delivered_ = item.sseq;
+    } else if (stop_.load(std::memory_order_relaxed)) {
+      return Outcome::stopped;  // not delivered: delivered again after a restart
+    }
+  }
+  if (item.sseq > position_) {
+    if (v != Verdict::deliver) {
+      position_ = item.sseq;
+      write_state(item.sseq, 0, kNoneFlag);
+    }
+    if (item.h.has_seq) position_id_ = identity(item.h);
+    position_ = item.sseq;
+  }
+  return Outcome::handled;
+}
+
+// A message that filled a gap, delivered before the held ones it belongs
+// before; the position stays (the held ones are not delivered yet).
+JsInbound::Outcome JsInbound::deliver_late(Item& item) {
+  std::lock_guard lock(m_.local_mu);
+  const Verdict v = judge(m_, item.h);
+  if (v == Verdict::duplicate) m_.counters.duplicates.fetch_add(1, std::memory_order_relaxed);
+  if (v != Verdict::deliver) return Outcome::handled;
+  write_state(item.sseq, local_next(m_), kLateFlag);
+  if (deliver(m_, item.h, natsMsg_GetData(item.msg), static_cast<std::size_t>(natsMsg_GetDataLength(item.msg)))) {
+    m_.counters.received.fetch_add(1, std::memory_order_relaxed);
+    last_delivered_ = item.sseq;
+  } else if (stop_.load(std::memory_order_relaxed)) {
+    return Outcome::stopped;
+  }
+  return Outcome::handled;
+}
+
+// Ends a reorder: the missing messages that arrived first (in sequence
+// order), then the held ones in stream order, each through process() again
+// (a further gap among them starts a new reorder). When the gap was not
+// filled, the first held one (after the gap) is delivered at once and
+// judge() counts what is still missing as lost.
+JsInbound::Outcome JsInbound::flush(bool filled) {
+  Reorder r = std::move(reorder_);
+  reorder_ = Reorder{};
+  if (!filled) {
+    m_.counters.errors.fetch_add(1, std::memory_order_relaxed);
+    link_.set_error("jetstream: " + std::to_string(r.to - r.from - r.n_covered) + " messages of '" + r.origin + "/" +
+                    r.channel + "' did not arrive in stream '" + m_.cfg.stream +
+                    "' within the reorder wait (10 s or 64 MiB held): counted lost");
+  }
+  Outcome o = Outcome::handled;
+  for (const auto& [seq, index] : r.late) {
+    Item& item = r.held[index];
+    if ((o = deliver_late(item)) == Outcome::stopped) break;
+    item.done = true;
+  }
+  for (std::size_t i = 0; i < r.held.size(); ++i) {
+    Item& item = r.held[i];
+    if (o == Outcome::stopped) {
+      natsMsg_Destroy(item.msg);
+    } else if (i == 0 && !filled) {  // the one after the gap: no more waiting, judge() counts it
+      o = deliver_in_place(item);
+      natsMsg_Destroy(item.msg);
+    } else {
+      o = process(item);
+    }
+  }
+  return o;
+}
+
+void JsInbound::run() {
+  std::uint64_t seed_at = 0;
+  if (auto r = m_.in_state.read()) {
+    const bool landed = local_next(m_) > (*r)[2];
+    const std::uint64_t flags = (*r)[3] & ~kSeedMask, before = (*r)[3] & kSeedMask;
+    if (flags == kNoneFlag || ((*r)[3] == 0 && (*r)[2] == 0)) {  // (the second: an older bridge's record)
+      position_ = (*r)[0];
+      seed_at = before;
+    } else {
+      position_ = flags == kLateFlag || !landed ? (*r)[0] : (*r)[1];
+      seed_at = landed ? (*r)[1] : before;
+    }
+  }
+  std::uint64_t seen_reconnects = link_.reconnects();
+  if (!subscribe_from(m_, link_, stop_, position_, position_id_, &sub_)) return;
+  if (seed_at != 0) seed(seed_at);  // after a restart: where the last delivered origin's sequence was
+  last_delivered_ = seed_at;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    if (link_.reconnects() != seen_reconnects) {
+      // A fetch answer may have been lost with the connection: start again
+      // right after what was delivered, so that the order stays whole.
+      seen_reconnects = link_.reconnects();
+      drop_reorder();  // fetched again from the position
+      retired_.push_back(sub_);
+      sub_ = nullptr;
+      if (!subscribe_from(m_, link_, stop_, position_, position_id_, &sub_)) return;
+      if (position_ == 0) last_delivered_ = 0;  // the stream went back: read again from its start
+    }
+    natsMsgList list{};
+    jsErrCode code = static_cast<jsErrCode>(0);
+    const natsStatus s = natsSubscription_Fetch(&list, sub_, 256, 200, &code);
+    Outcome o = Outcome::handled;
+    if (s != NATS_OK && s != NATS_TIMEOUT) {
+      m_.counters.errors.fetch_add(1, std::memory_order_relaxed);
+      std::this_thread::sleep_for(50ms);
+    }
+    for (int i = 0; s == NATS_OK && i < list.Count; ++i) {
+      natsMsg* msg = std::exchange(list.Msgs[i], nullptr);  // ours now
+      if (o == Outcome::stopped) {
+        natsMsg_Destroy(msg);  // not acked: delivered again after a restart
+        continue;
+      }
+      o = process(Item{msg, stream_seq(msg), read_headers(msg)});
+    }
+    natsMsgList_Destroy(&list);
+    if (o == Outcome::stopped) break;
+    const Reorder& r = reorder_;
+    if (r.active && (Clock::now() - r.since > kHoldTime || r.held.size() > kHoldMsgs || r.bytes > kHoldBytes) &&
+        flush(false) == Outcome::stopped)
+      break;
+  }
+}
+
+}  // namespace
+
+void run_inbound_jetstream(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) {
+  JsInbound(m, link, stop).run();
+}
+
+}  // namespace zipc::bridge_detail

@@ -27,7 +27,7 @@ Status Queue::send(std::span<const std::byte> msg, Timeout timeout) noexcept {
     using Ring = decltype(ring);
     std::uint64_t pos = 0, n = 0;
     std::optional<Deadline> d;
-    const Status st = q.template reserve_wait<Ring>(1, &pos, &n, timeout, &d);
+    const Status st = q.reserve_wait<Ring>(1, &pos, &n, timeout, &d);
     if (st != Status::ok) return st;
     if (!msg.empty()) std::memcpy(q.cell_data(pos), msg.data(), msg.size());
     Ring::commit(q, pos, static_cast<std::uint32_t>(msg.size()));
@@ -47,7 +47,7 @@ IoResult Queue::recv(std::span<std::byte> out, Timeout timeout) noexcept {
     std::uint64_t pos = 0;
     std::size_t n = 0, first = 0;
     std::optional<Deadline> d;
-    Status st = q.template acquire_wait<Ring>(&pos, 1, &n, out.size(), &first, timeout, &d);
+    Status st = q.acquire_wait<Ring>(&pos, 1, &n, out.size(), &first, timeout, &d);
     if (st == Status::too_large) return {st, first};
     if (st != Status::ok) return {st, 0};
     if (Ring::kOversize && q.ov != nullptr) [[unlikely]] {
@@ -65,7 +65,7 @@ IoResult Queue::recv(std::span<std::byte> out, Timeout timeout) noexcept {
         Ring::release(q, pos, false);  // scribbled, or handed back by a consumer that died releasing it
         Ring::released(q, 0);
         if (v != QueueImpl::View::moved) return {Status::corrupt, 0};
-        st = q.template acquire_wait<Ring>(&pos, 1, &n, out.size(), &first, timeout, &d);
+        st = q.acquire_wait<Ring>(&pos, 1, &n, out.size(), &first, timeout, &d);
         if (st == Status::too_large) return {st, first};
         if (st != Status::ok) return {st, 0};
       }
@@ -101,7 +101,7 @@ std::size_t Queue::send_batch(std::span<const std::span<const std::byte>> msgs, 
         continue;
       }
       std::uint64_t first = 0, n = 0;
-      st = q.template reserve_wait<Ring>(run, &first, &n, timeout, &d);
+      st = q.reserve_wait<Ring>(run, &first, &n, timeout, &d);
       if (st != Status::ok) break;
       for (std::uint64_t i = 0; i < n; ++i) {
         const auto& m = msgs[done + i];
@@ -126,8 +126,8 @@ std::size_t Queue::recv_batch_impl(std::size_t max, Timeout timeout, BatchFn fn,
     std::uint64_t pos[QueueImpl::kChunk];
     while (total < max) {
       std::size_t n = 0, first = 0;
-      st = q.template acquire_wait<Ring>(pos, std::min(max - total, QueueImpl::kChunk), &n,
-                                         static_cast<std::size_t>(-1), &first, timeout, &d);
+      st = q.acquire_wait<Ring>(pos, std::min(max - total, QueueImpl::kChunk), &n, static_cast<std::size_t>(-1), &first,
+                                timeout, &d);
       if (st != Status::ok) break;
       std::size_t good = 0;
       for (std::size_t i = 0; i < n; ++i) {

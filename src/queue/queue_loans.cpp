@@ -24,7 +24,7 @@ QueueWriteLoan Queue::reserve(Timeout timeout) noexcept {
     std::uint64_t pos = 0, n = 0;
     std::optional<Deadline> d;
     QueueWriteLoan l;
-    l.status_ = q.template reserve_wait<Ring>(1, &pos, &n, timeout, &d);
+    l.status_ = q.reserve_wait<Ring>(1, &pos, &n, timeout, &d);
     if (l.status_ != Status::ok) return l;
     l.impl_ = &q;
     l.data_ = q.cell_data(pos);
@@ -40,7 +40,7 @@ std::size_t Queue::reserve_batch(std::span<QueueWriteLoan> out, Timeout timeout,
     using Ring = decltype(ring);
     std::uint64_t first = 0, n = 0;
     std::optional<Deadline> d;
-    const Status st = out.empty() ? Status::ok : q.template reserve_wait<Ring>(out.size(), &first, &n, timeout, &d);
+    const Status st = out.empty() ? Status::ok : q.reserve_wait<Ring>(out.size(), &first, &n, timeout, &d);
     if (status) *status = st;
     if (st != Status::ok) return 0;
     for (std::uint64_t i = 0; i < n; ++i) {
@@ -63,14 +63,14 @@ QueueReadLoan Queue::acquire(Timeout timeout) noexcept {
     std::size_t n = 0, first = 0;
     std::optional<Deadline> d;
     QueueReadLoan l;
-    l.status_ = q.template acquire_wait<Ring>(&pos, 1, &n, static_cast<std::size_t>(-1), &first, timeout, &d);
+    l.status_ = q.acquire_wait<Ring>(&pos, 1, &n, static_cast<std::size_t>(-1), &first, timeout, &d);
     if (l.status_ != Status::ok) return l;
     if (Ring::kOversize && q.ov != nullptr) [[unlikely]] {
       const std::byte* data = nullptr;
       std::size_t len = 0;
       std::uint64_t big = 0;
       while (!q.big_loan(pos, l, &data, &len, &big)) {
-        l.status_ = q.template acquire_wait<Ring>(&pos, 1, &n, static_cast<std::size_t>(-1), &first, timeout, &d);
+        l.status_ = q.acquire_wait<Ring>(&pos, 1, &n, static_cast<std::size_t>(-1), &first, timeout, &d);
         if (l.status_ != Status::ok) return l;
       }
       if (data == nullptr) return l;
@@ -104,8 +104,8 @@ std::size_t Queue::acquire_batch(std::span<QueueReadLoan> out, Timeout timeout, 
     std::size_t n = 0, first = 0;
     std::optional<Deadline> d;
     const Status st = out.empty() ? Status::ok
-                                  : q.template acquire_wait<Ring>(pos, std::min(out.size(), QueueImpl::kChunk), &n,
-                                                                  static_cast<std::size_t>(-1), &first, timeout, &d);
+                                  : q.acquire_wait<Ring>(pos, std::min(out.size(), QueueImpl::kChunk), &n,
+                                                         static_cast<std::size_t>(-1), &first, timeout, &d);
     if (status) *status = st;
     if (st != Status::ok) return 0;
     std::size_t got = 0;

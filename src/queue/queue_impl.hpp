@@ -1,5 +1,8 @@
-// Internals of zipc::Queue shared by queue.cpp (setup, API, waiting),
-// queue_ring.cpp (the two ring algorithms) and queue_recovery.cpp.
+// Internals of zipc::Queue: the state of one handle, shared by setup and
+// attach (queue_setup.cpp), the two ring algorithms (lamport_ring.cpp,
+// vyukov_ring.cpp), waiting (queue_wait.hpp), the public API glue
+// (queue_api.cpp, queue_loans.cpp), the oversize region (queue_oversize.cpp)
+// and crash recovery (queue_recovery.cpp).
 #pragma once
 
 #include <atomic>
@@ -21,6 +24,16 @@ namespace zipc::detail {
 // Builds an empty oversize region (control, heap control, TLSF arena) at
 // `region`. Creator only, inside the segment's init.
 void init_oversize(std::byte* region, std::uint64_t arena) noexcept;
+
+inline bool has_role(Role r, Role bit) noexcept {
+  return (static_cast<unsigned>(r) & static_cast<unsigned>(bit)) != 0;
+}
+
+// Which ring algorithm a queue runs, fixed by its geometry at open.
+enum class RingKind : std::uint8_t {
+  lamport,  // one producer and one consumer (lamport_ring.hpp)
+  vyukov,   // either side may be many (SPMC, MPSC, MPMC), or an oversize region (vyukov_ring.hpp)
+};
 
 struct QueueImpl {
   // Largest number of positions one internal call takes at once.
@@ -44,7 +57,7 @@ struct QueueImpl {
   std::uint64_t recovery_ns = 0;
   bool multi_producer = true;
   bool multi_consumer = true;
-  bool mpmc = true;  // false: the single/single Lamport ring
+  RingKind ring = RingKind::vyukov;
 
   WaitOptions wait;
   Role role = Role::both;
@@ -55,7 +68,7 @@ struct QueueImpl {
   bool single_p = false;       // holds the single-producer word
   bool single_c = false;       // holds the single-consumer word
 
-  // Single/single ring: this side's private positions and cached copies.
+  // LamportRing: this side's private positions and cached copies.
   std::uint64_t p_reserved = 0;                              // next position to reserve
   std::uint64_t p_tail = 0;                                  // published tail
   std::uint64_t p_head_cache = 0;                            // last head seen
@@ -63,9 +76,9 @@ struct QueueImpl {
   std::uint64_t c_head = 0;                                  // released up to here (me->done)
   std::uint64_t c_head_pub = 0;                              // last head stored to ctl->head
   std::uint64_t head_batch = 1;                              // publish head after this many releases
-  const layout::ParticipantRecord* peer_consumer = nullptr;  // SPSC producer: the consumer's record
+  const layout::ParticipantRecord* peer_consumer = nullptr;  // Lamport producer: the consumer's record
   std::uint64_t peer_pid = 0;                                // ... and who owned it when found
-  const layout::ParticipantRecord* peer_producer = nullptr;  // SPSC consumer: the producer's record
+  const layout::ParticipantRecord* peer_producer = nullptr;  // Lamport consumer: the producer's record
   std::uint64_t peer_producer_pid = 0;                       // ... and who owned it when found
   // Oversize region (queue_oversize.cpp); ov == nullptr: none.
   layout::OversizeControl* ov = nullptr;
@@ -120,32 +133,8 @@ struct QueueImpl {
     return ctl->closed.load(std::memory_order_relaxed) != 0;
   }
 
-  // ---- producer side (queue_ring.cpp). try_reserve takes up to max positions
-  // [*first, *first + *count); commit/abort each; publish() makes them visible.
-  Status try_reserve(std::uint64_t max, std::uint64_t* first, std::uint64_t* count) noexcept;
-  void commit(std::uint64_t pos, std::uint32_t len) noexcept;
-  void abort(std::uint64_t pos) noexcept;
-  void publish(std::uint64_t committed) noexcept;  // SPSC tail store, stats, notify
-
-  // ---- consumer side. try_acquire takes up to max deliverable positions into
-  // out (skipping abandoned/aborted blocks). When the first message is larger
-  // than size_limit it takes nothing and returns too_large with *first_size.
-  Status try_acquire(std::uint64_t* out, std::size_t max, std::size_t* n, std::size_t size_limit,
-                     std::size_t* first_size) noexcept;
-  // Size of an acquired position, or > block when the cell was scribbled.
-  [[nodiscard]] std::size_t acquired_size(std::uint64_t pos) const noexcept;
-  // counted: a delivered message (false: a scribbled one dropped).
-  void release(std::uint64_t pos, bool counted) noexcept;
-  void released(std::size_t count) noexcept;  // SPSC head store (batched), stats, notify
-  void flush_head() noexcept;                 // SPSC: publish every release now
-  // SPSC producer: the consumer's released-up-to from its record (0 if unknown).
-  std::uint64_t consumer_done() noexcept;
-  // SPSC consumer: the end of what the producer published or still holds
-  // reserved (max of tail and its claim). exact: after heavy_barrier(), and a
-  // dead producer's reservation does not count; else a cheap hint.
-  std::uint64_t spsc_frontier(bool exact) noexcept;
-
-  // Wait predicates (cheap, read-only).
+  // Wait predicates of this queue's ring (cheap, read-only), for callers that
+  // hold no ring type (the WaitSet); the API glue calls Ring::can_* directly.
   [[nodiscard]] bool can_produce() const noexcept;
   [[nodiscard]] bool can_consume() const noexcept;
 
@@ -187,22 +176,18 @@ struct QueueImpl {
 
   // ---- waking and waiting (asymmetric_wait.hpp)
   void wake(Event& ev, bool all) const noexcept { barrier.wake(ev, all); }
-  // Waits (as this handle's WaitOptions say) until a producer or consumer
-  // call could make progress, or the slice passes.
-  Status wait_on(Event& ev, bool producer_side, Deadline slice) noexcept {
-    return barrier.wait(
-        ev, [&]() noexcept { return producer_side ? can_produce() : can_consume(); }, slice, wait);
-  }
 
-  // ---- blocking helpers (queue.cpp)
+  // ---- blocking helpers (queue_wait.hpp), one instance per ring type.
   // timeout <= 0: try once. The deadline is computed (a clock read) only
   // when the first try fails, and kept in *d across calls of one batch.
-  template <class Attempt>
+  template <class Ring, class Attempt>
   Status wait_while(Status idle, Event& ev, bool producer_side, std::chrono::nanoseconds timeout,
                     std::optional<Deadline>* dl, std::uint64_t& waits, std::atomic<std::uint64_t>& waits_stat,
                     Attempt&& attempt) noexcept;
+  template <class Ring>
   Status reserve_wait(std::uint64_t max, std::uint64_t* first, std::uint64_t* count, std::chrono::nanoseconds timeout,
                       std::optional<Deadline>* d) noexcept;
+  template <class Ring>
   Status acquire_wait(std::uint64_t* out, std::size_t max, std::size_t* n, std::size_t size_limit,
                       std::size_t* first_size, std::chrono::nanoseconds timeout, std::optional<Deadline>* d) noexcept;
 };

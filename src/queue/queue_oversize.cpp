@@ -17,6 +17,8 @@
 #include "platform/address_space.hpp"
 #include "platform/clock.hpp"
 #include "queue/queue_impl.hpp"
+#include "queue/queue_wait.hpp"
+#include "queue/vyukov_ring.hpp"
 #include "zipc/process.hpp"
 
 namespace zipc::detail {
@@ -218,8 +220,8 @@ void QueueImpl::big_abort(std::uint64_t pos, std::uint64_t off) noexcept {
   // it; a sweeper that reads the cell's new size word then reads our record.
   me->big.store(off + 1, std::memory_order_seq_cst);
   cell(pos)->size.store(L::kSizeMoved, std::memory_order_seq_cst);
-  abort(pos);
-  publish(0);
+  VyukovRing::abort(*this, pos);
+  VyukovRing::publish(*this, 0);
   big_unallocate(off);
 }
 
@@ -229,8 +231,8 @@ void QueueImpl::big_release(std::uint64_t pos, std::uint64_t off) noexcept {
   // finished with the message), and the sweep frees the block.
   me->big.store(off + 1, std::memory_order_seq_cst);
   cell(pos)->size.store(L::kSizeMoved, std::memory_order_seq_cst);
-  release(pos, true);
-  released(1);
+  VyukovRing::release(*this, pos, true);
+  VyukovRing::released(*this, 1);
   big_unallocate(off);
 }
 
@@ -267,14 +269,14 @@ Status QueueImpl::send_big(std::span<const std::byte> msg, std::chrono::nanoseco
   if (st != Status::ok) return st;
   std::memcpy(big_data(off), msg.data(), msg.size());
   std::uint64_t pos = 0, n = 0;
-  st = reserve_wait(1, &pos, &n, timeout, &d);
+  st = reserve_wait<VyukovRing>(1, &pos, &n, timeout, &d);
   if (st != Status::ok) {
     big_unallocate(off);
     return st;
   }
   big_attach(pos, off, msg.size());
   big_commit(pos, msg.size());
-  publish(1);
+  VyukovRing::publish(*this, 1);
   return Status::ok;
 }
 
@@ -286,8 +288,8 @@ bool QueueImpl::big_loan(std::uint64_t pos, QueueReadLoan& l, const std::byte** 
     *big = v == View::big ? off + 1 : 0;
     return true;
   }
-  release(pos, false);
-  released(0);
+  VyukovRing::release(*this, pos, false);
+  VyukovRing::released(*this, 0);
   if (v == View::moved) return false;
   l = QueueReadLoan(Status::corrupt);
   *data = nullptr;
@@ -325,7 +327,7 @@ QueueWriteLoan Queue::reserve(std::size_t n, Timeout timeout) noexcept {
   QueueWriteLoan l;
   l.status_ = q.big_allocate(n, timeout, &d, &off);
   if (l.status_ != Status::ok) return l;
-  l.status_ = q.reserve_wait(1, &pos, &got, timeout, &d);
+  l.status_ = q.reserve_wait<detail::VyukovRing>(1, &pos, &got, timeout, &d);
   if (l.status_ != Status::ok) {
     q.big_unallocate(off);
     return l;

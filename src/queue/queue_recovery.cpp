@@ -105,7 +105,7 @@ std::size_t QueueImpl::recover() noexcept {
   // A lost orphan count (a consumer's clear racing a recoverer, or a
   // recoverer killed between its mark and its count) is repaired even when
   // nobody is dead now.
-  if (mpmc) repair_orphan_hint();
+  if (ring == RingKind::vyukov) repair_orphan_hint();
   Liveness live(max_participants);
   struct Dead {
     std::uint32_t index;
@@ -132,7 +132,7 @@ std::size_t QueueImpl::recover() noexcept {
       if (d.pid != keep_a && d.pid != keep_b && take_dead_record(recs[d.index], d.pid)) free_record(recs[d.index]);
     }
   };
-  if (!mpmc) {
+  if (ring == RingKind::lamport) {
     // The single/single ring keeps nothing outside [head, tail): a dead
     // side's positions are taken over when a new one attaches, which reads
     // and frees its record. So only records of dead handles without a side

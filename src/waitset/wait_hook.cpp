@@ -19,7 +19,9 @@ void queue_maintain(const void* p) noexcept {
   // Only a position taken and not yet delivered can be a dead producer's
   // (a dead consumer's are redelivered as orphans, which readiness sees).
   // relaxed: a hint; recovery itself re-reads everything.
-  if (q.mpmc && q.ctl->tail.load(std::memory_order_relaxed) <= q.ctl->head.load(std::memory_order_relaxed)) return;
+  if (q.ring == RingKind::vyukov &&
+      q.ctl->tail.load(std::memory_order_relaxed) <= q.ctl->head.load(std::memory_order_relaxed))
+    return;
   (void)poll_recovery(
       SharedStall(q.ctl->stall_consumers, q.recovery_ns, &q.stall_local[0]),
       // relaxed: the stall clock's key only.

@@ -1,0 +1,245 @@
+// zipc::Queue loans: reserve/commit/abort and acquire/release, one and in
+// batches. Each call picks its ring once (rings.hpp).
+#include <algorithm>
+#include <utility>
+
+#include "platform/cpu.hpp"
+#include "queue/queue_wait.hpp"
+#include "queue/rings.hpp"
+#include "zipc/queue.hpp"
+
+namespace zipc {
+
+using detail::on_ring;
+using detail::QueueImpl;
+
+// ---------------------------------------------------------------- loans
+
+// reserve() and acquire() return one named loan from every path, so it is
+// built in the caller's slot (NRVO): no move, no destruction of a temporary.
+QueueWriteLoan Queue::reserve(Timeout timeout) noexcept {
+  QueueImpl& q = *impl_;
+  return on_ring(q, [&](auto ring) noexcept -> QueueWriteLoan {
+    using Ring = decltype(ring);
+    std::uint64_t pos = 0, n = 0;
+    std::optional<Deadline> d;
+    QueueWriteLoan l;
+    l.status_ = q.reserve_wait<Ring>(1, &pos, &n, timeout, &d);
+    if (l.status_ != Status::ok) return l;
+    l.impl_ = &q;
+    l.data_ = q.cell_data(pos);
+    l.capacity_ = q.block;
+    l.pos_ = pos;
+    return l;
+  });
+}
+
+std::size_t Queue::reserve_batch(std::span<QueueWriteLoan> out, Timeout timeout, Status* status) noexcept {
+  QueueImpl& q = *impl_;
+  return on_ring(q, [&](auto ring) noexcept -> std::size_t {
+    using Ring = decltype(ring);
+    std::uint64_t first = 0, n = 0;
+    std::optional<Deadline> d;
+    const Status st = out.empty() ? Status::ok : q.reserve_wait<Ring>(out.size(), &first, &n, timeout, &d);
+    if (status) *status = st;
+    if (st != Status::ok) return 0;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      QueueWriteLoan l;
+      l.impl_ = &q;
+      l.data_ = q.cell_data(first + i);
+      l.capacity_ = q.block;
+      l.pos_ = first + i;
+      out[i] = std::move(l);
+    }
+    return n;
+  });
+}
+
+QueueReadLoan Queue::acquire(Timeout timeout) noexcept {
+  QueueImpl& q = *impl_;
+  return on_ring(q, [&](auto ring) noexcept -> QueueReadLoan {
+    using Ring = decltype(ring);
+    std::uint64_t pos = 0;
+    std::size_t n = 0, first = 0;
+    std::optional<Deadline> d;
+    QueueReadLoan l;
+    l.status_ = q.acquire_wait<Ring>(&pos, 1, &n, static_cast<std::size_t>(-1), &first, timeout, &d);
+    if (l.status_ != Status::ok) return l;
+    if (Ring::kOversize && q.ov != nullptr) [[unlikely]] {
+      const std::byte* data = nullptr;
+      std::size_t len = 0;
+      std::uint64_t big = 0;
+      while (!q.big_loan(pos, l, &data, &len, &big)) {
+        l.status_ = q.acquire_wait<Ring>(&pos, 1, &n, static_cast<std::size_t>(-1), &first, timeout, &d);
+        if (l.status_ != Status::ok) return l;
+      }
+      if (data == nullptr) return l;
+      l.impl_ = &q;
+      l.data_ = data;
+      l.size_ = len;
+      l.pos_ = pos;
+      l.big_ = big;
+      return l;
+    }
+    const std::size_t sz = Ring::acquired_size(q, pos);
+    if (sz > q.block) {
+      Ring::release(q, pos, false);
+      Ring::released(q, 0);
+      l.status_ = Status::corrupt;
+      return l;
+    }
+    l.impl_ = &q;
+    l.data_ = q.cell_data(pos);
+    l.size_ = sz;
+    l.pos_ = pos;
+    return l;
+  });
+}
+
+std::size_t Queue::acquire_batch(std::span<QueueReadLoan> out, Timeout timeout, Status* status) noexcept {
+  QueueImpl& q = *impl_;
+  return on_ring(q, [&](auto ring) noexcept -> std::size_t {
+    using Ring = decltype(ring);
+    std::uint64_t pos[QueueImpl::kChunk];
+    std::size_t n = 0, first = 0;
+    std::optional<Deadline> d;
+    const Status st = out.empty() ? Status::ok
+                                  : q.acquire_wait<Ring>(pos, std::min(out.size(), QueueImpl::kChunk), &n,
+                                                         static_cast<std::size_t>(-1), &first, timeout, &d);
+    if (status) *status = st;
+    if (st != Status::ok) return 0;
+    std::size_t got = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (Ring::kOversize && q.ov != nullptr) [[unlikely]] {
+        QueueReadLoan l;
+        const std::byte* data = nullptr;
+        std::size_t len = 0;
+        std::uint64_t big = 0;
+        if (!q.big_loan(pos[i], l, &data, &len, &big)) continue;
+        if (data == nullptr) {
+          if (status) *status = Status::corrupt;
+          continue;
+        }
+        l.impl_ = &q;
+        l.data_ = data;
+        l.size_ = len;
+        l.pos_ = pos[i];
+        l.big_ = big;
+        out[got++] = std::move(l);
+        continue;
+      }
+      const std::size_t sz = Ring::acquired_size(q, pos[i]);
+      if (sz > q.block) {
+        Ring::release(q, pos[i], false);
+        Ring::released(q, 0);
+        if (status) *status = Status::corrupt;
+        continue;
+      }
+      QueueReadLoan l;
+      l.impl_ = &q;
+      l.data_ = q.cell_data(pos[i]);
+      l.size_ = sz;
+      l.pos_ = pos[i];
+      out[got++] = std::move(l);
+    }
+    return got;
+  });
+}
+
+QueueWriteLoan::QueueWriteLoan(QueueWriteLoan&& o) noexcept
+    : impl_(std::exchange(o.impl_, nullptr)),
+      data_(o.data_),
+      capacity_(o.capacity_),
+      pos_(o.pos_),
+      big_(o.big_),
+      status_(o.status_) {}
+QueueWriteLoan& QueueWriteLoan::operator=(QueueWriteLoan&& o) noexcept {
+  if (this != &o) {
+    if (impl_ != nullptr) abort();
+    // Field by field: reserve() just filled o (see platform::keep_apart).
+    impl_ = std::exchange(o.impl_, nullptr);
+    platform::keep_apart();
+    data_ = o.data_;
+    platform::keep_apart();
+    capacity_ = o.capacity_;
+    platform::keep_apart();
+    pos_ = o.pos_;
+    big_ = o.big_;
+    status_ = o.status_;
+  }
+  return *this;
+}
+
+CommitResult QueueWriteLoan::commit(std::size_t n) noexcept {
+  if (!impl_) return {status_ == Status::ok ? Status::closed : status_, 0};
+  if (n > capacity_) return {Status::too_large, 0};
+  QueueImpl& q = *impl_;
+  if (big_ != 0) [[unlikely]] {
+    q.big_commit(pos_, n);
+    detail::VyukovRing::publish(q, 1);  // an oversize region runs the Vyukov ring
+  } else {
+    on_ring(q, [&](auto ring) noexcept {
+      using Ring = decltype(ring);
+      Ring::commit(q, pos_, static_cast<std::uint32_t>(n));
+      Ring::publish(q, 1);
+    });
+  }
+  impl_ = nullptr;
+  return {Status::ok, pos_};
+}
+
+void QueueWriteLoan::abort() noexcept {
+  if (!impl_) return;
+  if (big_ != 0) [[unlikely]] {
+    impl_->big_abort(pos_, big_ - 1);
+  } else {
+    QueueImpl& q = *impl_;
+    on_ring(q, [&](auto ring) noexcept {
+      using Ring = decltype(ring);
+      Ring::abort(q, pos_);
+      Ring::publish(q, 0);
+    });
+  }
+  impl_ = nullptr;
+}
+
+QueueReadLoan::QueueReadLoan(QueueReadLoan&& o) noexcept
+    : impl_(std::exchange(o.impl_, nullptr)),
+      data_(o.data_),
+      size_(o.size_),
+      pos_(o.pos_),
+      big_(o.big_),
+      status_(o.status_) {}
+QueueReadLoan& QueueReadLoan::operator=(QueueReadLoan&& o) noexcept {
+  if (this != &o) {
+    if (impl_ != nullptr) release();
+    // Field by field: acquire() just filled o (see platform::keep_apart).
+    impl_ = std::exchange(o.impl_, nullptr);
+    platform::keep_apart();
+    data_ = o.data_;
+    platform::keep_apart();
+    size_ = o.size_;
+    platform::keep_apart();
+    pos_ = o.pos_;
+    big_ = o.big_;
+    status_ = o.status_;
+  }
+  return *this;
+}
+
+void QueueReadLoan::release() noexcept {
+  if (!impl_) return;
+  if (big_ != 0) [[unlikely]] {
+    impl_->big_release(pos_, big_ - 1);
+  } else {
+    QueueImpl& q = *impl_;
+    on_ring(q, [&](auto ring) noexcept {
+      using Ring = decltype(ring);
+      Ring::release(q, pos_, true);
+      Ring::released(q, 1);
+    });
+  }
+  impl_ = nullptr;
+}
+
+}  // namespace zipc

@@ -5,6 +5,7 @@
 #include "platform/cpu.hpp"
 #include "platform/stream_copy.hpp"
 #include "topic/topic_durable.hpp"
+#include "topic/topic_publisher_marks.hpp"
 #include "topic/topic_reader_seat.hpp"
 #include "topic/topic_state.hpp"
 #include "zipc/process.hpp"
@@ -27,7 +28,6 @@ platform::BurstStamp& publish_stamp() noexcept {
 constexpr std::uint64_t kLivenessPeriodNs = 10'000'000;    // how often a blocked publisher checks subscribers
 constexpr std::uint64_t kSliceNs = detail::kStallSliceNs;  // longest sleep before re-checking peers
 constexpr std::uint64_t kSeatPollNs = 200'000;             // see seat_slice
-constexpr std::uint32_t kCommitBatch = 256;                // streaming mode: commits made visible together
 constexpr std::uint64_t kCommitBatchNs = 100'000;          // ... or once the oldest of them is this old
 constexpr std::uint32_t kAgeCheckEvery = 4;                // ... as seen on the first 4 commits and every 4th
 
@@ -298,10 +298,10 @@ CommitResult Publisher::finish(TopicWriteLoan& loan, std::size_t n, bool abort) 
       old_enough = now - pending_since_ns_ >= kCommitBatchNs;
     }
     if (!abort) count_commit(size);
-    pending_records_[pending_count_++] = loan.record_;
+    marks_->pending_records[pending_count_++] = loan.record_;
     pending_end_ = end;
     pending_next_ = next;
-    if (pending_count_ >= kCommitBatch || old_enough) flush();
+    if (pending_count_ >= detail::kCommitBatch || old_enough) flush();
     return {Status::ok, abort ? 0 : seq};
   }
   if (!abort) {
@@ -361,7 +361,7 @@ void Publisher::flush() noexcept {
   const std::uint64_t stamp = publish_stamp().now();
   detail::stream_fence();  // the streaming stores before the tags that publish them
   for (std::uint32_t i = 0; i < pending_count_; ++i) {
-    const std::uint64_t record = pending_records_[i];
+    const std::uint64_t record = marks_->pending_records[i];
     reinterpret_cast<RecordHeader*>(state_->at(record))->publish_ns = stamp;
     // release: as in finish (the stamp above included).
     detail::tag_of(*state_, record).store(record, std::memory_order_release);

@@ -5,6 +5,7 @@
 #include "platform/cpu.hpp"
 #include "platform/stream_copy.hpp"
 #include "topic/topic_durable.hpp"
+#include "topic/topic_publisher_marks.hpp"
 #include "topic/topic_reader_seat.hpp"
 #include "topic/topic_state.hpp"
 #include "zipc/process.hpp"
@@ -32,7 +33,7 @@ void raise_intent(layout::PublisherLine& pub, std::uint64_t v) noexcept {
 // from the ring, so make_room may drop up to one without validating headers.
 void Publisher::note_record_start(std::uint64_t record) noexcept {
   if (record < next_mark_) return;
-  drop_marks_[mark_head_ % drop_marks_.size()] = record;
+  marks_->drop_marks[mark_head_ % detail::kDropMarks] = record;
   ++mark_head_;
   next_mark_ = record + std::max<std::uint64_t>(state_->capacity / 64, layout::kRecordAlign);
 }
@@ -40,9 +41,9 @@ void Publisher::note_record_start(std::uint64_t record) noexcept {
 // The highest noted record start in [lo, hi], or 0 when there is none.
 std::uint64_t Publisher::drop_mark(std::uint64_t lo, std::uint64_t hi) const noexcept {
   std::uint64_t best = 0;
-  const std::uint64_t n = std::min<std::uint64_t>(mark_head_, drop_marks_.size());
+  const std::uint64_t n = std::min<std::uint64_t>(mark_head_, detail::kDropMarks);
   for (std::uint64_t i = 0; i < n; ++i) {
-    const std::uint64_t m = drop_marks_[i];
+    const std::uint64_t m = marks_->drop_marks[i];
     if (m >= lo && m <= hi && m > best) best = m;
   }
   return best;

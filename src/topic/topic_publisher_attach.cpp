@@ -5,6 +5,7 @@
 #include "platform/cpu.hpp"
 #include "platform/stream_copy.hpp"
 #include "topic/topic_durable.hpp"
+#include "topic/topic_publisher_marks.hpp"
 #include "topic/topic_reader_seat.hpp"
 #include "topic/topic_state.hpp"
 #include "zipc/process.hpp"
@@ -15,11 +16,16 @@ using detail::TopicState;
 using layout::RecordHeader;
 using layout::RecordKind;
 
+void detail::PublisherMarksDelete::operator()(PublisherMarks* marks) const noexcept {
+  delete marks;
+}
+
 Publisher Topic::publisher() {
   TopicState& s = *state_;
   if (s.read_only) detail::topic_fail(Errc::wrong_role, s.name(), "opened read-only: it has no publisher");
   s.me = pack(ProcessId::current());
   Publisher p;
+  p.marks_.reset(new detail::PublisherMarks());  // before taking any role: a throw leaves nothing held
   p.state_ = state_;
   auto& admin = s.admin();
   auto& pub = s.pub();
@@ -100,10 +106,9 @@ Publisher& Publisher::operator=(Publisher&& o) noexcept {
     pending_next_ = o.pending_next_;
     pending_count_ = o.pending_count_;
     pending_since_ns_ = o.pending_since_ns_;
-    pending_records_ = o.pending_records_;
-    drop_marks_ = o.drop_marks_;
     mark_head_ = o.mark_head_;
     next_mark_ = o.next_mark_;
+    marks_ = std::move(o.marks_);
     seats_ = std::move(o.seats_);
     o.pending_count_ = 0;
   }
@@ -114,7 +119,10 @@ Publisher::~Publisher() {
   // Reset here, not left to the member destructor: operator= runs this
   // destructor and then assigns to the members again.
   seats_.reset();
-  if (!state_) return;
+  if (!state_) {
+    marks_.reset();
+    return;
+  }
   flush();
   TopicState& s = *state_;
   if (s.mode == layout::PublisherMode::single) {
@@ -128,6 +136,7 @@ Publisher::~Publisher() {
     slot.owner.compare_exchange_strong(me, 0, std::memory_order_release);  // release: slot free for reuse
   }
   state_.reset();
+  marks_.reset();  // after flush(), which reads the pending records
 }
 
 void Publisher::detach() noexcept {

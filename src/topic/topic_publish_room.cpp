@@ -14,7 +14,6 @@ namespace zipc {
 
 using detail::TopicState;
 using layout::RecordHeader;
-using layout::RecordKind;
 
 namespace {
 

@@ -13,8 +13,6 @@
 namespace zipc {
 
 using detail::TopicState;
-using layout::RecordHeader;
-using layout::RecordKind;
 
 void detail::PublisherMarksDelete::operator()(PublisherMarks* marks) const noexcept {
   delete marks;

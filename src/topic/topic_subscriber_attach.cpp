@@ -13,8 +13,6 @@
 namespace zipc {
 
 using detail::TopicState;
-using layout::RecordHeader;
-using layout::RecordKind;
 
 namespace {
 constexpr std::uint32_t kNoSlot = ~0u;                 // a read-only handle's subscriber holds no slot

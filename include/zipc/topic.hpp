@@ -115,6 +115,11 @@ struct ReadResult {
 
 namespace detail {
 struct TopicState;
+struct PublisherMarks;
+// Frees a Publisher's marks where their type is complete (src/topic/).
+struct PublisherMarksDelete {
+  void operator()(PublisherMarks* marks) const noexcept;
+};
 class ReaderSeatClaim;
 class ReaderSeatWatch;
 }  // namespace detail
@@ -211,10 +216,11 @@ class Publisher {
   std::uint64_t pending_next_ = 0;
   std::uint32_t pending_count_ = 0;
   std::uint64_t pending_since_ns_ = 0;
-  std::array<std::uint64_t, 256> pending_records_{};
-  std::array<std::uint64_t, 160> drop_marks_{};  // single mode: record starts we claimed (see make_room)
-  std::uint64_t mark_head_ = 0;
+  std::uint64_t mark_head_ = 0;  // single mode: drop marks noted so far (see make_room)
   std::uint64_t next_mark_ = 0;
+  // The pending records of a streaming batch and the drop marks (3.3 KB),
+  // allocated when the publisher attaches (src/topic/topic_publisher_marks.hpp).
+  std::unique_ptr<detail::PublisherMarks, detail::PublisherMarksDelete> marks_;
   // Read-only reliable subscribers' seats this publisher adopts and reads
   // (src/topic/topic_reader_seat.hpp); null for a topic without a path.
   std::shared_ptr<detail::ReaderSeatWatch> seats_;

@@ -1,10 +1,11 @@
-// Topic publishers: claim room at the tail, write, commit by moving the cursor.
+// Topic publishers: claim room at the tail, write, commit by moving the cursor; the public calls.
 #include <algorithm>
 
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
 #include "platform/stream_copy.hpp"
 #include "topic/topic_durable.hpp"
+#include "topic/topic_publisher_marks.hpp"
 #include "topic/topic_reader_seat.hpp"
 #include "topic/topic_state.hpp"
 #include "zipc/process.hpp"
@@ -27,7 +28,6 @@ platform::BurstStamp& publish_stamp() noexcept {
 constexpr std::uint64_t kLivenessPeriodNs = 10'000'000;    // how often a blocked publisher checks subscribers
 constexpr std::uint64_t kSliceNs = detail::kStallSliceNs;  // longest sleep before re-checking peers
 constexpr std::uint64_t kSeatPollNs = 200'000;             // see seat_slice
-constexpr std::uint32_t kCommitBatch = 256;                // streaming mode: commits made visible together
 constexpr std::uint64_t kCommitBatchNs = 100'000;          // ... or once the oldest of them is this old
 constexpr std::uint32_t kAgeCheckEvery = 4;                // ... as seen on the first 4 commits and every 4th
 
@@ -44,283 +44,7 @@ Deadline seat_slice(Deadline d) noexcept {
   return (d.is_never() || s.ns() < d.ns()) ? s : d;
 }
 
-// Raises drop_intent to at least v (seq_cst: see make_room).
-void raise_intent(layout::PublisherLine& pub, std::uint64_t v) noexcept {
-  std::uint64_t cur = pub.drop_intent.load(std::memory_order_seq_cst);
-  // seq_cst: the Dekker store against joining subscribers (docs/topic.md).
-  while (cur < v && !pub.drop_intent.compare_exchange_weak(cur, v, std::memory_order_seq_cst)) {
-  }
-}
-
 }  // namespace
-
-// ---------------------------------------------------------------- attach
-
-Publisher Topic::publisher() {
-  TopicState& s = *state_;
-  if (s.read_only) detail::topic_fail(Errc::wrong_role, s.name(), "opened read-only: it has no publisher");
-  s.me = pack(ProcessId::current());
-  Publisher p;
-  p.state_ = state_;
-  auto& admin = s.admin();
-  auto& pub = s.pub();
-  if (s.mode == layout::PublisherMode::single) {
-    std::uint64_t holder = 0;
-    // acq_rel: taking the role orders our reads of the log after the previous publisher's writes.
-    if (!admin.single_publisher.compare_exchange_strong(holder, s.me, std::memory_order_acq_rel)) {
-      if (holder == s.me || is_alive_packed(holder)) {
-        detail::topic_fail(
-            Errc::busy, s.name(),
-            "single-publisher topic already has a live publisher (pid " + std::to_string(unpack(holder).pid) + ")");
-      }
-      // The previous publisher died: turn its unfinished claim into a hole first.
-      detail::recover_hole(s, pub.cursor.load(std::memory_order_acquire));  // acquire: as in recovery
-      // acq_rel: as above.
-      if (!admin.single_publisher.compare_exchange_strong(holder, s.me, std::memory_order_acq_rel)) {
-        detail::topic_fail(Errc::busy, s.name(), "another process took the publisher role first");
-      }
-    }
-    p.slot_ = 0;
-    // acquire: pairs with the previous publisher's release stores.
-    const std::uint64_t tail = pub.tail.load(std::memory_order_acquire);
-    const std::uint64_t cursor = pub.cursor.load(std::memory_order_acquire);
-    if (tail != cursor || !detail::aligned(tail)) {
-      admin.single_publisher.store(0, std::memory_order_release);  // release: we touched nothing
-      p.state_.reset();
-      detail::topic_fail(Errc::corrupt, s.name(), "claimed but uncommitted bytes could not be recovered");
-    }
-    p.tail_ = tail;
-  } else {
-    bool found = false;
-    for (int pass = 0; pass < 2 && !found; ++pass) {
-      for (std::uint32_t i = 0; i < layout::kMaxPublishers && !found; ++i) {
-        auto& slot = s.control->publishers[i];
-        std::uint64_t owner = slot.owner.load(std::memory_order_acquire);  // acquire: pairs with release on detach
-        if (owner != 0) {
-          if (pass == 0 || is_alive_packed(owner)) continue;
-          // A dead publisher: reclaim its slot only when no claim of it is in flight.
-          const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);        // acquire: pairs with commit
-          const std::uint64_t intent = slot.intent.load(std::memory_order_relaxed);  // relaxed: after cursor
-          if (intent != ~0ull && intent >= c && intent < pub.tail.load(std::memory_order_acquire)) {
-            detail::recover_hole(s, c);
-            continue;
-          }
-        }
-        // acq_rel: owning the slot before publishing intents through it.
-        if (slot.owner.compare_exchange_strong(owner, s.me, std::memory_order_acq_rel)) {
-          slot.intent.store(~0ull, std::memory_order_release);  // release: no claim yet
-          p.slot_ = i;
-          found = true;
-        }
-      }
-    }
-    if (!found) detail::topic_fail(Errc::busy, s.name(), "all 64 publisher slots hold live publishers");
-  }
-  p.cached_oldest_ = pub.oldest.load(std::memory_order_acquire);  // acquire: pairs with the release raise
-  p.cached_min_ = 0;
-  if (!detail::reader_seat_path(s, 0).empty()) p.seats_ = std::make_shared<detail::ReaderSeatWatch>();
-  return p;
-}
-
-Publisher::Publisher(Publisher&& o) noexcept {
-  *this = std::move(o);
-}
-
-Publisher& Publisher::operator=(Publisher&& o) noexcept {
-  if (this != &o) {
-    this->~Publisher();
-    state_ = std::move(o.state_);
-    slot_ = o.slot_;
-    tail_ = o.tail_;
-    cached_oldest_ = o.cached_oldest_;
-    cached_min_ = o.cached_min_;
-    cached_generation_ = o.cached_generation_;
-    next_liveness_check_ns_ = o.next_liveness_check_ns_;
-    loan_out_ = o.loan_out_;
-    pending_end_ = o.pending_end_;
-    pending_next_ = o.pending_next_;
-    pending_count_ = o.pending_count_;
-    pending_since_ns_ = o.pending_since_ns_;
-    pending_records_ = o.pending_records_;
-    drop_marks_ = o.drop_marks_;
-    mark_head_ = o.mark_head_;
-    next_mark_ = o.next_mark_;
-    seats_ = std::move(o.seats_);
-    o.pending_count_ = 0;
-  }
-  return *this;
-}
-
-Publisher::~Publisher() {
-  // Reset here, not left to the member destructor: operator= runs this
-  // destructor and then assigns to the members again.
-  seats_.reset();
-  if (!state_) return;
-  flush();
-  TopicState& s = *state_;
-  if (s.mode == layout::PublisherMode::single) {
-    std::uint64_t me = s.me;
-    // release: our records and tail happen before the next publisher's takeover.
-    s.admin().single_publisher.compare_exchange_strong(me, 0, std::memory_order_release);
-  } else {
-    auto& slot = s.control->publishers[slot_];
-    slot.intent.store(~0ull, std::memory_order_relaxed);  // relaxed: the owner release below publishes it
-    std::uint64_t me = s.me;
-    slot.owner.compare_exchange_strong(me, 0, std::memory_order_release);  // release: slot free for reuse
-  }
-  state_.reset();
-}
-
-// ---------------------------------------------------------------- room
-
-// Every so often (an eighth of a batch of room) a single publisher notes the
-// start of a record it claims. These are positions it chose itself, not read
-// from the ring, so make_room may drop up to one without validating headers.
-void Publisher::note_record_start(std::uint64_t record) noexcept {
-  if (record < next_mark_) return;
-  drop_marks_[mark_head_ % drop_marks_.size()] = record;
-  ++mark_head_;
-  next_mark_ = record + std::max<std::uint64_t>(state_->capacity / 64, layout::kRecordAlign);
-}
-
-// The highest noted record start in [lo, hi], or 0 when there is none.
-std::uint64_t Publisher::drop_mark(std::uint64_t lo, std::uint64_t hi) const noexcept {
-  std::uint64_t best = 0;
-  const std::uint64_t n = std::min<std::uint64_t>(mark_head_, drop_marks_.size());
-  for (std::uint64_t i = 0; i < n; ++i) {
-    const std::uint64_t m = drop_marks_[i];
-    if (m >= lo && m <= hi && m > best) best = m;
-  }
-  return best;
-}
-
-Status Publisher::make_room(std::uint64_t needed_end, bool may_wait_for_liveness) noexcept {
-  TopicState& s = *state_;
-  auto& pub = s.pub();
-  const std::uint64_t target = needed_end - s.capacity;
-  for (int round = 0; round < 64; ++round) {
-    // acquire: pairs with the release raise by another publisher.
-    std::uint64_t o = pub.oldest.load(std::memory_order_acquire);
-    cached_oldest_ = o;
-    if (o >= target) return Status::ok;
-    // acquire: pairs with the commit's release store; [o, c) are complete records.
-    const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
-    if (c < o || c - o > s.capacity || !detail::aligned(o) || !detail::aligned(c)) return Status::corrupt;
-    if (c < target) return Status::full;  // uncommitted claims fill the ring
-    // Read-only reliable readers' seats: adopted before anything is dropped
-    // (at most every 1 ms; the clock read is per make_room call, not per message).
-    if (seats_) (void)seats_->maybe_adopt(s, platform::monotonic_ns());
-    // seq_cst: Dekker with joining subscribers (they store their position, then read drop_intent).
-    const std::uint64_t gen = s.admin().subscriber_generation.load(std::memory_order_seq_cst);
-    if (gen != cached_generation_ || cached_min_ < target) {
-      std::uint64_t m = ~0ull;
-      for (std::uint32_t i = 0; i < s.max_subscribers; ++i) {
-        auto& slot = s.subscribers[i];
-        // acquire: pairs with the subscriber's release stores of owner/mode/position.
-        const std::uint64_t owner = slot.owner.load(std::memory_order_acquire);
-        if (owner == 0 || owner == layout::kParkedOwner) continue;          // free, or a durable position released
-        if (slot.mode.load(std::memory_order_acquire) != 1) continue;       // acquire: as owner
-        std::uint64_t pos = slot.position.load(std::memory_order_acquire);  // acquire: the reader is done below it
-        // acquire: a claimer stores proxy before the mode (a plain subscriber's is 0).
-        if (const std::uint32_t proxy = slot.proxy.load(std::memory_order_acquire); proxy != 0) {
-          std::uint64_t seat_pos = 0;
-          // No watch, or a seat read mid-move: hold at the slot's position, the
-          // last one a publisher read (positions only grow: never past the reader).
-          const auto seat =
-              seats_ ? seats_->position(s, proxy - 1, owner, &seat_pos) : detail::ReaderSeatWatch::Seat::unstable;
-          if (seat == detail::ReaderSeatWatch::Seat::left) {
-            std::uint64_t expect = owner;
-            // acq_rel: its reader left; only that reader's id is replaced (a new claimer's is not).
-            (void)slot.owner.compare_exchange_strong(expect, 0, std::memory_order_acq_rel);
-            continue;
-          }
-          if (seat == detail::ReaderSeatWatch::Seat::unstable) {
-            // pos: the slot's position, loaded above.
-          } else if (seat == detail::ReaderSeatWatch::Seat::ignore) {
-            // Nothing usable (a position outside [oldest, cursor]): holds nothing back,
-            // but a dead reader's slot is still freed below.
-            pos = ~0ull;
-          } else {
-            pos = seat_pos;
-            slot.position.store(pos, std::memory_order_relaxed);  // relaxed: for zipc stat (lag) only
-          }
-        }
-        if (pos < target && may_wait_for_liveness && (owner == layout::kOrphanOwner || !is_alive_packed(owner))) {
-          // A durable subscriber's position is held for its grace (then parked).
-          // acquire: pairs with the attacher's release store of the flag.
-          if (slot.durable.load(std::memory_order_acquire) != 0) {
-            if (detail::durable_hold(s, slot, owner, pos)) m = std::min(m, pos);
-            continue;
-          }
-          std::uint64_t expect = owner;
-          // acq_rel: we free the slot; its owner is dead and cannot race with us.
-          // Owner 0 alone frees it: we never write its mode, which a joiner may
-          // already be rewriting for itself (publishers skip owner-0 slots).
-          if (slot.owner.compare_exchange_strong(expect, 0, std::memory_order_acq_rel)) {
-            detail::test_point(detail::TestPoint::subscriber_slot_freed, i);
-          }
-          continue;
-        }
-        m = std::min(m, pos);
-      }
-      cached_min_ = m;
-      cached_generation_ = gen;
-    }
-    // Records may be dropped up to `limit`: committed, and read by every reliable subscriber.
-    const std::uint64_t limit = std::min(c, cached_min_);
-    if (limit < target) return Status::full;  // a reliable subscriber has not read that far
-    // Drop every record that starts below target (whatever its size: one may
-    // end far past target), then on up to a batch (an eighth of the ring) so
-    // this walk is rare; the batch only decides where to stop, never blocks.
-    const std::uint64_t batch = std::min(limit, std::max(target, o + s.capacity / 8));
-    std::uint64_t np = o;
-    bool lapped = false;
-    // Single mode: a record start we noted ourselves in [target, batch] saves
-    // walking the old headers (a cache miss each: they were written a lap ago).
-    const std::uint64_t mark = s.mode == layout::PublisherMode::single ? drop_mark(target, batch) : 0;
-    if (mark > o) np = mark;
-    while (np < batch && mark <= o) {
-      const std::uint64_t p = detail::skip_implicit_padding(s, np);
-      if (p >= limit) {  // only implicit padding left below the limit
-        if (p == limit) np = p;
-        break;
-      }
-      RecordHeader h;
-      detail::racy_copy(&h, s.at(p), sizeof h);
-      const detail::RecordCheck hc = detail::check_record(s, h, p, c);
-      detail::fence_acquire();                                // the copy before re-checking oldest
-      if (pub.oldest.load(std::memory_order_acquire) != o) {  // acquire, after the fence: as in sequence_at
-        lapped = true;
-        break;
-      }
-      if (!hc.ok) return Status::corrupt;
-      const std::uint64_t e = p + hc.total;
-      if (e > limit) break;                  // not read by every reliable subscriber yet
-      if (np >= target && e > batch) break;  // enough dropped: keep the record crossing the batch end
-      np = e;
-    }
-    if (lapped) continue;
-    if (np < target) {
-      if (np == o) return Status::full;
-      // Progress anyway: drop what we can and retry.
-    }
-    raise_intent(pub, np);
-    // seq_cst: after announcing the intent, a joiner we missed has bumped the generation.
-    if (s.admin().subscriber_generation.load(std::memory_order_seq_cst) != cached_generation_) {
-      cached_min_ = 0;  // force a rescan next round
-      cached_generation_ = ~0ull;
-      continue;
-    }
-    // acq_rel: release publishes the raise to lossy readers re-checking oldest.
-    if (pub.oldest.compare_exchange_strong(o, np, std::memory_order_acq_rel)) {
-      // release: orders the raise before the overwrites that follow (seqlock writer side).
-      detail::fence_release();
-      cached_oldest_ = np;
-      if (np >= target) return Status::ok;
-    }
-  }
-  return Status::full;
-}
 
 // ---------------------------------------------------------------- claim
 
@@ -574,10 +298,10 @@ CommitResult Publisher::finish(TopicWriteLoan& loan, std::size_t n, bool abort) 
       old_enough = now - pending_since_ns_ >= kCommitBatchNs;
     }
     if (!abort) count_commit(size);
-    pending_records_[pending_count_++] = loan.record_;
+    marks_->pending_records[pending_count_++] = loan.record_;
     pending_end_ = end;
     pending_next_ = next;
-    if (pending_count_ >= kCommitBatch || old_enough) flush();
+    if (pending_count_ >= detail::kCommitBatch || old_enough) flush();
     return {Status::ok, abort ? 0 : seq};
   }
   if (!abort) {
@@ -637,7 +361,7 @@ void Publisher::flush() noexcept {
   const std::uint64_t stamp = publish_stamp().now();
   detail::stream_fence();  // the streaming stores before the tags that publish them
   for (std::uint32_t i = 0; i < pending_count_; ++i) {
-    const std::uint64_t record = pending_records_[i];
+    const std::uint64_t record = marks_->pending_records[i];
     reinterpret_cast<RecordHeader*>(state_->at(record))->publish_ns = stamp;
     // release: as in finish (the stamp above included).
     detail::tag_of(*state_, record).store(record, std::memory_order_release);

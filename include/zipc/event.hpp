@@ -150,8 +150,9 @@ struct Event {
   void notify_all() noexcept { notify(std::numeric_limits<int>::max()); }
 
   // Sleeps while seq == token; true on timeout. For callers that build their
-  // own loop; most should use wait_until.
-  bool sleep(std::uint32_t token, Deadline deadline) noexcept;
+  // own loop; most should use wait_until. Writes nothing (a read-only mapping
+  // may sleep on it; the kernel only reads the word).
+  bool sleep(std::uint32_t token, Deadline deadline) const noexcept;
 
  private:
   void notify(int count) noexcept;

@@ -15,10 +15,6 @@ __attribute__((no_sanitize("thread"))) void racy_copy(void* dst, const void* src
   const auto* p = static_cast<const volatile unsigned char*>(src);
   for (std::size_t i = 0; i < n; ++i) d[i] = p[i];
 }
-#else
-void racy_copy(void* dst, const void* src, std::size_t n) noexcept {
-  if (n != 0) std::memcpy(dst, src, n);
-}
 #endif
 
 }  // namespace zipc::detail

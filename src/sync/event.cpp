@@ -152,7 +152,7 @@ bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcep
 
 }  // namespace detail
 
-bool Event::sleep(std::uint32_t token, Deadline deadline) noexcept {
+bool Event::sleep(std::uint32_t token, Deadline deadline) const noexcept {
   for (;;) {
     int r = platform::futex_wait(&seq, token, deadline.ns());
     if (r == -ETIMEDOUT) return true;

@@ -139,8 +139,7 @@ Status Publisher::make_room(std::uint64_t needed_end, bool may_wait_for_liveness
         if (p == limit) np = p;
         break;
       }
-      RecordHeader h;
-      detail::racy_copy(&h, s.at(p), sizeof h);
+      const RecordHeader h = detail::header_at(s, p);
       const detail::RecordCheck hc = detail::check_record(s, h, p, c);
       detail::fence_acquire();                                // the copy before re-checking oldest
       if (pub.oldest.load(std::memory_order_acquire) != o) {  // acquire, after the fence: as in sequence_at

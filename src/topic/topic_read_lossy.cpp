@@ -79,8 +79,7 @@ ReadResult Subscriber::read_lossy(std::span<std::byte> buffer) noexcept {
       position_ = p;
       continue;
     }
-    RecordHeader h;
-    detail::racy_copy(&h, s.at(p), sizeof h);
+    const RecordHeader h = detail::header_at(s, p);
     const detail::RecordCheck hc = detail::check_record(s, h, p, cursor_);
     const bool fits = hc.ok && hc.kind == RecordKind::data && h.size <= buffer.size();
     if (fits) detail::racy_copy(buffer.data(), s.at(p) + layout::kRecordHeaderSize, h.size);

@@ -101,8 +101,7 @@ bool sequence_at(const TopicState& s, std::uint64_t position, std::uint64_t* seq
     if (p > cursor || cursor - p > s.capacity) return false;
     p = skip_implicit_padding(s, p);
     if (p >= cursor) continue;
-    layout::RecordHeader h;
-    racy_copy(&h, s.at(p), sizeof h);
+    const layout::RecordHeader h = header_at(s, p);
     const RecordCheck c = check_record(s, h, p, cursor);
     fence_acquire();  // the copy above before the re-check of oldest
     // acquire, after the fence: a record still above oldest was intact while copied.
@@ -138,8 +137,7 @@ bool find_sequence(const TopicState& s, std::uint64_t seq, std::uint64_t* positi
     while (p < cursor) {
       p = skip_implicit_padding(s, p);
       if (p >= cursor) break;
-      layout::RecordHeader h;
-      racy_copy(&h, s.at(p), sizeof h);
+      const layout::RecordHeader h = header_at(s, p);
       const RecordCheck c = check_record(s, h, p, cursor);
       fence_acquire();  // the copy before the re-check of oldest
       // acquire, after the fence above (as in sequence_at).

@@ -58,8 +58,7 @@ bool recover_claim(TopicState& s, std::uint64_t stalled_cursor) noexcept {
         const std::uint64_t p = skip_implicit_padding(s, done);
         if (p >= end) break;
         if (tag_of(s, p).load(std::memory_order_acquire) != p) break;  // acquire: pairs with the commit's tag store
-        layout::RecordHeader h;  // a private copy: the fields checked are the fields used
-        std::memcpy(&h, s.at(p), sizeof h);
+        const layout::RecordHeader h = header_at(s, p);                // the fields checked are the fields used
         const RecordCheck hc = check_record(s, h, p, end);
         if (!hc.ok || (hc.kind == layout::RecordKind::data && h.sequence != next)) break;
         if (hc.kind == layout::RecordKind::data) ++next;

@@ -76,9 +76,18 @@ inline std::uint64_t skip_implicit_padding(const TopicState& s, std::uint64_t po
   return room < layout::kRecordHeaderSize ? position + room : position;
 }
 
-// A copy of the header at `position` that may race with a publisher
-// overwriting it (lossy readers, joiners walking old records); the caller
-// validates the result and re-checks `oldest` afterwards.
+// The one way to read a record header: a private copy of the header at
+// `position`. Every field used after check_record comes from the copy, so a
+// peer rewriting the ring meanwhile cannot change a length already checked.
+// The copy may race with a publisher overwriting the record (lossy readers,
+// joiners walking old records): such callers validate it and re-check
+// `oldest` afterwards (fence_acquire first).
+inline layout::RecordHeader header_at(const TopicState& s, std::uint64_t position) noexcept {
+  layout::RecordHeader h;
+  racy_copy(&h, s.at(position), sizeof h);
+  return h;
+}
+
 struct RecordCheck {
   bool ok = false;
   std::uint64_t total = 0;  // bytes the record occupies

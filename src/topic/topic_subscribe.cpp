@@ -4,7 +4,6 @@
 
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
-#include "platform/futex.hpp"
 #include "topic/topic_durable.hpp"
 #include "topic/topic_reader_seat.hpp"
 #include "topic/topic_state.hpp"
@@ -50,17 +49,6 @@ void Subscriber::release_view() noexcept {
   publish_position();
 }
 
-namespace {
-// A private copy of the header at `position`: every field used after the check
-// comes from it, so a peer scribbling the ring in between cannot change a
-// length we already validated.
-RecordHeader header_copy(const TopicState& s, std::uint64_t position) noexcept {
-  RecordHeader h;
-  std::memcpy(&h, s.at(position), sizeof h);
-  return h;
-}
-}  // namespace
-
 // Reliable readers at (or past) the cursor look at the record's tag alone.
 // Every commit stores the tag before the cursor passes the record, so:
 //  - message: the next data record, committed and valid, can be taken before
@@ -75,7 +63,7 @@ Subscriber::Probe Subscriber::probe_at(std::uint64_t position, Found* found) con
   if (detail::skip_implicit_padding(s, position) != position) return Probe::committed;
   // acquire: pairs with the commit's release store of the tag.
   if (detail::tag_of(s, position).load(std::memory_order_acquire) != position) return Probe::pending;
-  const RecordHeader h = header_copy(s, position);
+  const RecordHeader h = detail::header_at(s, position);
   // A kind too (written before the tag): fresh zeroed memory at position 0
   // has a matching tag but no kind, and must not keep a waiter awake.
   if (h.kind < static_cast<std::uint16_t>(RecordKind::data) ||
@@ -125,7 +113,7 @@ Subscriber::Step Subscriber::next_record(Found* found) noexcept {
     // publisher's cache with this record. (Never past the cursor: those lines
     // may still be written, and a read there would pull them from the writer.)
     if (const std::uint64_t ahead = p + kReadAheadBytes; ahead < cursor_) __builtin_prefetch(s.at(ahead), 0, 3);
-    const RecordHeader h = header_copy(s, p);
+    const RecordHeader h = detail::header_at(s, p);
     const detail::RecordCheck hc = detail::check_record(s, h, p, cursor_);
     if (!hc.ok) return Step::corrupt;
     if (hc.kind == RecordKind::data) {
@@ -243,16 +231,16 @@ namespace {
 template <class Ready>
 Status poll_readable(const TopicState& s, Deadline deadline, Ready& readable) noexcept {
   if (const Status st = detail::spin_phase(readable, deadline, s.wait); st != Status::empty) return st;
-  auto& word = s.events().data.seq;
+  const Event& event = s.events().data;
   for (;;) {
     // acquire: pairs with the release increment in Event::notify_*; a wake
     // after this load changes the word, so the sleep below returns at once.
-    const std::uint32_t token = word.load(std::memory_order_acquire);
+    // (Event's protocol without register_sleeper: the count is not ours to write.)
+    const std::uint32_t token = event.seq.load(std::memory_order_acquire);
     if (readable()) return Status::ok;
     const std::uint64_t now = platform::monotonic_ns();
     if (now >= deadline.ns()) return Status::timeout;
-    const std::uint64_t until = std::min(deadline.ns(), now + kReadOnlyPollNs);
-    (void)platform::futex_wait(&word, token, until);
+    (void)event.sleep(token, Deadline::at_ns(std::min(deadline.ns(), now + kReadOnlyPollNs)));
   }
 }
 }  // namespace

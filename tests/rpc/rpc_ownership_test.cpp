@@ -1,5 +1,6 @@
 // Who may free what: blocks of abandoned calls, and segments of replaced
-// servers (regressions of review findings 11 and 12).
+// servers: a block of a call the client gave up on is freed by exactly one side,
+// and a new server never frees the segment of the server it replaced.
 #include <gtest/gtest.h>
 
 #include <algorithm>

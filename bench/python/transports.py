@@ -377,13 +377,18 @@ class Zmq(Transport):
         return s
 
     def echo(self, ready: Any) -> None:
+        import zmq
         s = self._sock(False)
         ready.set()
         while True:
             m = s.recv()
             s.send(m)
             if m == STOP:
-                s.close(linger=5000)  # the reply must leave before the process does
+                # The reply must leave before the process does: linger is
+                # honoured by the context's term(), not by close(), and a
+                # forked child exits without terminating the context.
+                s.close(linger=5000)
+                zmq.Context.instance().term()
                 return
 
     def pingpong(self, n: int, size: int) -> List[int]:
@@ -413,6 +418,7 @@ class Zmq(Transport):
         out.put(now())
 
     def produce(self, n: int, size: int) -> None:
+        import zmq
         s = self._sock(True)
         if size > 4096:
             src = np.full(size, 7, dtype=np.uint8)
@@ -423,6 +429,7 @@ class Zmq(Transport):
             for _ in range(n):
                 s.send(msg)
         s.close(linger=-1)
+        zmq.Context.instance().term()  # flushes what is still queued (close() alone does not)
 
 
 # ---------------------------------------------------------------- iceoryx2 (polling: its Python pub/sub has no blocking receive)

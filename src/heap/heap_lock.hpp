@@ -14,7 +14,6 @@
 
 #include "core/self_id.hpp"
 #include "layout/heap_layout.hpp"
-#include "platform/robust_mutex.hpp"
 #include "zipc/mutex.hpp"
 
 namespace zipc::detail {

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "core/fail.hpp"
-#include "platform/fd_passing.hpp"
 #include "platform/file.hpp"
 
 namespace zipc {

@@ -180,10 +180,17 @@ struct QueueImpl {
   // ---- blocking helpers (queue_wait.hpp), one instance per ring type.
   // timeout <= 0: try once. The deadline is computed (a clock read) only
   // when the first try fails, and kept in *d across calls of one batch.
+  // wait_while tries once inline (the hot path: the ring had room or a
+  // message) and only then calls wait_after_miss, kept out of line so the
+  // public calls stay small enough to inline the ring's fast path.
   template <class Ring, class Attempt>
   Status wait_while(Status idle, Event& ev, bool producer_side, std::chrono::nanoseconds timeout,
                     std::optional<Deadline>* dl, std::uint64_t& waits, std::atomic<std::uint64_t>& waits_stat,
                     Attempt&& attempt) noexcept;
+  template <class Ring, class Attempt>
+  Status wait_after_miss(Status idle, Event& ev, bool producer_side, std::chrono::nanoseconds timeout,
+                         std::optional<Deadline>* dl, std::uint64_t& waits, std::atomic<std::uint64_t>& waits_stat,
+                         Attempt& attempt) noexcept;
   template <class Ring>
   Status reserve_wait(std::uint64_t max, std::uint64_t* first, std::uint64_t* count, std::chrono::nanoseconds timeout,
                       std::optional<Deadline>* d) noexcept;

@@ -15,11 +15,23 @@ namespace zipc::detail {
 // try_* call (timeout <= 0) looks at the clock too, so a survivor that only
 // polls still recovers a dead peer once the stall is recovery_time old.
 template <class Ring, class Attempt>
-Status QueueImpl::wait_while(Status idle, Event& ev, bool producer_side, std::chrono::nanoseconds timeout,
-                             std::optional<Deadline>* dl, std::uint64_t& waits, std::atomic<std::uint64_t>& waits_stat,
-                             Attempt&& attempt) noexcept {
-  Status st = attempt();
-  if (st != idle) return st;
+[[gnu::always_inline]] inline Status QueueImpl::wait_while(Status idle, Event& ev, bool producer_side,
+                                                           std::chrono::nanoseconds timeout,
+                                                           std::optional<Deadline>* dl, std::uint64_t& waits,
+                                                           std::atomic<std::uint64_t>& waits_stat,
+                                                           Attempt&& attempt) noexcept {
+  const Status st = attempt();
+  if (st != idle) [[likely]]
+    return st;
+  return wait_after_miss<Ring>(idle, ev, producer_side, timeout, dl, waits, waits_stat, attempt);
+}
+
+template <class Ring, class Attempt>
+[[gnu::noinline]] Status QueueImpl::wait_after_miss(Status idle, Event& ev, bool producer_side,
+                                                    std::chrono::nanoseconds timeout, std::optional<Deadline>* dl,
+                                                    std::uint64_t& waits, std::atomic<std::uint64_t>& waits_stat,
+                                                    Attempt& attempt) noexcept {
+  Status st = idle;
   SharedStall stall(producer_side ? ctl->stall_producers : ctl->stall_consumers, recovery_ns,
                     &stall_local[producer_side ? 1 : 0]);
   // relaxed: the frontier the caller is blocked on, a key for the stall clock only.
@@ -51,7 +63,7 @@ Status QueueImpl::wait_while(Status idle, Event& ev, bool producer_side, std::ch
 }
 
 template <class Ring>
-Status QueueImpl::reserve_wait(std::uint64_t max, std::uint64_t* first, std::uint64_t* count,
+[[gnu::always_inline]] inline Status QueueImpl::reserve_wait(std::uint64_t max, std::uint64_t* first, std::uint64_t* count,
                                std::chrono::nanoseconds timeout, std::optional<Deadline>* dl) noexcept {
   // API misuse: a handle attached without the producer role must not take
   // positions (on a single-producer queue it would break exclusivity).
@@ -61,7 +73,7 @@ Status QueueImpl::reserve_wait(std::uint64_t max, std::uint64_t* first, std::uin
 }
 
 template <class Ring>
-Status QueueImpl::acquire_wait(std::uint64_t* out, std::size_t max, std::size_t* n, std::size_t size_limit,
+[[gnu::always_inline]] inline Status QueueImpl::acquire_wait(std::uint64_t* out, std::size_t max, std::size_t* n, std::size_t size_limit,
                                std::size_t* first_size, std::chrono::nanoseconds timeout,
                                std::optional<Deadline>* dl) noexcept {
   if (!has_role(role, Role::consumer)) return Status::wrong_role;

@@ -182,7 +182,8 @@ struct QueueImpl {
   // when the first try fails, and kept in *d across calls of one batch.
   // wait_while tries once inline (the hot path: the ring had room or a
   // message) and only then calls wait_after_miss, kept out of line so the
-  // public calls stay small enough to inline the ring's fast path.
+  // producer's public calls stay small enough to inline the ring's fast path
+  // (acquire_wait stays out of line: queue_wait.hpp says why).
   template <class Ring, class Attempt>
   Status wait_while(Status idle, Event& ev, bool producer_side, std::chrono::nanoseconds timeout,
                     std::optional<Deadline>* dl, std::uint64_t& waits, std::atomic<std::uint64_t>& waits_stat,

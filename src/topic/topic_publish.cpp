@@ -423,7 +423,7 @@ TopicWriteLoan::TopicWriteLoan(TopicWriteLoan&& o) noexcept {
 TopicWriteLoan& TopicWriteLoan::operator=(TopicWriteLoan&& o) noexcept {
   if (this != &o) {
     if (owner_ != nullptr) abort();
-    // Field by field: reserve() just filled o (see platform::keep_apart).
+    // Field by field, every one: reserve() just filled o (see platform::keep_apart).
     owner_ = o.owner_;
     platform::keep_apart();
     payload_ = o.payload_;
@@ -435,6 +435,7 @@ TopicWriteLoan& TopicWriteLoan::operator=(TopicWriteLoan&& o) noexcept {
     record_ = o.record_;
     platform::keep_apart();
     end_ = o.end_;
+    platform::keep_apart();
     status_ = o.status_;
     o.owner_ = nullptr;
   }

@@ -323,24 +323,26 @@ TopicReadLoan Subscriber::acquire(std::chrono::nanoseconds timeout) noexcept {
 
 // ---------------------------------------------------------------- TopicReadLoan
 
-TopicReadLoan::TopicReadLoan(TopicReadLoan&& o) noexcept
-    : owner_(std::exchange(o.owner_, nullptr)),
-      data_(o.data_),
-      size_(o.size_),
-      sequence_(o.sequence_),
-      publish_ns_(o.publish_ns_),
-      end_(o.end_),
-      status_(o.status_) {}
+TopicReadLoan::TopicReadLoan(TopicReadLoan&& o) noexcept {
+  *this = std::move(o);
+}
 
 TopicReadLoan& TopicReadLoan::operator=(TopicReadLoan&& o) noexcept {
   if (this != &o) {
     if (owner_ != nullptr) release();
+    // Field by field, every one: read() just filled o (see platform::keep_apart).
     owner_ = std::exchange(o.owner_, nullptr);
+    platform::keep_apart();
     data_ = o.data_;
+    platform::keep_apart();
     size_ = o.size_;
+    platform::keep_apart();
     sequence_ = o.sequence_;
+    platform::keep_apart();
     publish_ns_ = o.publish_ns_;
+    platform::keep_apart();
     end_ = o.end_;
+    platform::keep_apart();
     status_ = o.status_;
   }
   return *this;

@@ -1,5 +1,8 @@
 # The harness's reusable pieces, shared by bench/CMakeLists.txt (the programs)
-# and tests/bench/CMakeLists.txt (the tests), whichever comes first:
+# and tests/bench/CMakeLists.txt (the tests). The top-level CMakeLists.txt
+# includes it first, so the targets take the build's own settings (link-time
+# optimization above all), not those of tests/, which turns LTO off for its
+# test programs:
 #   zipc_bench_core        static library: registry, runner, limits, results, suite, extras
 #   zipc_bench_transports  object library: bench/transports/*.cpp + peer transports found
 # Transports register themselves at static-initialization time, so they are
@@ -65,6 +68,10 @@ add_library(zipc_bench_core STATIC ${zipc_bench_core_sources})
 target_include_directories(zipc_bench_core PUBLIC ${ZIPC_BENCH_DIR})
 target_link_libraries(zipc_bench_core PUBLIC zipc_bench_payload zipc::zipc nlohmann_json::nlohmann_json rt)
 zipc_bench_warnings(zipc_bench_core)
+# The results say how zipc and the harness were built (link-time optimization or not).
+if(CMAKE_INTERPROCEDURAL_OPTIMIZATION)
+  target_compile_definitions(zipc_bench_core PRIVATE ZIPC_BENCH_LTO=1)
+endif()
 
 file(GLOB zipc_bench_transport_sources CONFIGURE_DEPENDS ${ZIPC_BENCH_DIR}/transports/*.cpp)
 add_library(zipc_bench_transports OBJECT ${zipc_bench_transport_sources})
@@ -79,18 +86,4 @@ endif()
 if(ZIPC_BENCH_HAVE_ZMQ)
   target_sources(zipc_bench_transports PRIVATE ${ZIPC_BENCH_DIR}/peers/transports/zmq_pair.cpp)
   target_link_libraries(zipc_bench_transports PUBLIC PkgConfig::ZIPC_ZMQ)
-endif()
-
-# The harness and its transports take the build's link-time optimization
-# setting from the cache, not from the directory that defines them first:
-# tests/ (which includes this file before bench/ does) turns LTO off for its
-# test programs, and without LTO the zipc plug-ins could not inline the
-# library's hot calls (Queue::reserve, send, ...) the way a user's LTO
-# program does: stream rows measured 8-14% slower that way.
-set(ZIPC_BENCH_LTO "$CACHE{CMAKE_INTERPROCEDURAL_OPTIMIZATION}")
-if(ZIPC_BENCH_LTO)
-  set_target_properties(zipc_bench_payload zipc_bench_core zipc_bench_transports
-    PROPERTIES INTERPROCEDURAL_OPTIMIZATION ON)
-  # The results say how zipc and the harness were built (link-time optimization or not).
-  target_compile_definitions(zipc_bench_core PRIVATE ZIPC_BENCH_LTO=1)
 endif()

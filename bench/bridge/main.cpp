@@ -9,7 +9,9 @@
 // Each row: throughput (messages delivered per second, flat out, with the
 // count lost if any) and one-way latency p50/p99/p99.9 at a paced 5 k msgs/s
 // (send time in the payload, CLOCK_REALTIME, same host). Repetitions
-// alternate between the transports; the median run is reported.
+// alternate between the transports; each row's ratio and added latency are
+// taken against the raw NATS run of the same repetition, and the table
+// shows their median and range.
 #include <nats/nats.h>
 #include <unistd.h>
 
@@ -150,7 +152,8 @@ struct Bridged : Transport {
   zipc::Topic ta, tb;
   zipc::Publisher pub;
   std::unique_ptr<TopicReader> reader;
-  Bridged(const std::string& url, const std::string& tag, zipc::BridgeMode mode, const std::string& state) {
+  Bridged(const std::string& url, const std::string& tag, zipc::BridgeMode mode, const std::string& state,
+          zipc::WaitOptions outbound_wait = {zipc::WaitStrategy::block}) {
     a_name = "bench-bridge." + tag + ".hostA";
     b_name = "bench-bridge." + tag + ".hostB";
     zipc::Topic::remove(a_name);
@@ -167,6 +170,7 @@ struct Bridged : Transport {
       m.direction = dir;
       m.mode = mode;
       m.stream = "BENCH_" + tag;
+      m.wait = outbound_wait;
       c.mappings.push_back(m);
       return c;
     };
@@ -276,7 +280,8 @@ int main(int argc, char** argv) {
     server = own_server->url();
   }
 
-  const std::vector<std::string> names{"local zipc", "raw NATS", "bridge core", "bridge JetStream"};
+  const std::vector<std::string> names{
+      "local zipc", "raw NATS", "bridge core", "bridge core, busy", "bridge core, adaptive", "bridge JetStream"};
   std::map<std::pair<std::string, std::size_t>, std::vector<Run>> runs;
   int tag = 0;
   for (int rep = 0; rep < reps; ++rep) {
@@ -287,6 +292,12 @@ int main(int argc, char** argv) {
         if (name == "local zipc") tr = std::make_unique<LocalZipc>("bench-bridge.local." + t);
         if (name == "raw NATS") tr = std::make_unique<RawNats>(server, "bench.raw." + t);
         if (name == "bridge core") tr = std::make_unique<Bridged>(server, t, zipc::BridgeMode::core, tmp);
+        if (name == "bridge core, busy")
+          tr = std::make_unique<Bridged>(server, t, zipc::BridgeMode::core, tmp,
+                                         zipc::WaitOptions{zipc::WaitStrategy::busy_poll});
+        if (name == "bridge core, adaptive")
+          tr = std::make_unique<Bridged>(server, t, zipc::BridgeMode::core, tmp,
+                                         zipc::WaitOptions{zipc::WaitStrategy::adaptive});
         if (name == "bridge JetStream") tr = std::make_unique<Bridged>(server, t, zipc::BridgeMode::jetstream, tmp);
         Run r;
         const bool js = name == "bridge JetStream";
@@ -308,38 +319,52 @@ int main(int argc, char** argv) {
   std::error_code ec;
   std::filesystem::remove_all(tmp, ec);
 
+  // Ratios and differences are taken within each repetition (a row against
+  // the raw NATS run next to it in time, so a placement change of the host's
+  // vCPUs between repetitions does not enter them); the table shows their
+  // median and, in brackets, their range over the repetitions.
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
+    return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  auto range = [](const std::vector<double>& v) {
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    return std::pair{*lo, *hi};
   };
   nlohmann::json rows = nlohmann::json::array();
-  std::printf("| transport | size | msgs/s | vs raw NATS | p50 us | p99 us | p99.9 us | p50 over raw |\n");
+  std::printf(
+      "| transport | size | msgs/s | vs raw NATS [range] | p50 us | p99 us | p99.9 us | p50 over raw [range] |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   for (std::size_t size : {std::size_t{100}, std::size_t{4096}}) {
-    std::map<std::string, Run> med;
+    const auto& raw = runs[{"raw NATS", size}];
     for (const auto& name : names) {
-      std::vector<double> tp, p50, p99, p999;
+      const auto& rs = runs[{name, size}];
+      std::vector<double> tp, p50, p99, p999, ratio, over;
       std::uint64_t lost = 0;
-      for (const auto& r : runs[{name, size}]) {
+      for (std::size_t i = 0; i < rs.size(); ++i) {
+        const Run& r = rs[i];
         tp.push_back(r.msgs_per_s), p50.push_back(r.p50_us), p99.push_back(r.p99_us), p999.push_back(r.p999_us);
+        ratio.push_back(r.msgs_per_s / raw[i].msgs_per_s);
+        over.push_back(r.p50_us - raw[i].p50_us);
         lost += r.lost;
       }
-      med[name] = {median(tp), lost, median(p50), median(p99), median(p999)};
-    }
-    const Run& raw = med["raw NATS"];
-    for (const auto& name : names) {
-      const Run& m = med[name];
-      std::printf("| %s | %zu B | %.0f | %.2fx | %.1f | %.1f | %.1f | %+.1f |\n", name.c_str(), size, m.msgs_per_s,
-                  m.msgs_per_s / raw.msgs_per_s, m.p50_us, m.p99_us, m.p999_us, m.p50_us - raw.p50_us);
+      const auto [rlo, rhi] = range(ratio);
+      const auto [olo, ohi] = range(over);
+      std::printf("| %s | %zu B | %.0f | %.2fx [%.2f-%.2f] | %.1f | %.1f | %.1f | %+.1f [%+.1f..%+.1f] |\n",
+                  name.c_str(), size, median(tp), median(ratio), rlo, rhi, median(p50), median(p99), median(p999),
+                  median(over), olo, ohi);
       rows.push_back({{"transport", name},
                       {"size", size},
-                      {"msgs_per_s", m.msgs_per_s},
-                      {"ratio_to_raw_nats", m.msgs_per_s / raw.msgs_per_s},
-                      {"lost_all_runs", m.lost},
-                      {"p50_us", m.p50_us},
-                      {"p99_us", m.p99_us},
-                      {"p999_us", m.p999_us},
-                      {"p50_over_raw_us", m.p50_us - raw.p50_us},
+                      {"msgs_per_s", median(tp)},
+                      {"ratio_to_raw_nats", median(ratio)},
+                      {"ratio_to_raw_nats_range", {rlo, rhi}},
+                      {"lost_all_runs", lost},
+                      {"p50_us", median(p50)},
+                      {"p99_us", median(p99)},
+                      {"p999_us", median(p999)},
+                      {"p50_over_raw_us", median(over)},
+                      {"p50_over_raw_us_range", {olo, ohi}},
+                      {"p50_over_raw_us_each", over},
                       {"repetitions", reps}});
     }
   }

@@ -45,6 +45,7 @@ void open_local(MappingRuntime& m) {
     opt.capacity_bytes = m.cfg.topic_capacity_bytes;
     opt.max_message_size = m.cfg.max_message_size;
     opt.accept_existing = true;  // attach to the channel as its creator made it
+    opt.wait = m.cfg.wait;       // the outbound reader's waiting (docs/bridge.md)
     opt.publishers = m.cfg.direction == BridgeDirection::both ? Multiplicity::multi : Multiplicity::single;
     m.topic = m.cfg.create ? Topic::open_or_create(m.cfg.channel, opt) : Topic::open(m.cfg.channel, opt);
     if (out) {
@@ -55,7 +56,8 @@ void open_local(MappingRuntime& m) {
       } catch (const Error& e) {
         if (e.errc() != Errc::not_retained) throw;
         // The topic no longer holds where we stopped: what it dropped is lost, and counted.
-        m.subscriber = m.topic.subscribe({From::oldest(), Delivery::reliable});
+        so.from = From::oldest();
+        m.subscriber = m.topic.subscribe(so);
         if (m.subscriber.next_sequence() > *saved)
           m.counters.lost.fetch_add(m.subscriber.next_sequence() - *saved, std::memory_order_relaxed);
       }
@@ -67,8 +69,10 @@ void open_local(MappingRuntime& m) {
     opt.block_size = m.cfg.queue_block_size;
     opt.block_count = m.cfg.queue_block_count;
     opt.accept_existing = true;
+    opt.wait = m.cfg.wait;
     const Role role = out ? Role::consumer : Role::producer;
-    Queue q = m.cfg.create ? Queue::open_or_create(m.cfg.channel, opt, role) : Queue::open(m.cfg.channel, role);
+    Queue q =
+        m.cfg.create ? Queue::open_or_create(m.cfg.channel, opt, role) : Queue::open(m.cfg.channel, role, m.cfg.wait);
     (out ? m.queue_out : m.queue_in) = std::move(q);
     if (saved) m.out_next = *saved;
   }

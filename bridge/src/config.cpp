@@ -43,7 +43,8 @@ E pick(std::string_view origin, const json& j, const char* key, const std::strin
   std::string allowed;
   for (const auto& [n, e] : names) {
     if (v == n) return e;
-    allowed += (allowed.empty() ? "" : ", ") + std::string(n);
+    if (!allowed.empty()) allowed += ", ";
+    allowed.append(n);
   }
   bad(origin, where + "." + key + " is '" + v + "'; expected one of: " + allowed);
 }
@@ -106,7 +107,8 @@ BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin)
     const std::string where = "mappings[" + std::to_string(i) + "]";
     only_keys(origin, mj, where,
               {"name", "kind", "channel", "subject", "direction", "mode", "overflow", "stream", "durable", "envelope",
-               "batch", "create", "topic_capacity_bytes", "max_message_size", "queue_block_size", "queue_block_count"});
+               "batch", "wait", "create", "topic_capacity_bytes", "max_message_size", "queue_block_size",
+               "queue_block_count"});
     BridgeMapping m;
     get(origin, mj, "name", where, m.name);
     m.kind = pick(origin, mj, "kind", where, BridgeKind::topic,
@@ -124,6 +126,9 @@ BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin)
     get(origin, mj, "durable", where, m.durable);
     get(origin, mj, "envelope", where, m.envelope);
     get(origin, mj, "batch", where, m.batch);
+    m.wait.strategy =
+        pick(origin, mj, "wait", where, WaitStrategy::block,
+             {{"adaptive", WaitStrategy::adaptive}, {"busy", WaitStrategy::busy_poll}, {"block", WaitStrategy::block}});
     get(origin, mj, "create", where, m.create);
     get(origin, mj, "topic_capacity_bytes", where, m.topic_capacity_bytes);
     get(origin, mj, "max_message_size", where, m.max_message_size);

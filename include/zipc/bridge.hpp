@@ -34,6 +34,8 @@
 #include <string_view>
 #include <vector>
 
+#include "zipc/event.hpp"
+
 namespace zipc {
 
 enum class BridgeKind : std::uint8_t { topic, queue };
@@ -79,6 +81,13 @@ struct BridgeMapping {
   // message (Zipc-Count frames, docs/bridge.md); a lone message goes alone.
   // false: always one NATS message per local message (for non-bridge readers).
   bool batch = true;
+  // Outbound: how the thread reading the local channel waits for the next
+  // message. block (default) sleeps at once: the CPU stays free for the NATS
+  // server and client that carry the message on (a spinning or yielding
+  // reader delayed them by milliseconds at p99 on a 2-vCPU host,
+  // docs/bridge.md). busy_poll spins and takes a CPU for the mapping: no
+  // wake-up per message, for hosts with a core to spare.
+  WaitOptions wait{WaitStrategy::block};
   bool create = true;  // create the local channel when absent (with the sizes below)
   std::uint64_t topic_capacity_bytes = 1 << 22;
   std::uint32_t max_message_size = 1 << 16;

@@ -104,6 +104,7 @@ struct HeapCheck {
 };
 
 namespace detail {
+struct Arena;  // the allocator's view of one mapping (src/heap/heap_tlsf.hpp)
 // The allocator entry points StlAllocator uses: they need only the control
 // block, which lives in the segment. A control block that is not an open
 // heap of this process returns foreign_pointer / corrupt, never crashes.
@@ -253,12 +254,15 @@ class Heap {
   }
 
   static Heap attach(Segment seg, const HeapOptions& options);
+  [[nodiscard]] detail::Arena view() const noexcept;
 
   Segment segment_;
   layout::HeapControl* control_ = nullptr;
   std::byte* arena_ = nullptr;
   std::uint64_t arena_size_ = 0;
   AddressMode mode_ = AddressMode::any;
+  std::uint32_t cache_slots_ = 0;  // thread-cache slots (0: none), checked at attach
+  std::uint64_t mapping_id_ = 0;   // this mapping in this process (thread caches are tied to it)
 };
 
 }  // namespace zipc

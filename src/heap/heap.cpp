@@ -1,12 +1,15 @@
 #include "zipc/heap.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
 #include "core/fail.hpp"
 #include "core/options_mismatch.hpp"
 #include "core/round_up.hpp"
+#include "heap/heap_cache.hpp"
 #include "heap/heap_tlsf.hpp"
+#include "layout/heap_cache_layout.hpp"
 #include "layout/heap_layout.hpp"
 #include "layout/segment_header.hpp"
 #include "platform/address_space.hpp"
@@ -66,7 +69,7 @@ void* pick_address(std::uint64_t total) {
 SegmentSpec heap_spec(std::uint64_t arena, AddressMode mode, std::uint64_t address) {
   SegmentSpec spec;
   spec.kind = SegmentKind::heap;
-  spec.payload_size = kArenaOffset + arena;
+  spec.payload_size = kArenaOffset + arena + cache_table_bytes(arena);
   spec.params[0] = kHeapMagic;
   spec.params[1] = static_cast<std::uint64_t>(mode);
   spec.params[2] = address;
@@ -86,6 +89,7 @@ void init_heap(std::byte* payload, std::uint64_t arena, AddressMode mode, std::u
   std::uint64_t salt = platform::random_u64();
   if (salt == 0) salt = platform::realtime_ns() * 0x9e3779b97f4a7c15ull + 1;
   detail::tlsf_init(detail::Arena{c, payload + kArenaOffset, arena}, salt);
+  detail::cache_init(c, payload + kArenaOffset + arena, kArenaOffset + arena, arena);
   // relaxed: the segment's init_state release store publishes the whole payload.
   c->state.store(kStateHealthy, std::memory_order_relaxed);
 }
@@ -253,14 +257,25 @@ Heap Heap::attach(Segment seg, const HeapOptions&) {
       reinterpret_cast<std::uint64_t>(seg.base()) != params[2]) {
     fail(Errc::address_unavailable, "heap", name, "mapped at the wrong address");
   }
+  std::uint32_t cache_slots = 0;
+  if (c->cache_magic == kCacheMagic) {
+    // Trusted only when it is exactly the table this library would have made.
+    if (c->cache_offset != kArenaOffset + arena || c->cache_slots == 0 || c->cache_slots > kCacheMaxSlots ||
+        seg.payload_size() < c->cache_offset + std::uint64_t{c->cache_slots} * sizeof(CacheSlot)) {
+      fail(Errc::corrupt_header, "heap", name, "the thread-cache table does not fit the segment");
+    }
+    cache_slots = c->cache_slots;
+  }
   Heap h;
   h.control_ = c;
   h.arena_ = seg.payload() + kArenaOffset;
   h.arena_size_ = arena;
   h.mode_ = static_cast<AddressMode>(params[1]);
+  h.cache_slots_ = seg.read_only() ? 0 : cache_slots;
+  h.mapping_id_ = detail::next_mapping_id();
   // A read-only heap stays out of the registry: StlAllocator calls through it fail
   // (corrupt / foreign_pointer) instead of writing to a PROT_READ mapping.
-  if (!seg.read_only() && !detail::registry_add(detail::Arena{c, h.arena_, arena})) {
+  if (!seg.read_only() && !detail::registry_add(h.view())) {
     h.control_ = nullptr;
     fail(Errc::busy, "heap", name, "too many heaps open in this process");
   }
@@ -273,7 +288,9 @@ Heap::Heap(Heap&& o) noexcept
       control_(std::exchange(o.control_, nullptr)),
       arena_(std::exchange(o.arena_, nullptr)),
       arena_size_(std::exchange(o.arena_size_, 0)),
-      mode_(o.mode_) {}
+      mode_(o.mode_),
+      cache_slots_(std::exchange(o.cache_slots_, 0)),
+      mapping_id_(std::exchange(o.mapping_id_, 0)) {}
 
 Heap& Heap::operator=(Heap&& o) noexcept {
   if (this != &o) {
@@ -283,6 +300,8 @@ Heap& Heap::operator=(Heap&& o) noexcept {
     arena_ = std::exchange(o.arena_, nullptr);
     arena_size_ = std::exchange(o.arena_size_, 0);
     mode_ = o.mode_;
+    cache_slots_ = std::exchange(o.cache_slots_, 0);
+    mapping_id_ = std::exchange(o.mapping_id_, 0);
   }
   return *this;
 }
@@ -291,35 +310,58 @@ Heap::~Heap() {
   detach();
 }
 
+detail::Arena Heap::view() const noexcept {
+  return detail::Arena{control_, arena_, arena_size_, cache_slots_, mapping_id_};
+}
+
 void Heap::detach() noexcept {
+  if (control_ != nullptr && !segment_.read_only()) {
+    detail::cache_release_mapping(view());  // this mapping's cached blocks go back before it goes
+  }
   if (control_ != nullptr) detail::registry_remove(control_);
   control_ = nullptr;
   arena_ = nullptr;
   arena_size_ = 0;
+  cache_slots_ = 0;
+  mapping_id_ = 0;
   segment_.detach();
 }
 
 Allocation Heap::try_allocate(std::size_t size, std::size_t align) noexcept {
   if (control_ == nullptr) return {nullptr, HeapStatus::corrupt};
   if (segment_.read_only()) return {nullptr, HeapStatus::invalid_argument};
-  return detail::tlsf_allocate(detail::Arena{control_, arena_, arena_size_}, size, align);
+  return detail::cached_allocate(view(), size, align);
 }
 
 HeapStatus Heap::deallocate(void* p) noexcept {
   if (control_ == nullptr) return HeapStatus::foreign_pointer;
   if (segment_.read_only()) return HeapStatus::invalid_argument;
-  return detail::tlsf_deallocate(detail::Arena{control_, arena_, arena_size_}, p);
+  return detail::cached_deallocate(view(), p);
 }
 
 HeapStats Heap::stats() const noexcept {
   if (control_ == nullptr || segment_.read_only()) return {};
-  return detail::tlsf_stats(detail::Arena{control_, arena_, arena_size_});
+  // Blocks in thread caches are free: the calling thread's and the dead's go
+  // back to the lists first; live threads' are counted as free.
+  const detail::Arena a = view();
+  detail::cache_flush_mine(a);
+  detail::cache_reclaim_dead(a);
+  HeapStats st = detail::tlsf_stats(a);
+  if (!st.corrupt) {
+    const detail::CacheTotals t = detail::cache_totals(a);
+    st.free_bytes += t.bytes;
+    st.allocated_blocks -= std::min(st.allocated_blocks, t.blocks);
+  }
+  return st;
 }
 
 HeapCheck Heap::check() const noexcept {
   if (control_ == nullptr) return {false, "heap not open", 0, 0};
   if (segment_.read_only()) return {false, "heap opened read-only: check() needs the allocator lock", 0, 0};
-  return detail::tlsf_check(detail::Arena{control_, arena_, arena_size_});
+  const detail::Arena a = view();
+  detail::cache_flush_mine(a);
+  detail::cache_reclaim_dead(a);
+  return detail::tlsf_check(a);
 }
 
 }  // namespace zipc

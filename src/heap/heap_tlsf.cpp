@@ -37,7 +37,7 @@ bool repair(const Arena& a, HeapCheck* report) noexcept {
   // Pass 1: validate, without writing.
   std::uint64_t o = 0, blocks = 0, free_blocks = 0;
   while (o < b.end()) {
-    const std::uint64_t w = b.hdr(o)->word;
+    const std::uint64_t w = b.word(o);
     if (!b.sane(o, w)) {
       if (report) report->problem = "block header at arena offset " + std::to_string(o) + " fails its check";
       return false;
@@ -64,15 +64,14 @@ bool repair(const Arena& a, HeapCheck* report) noexcept {
   bool prev_free = false;
   o = 0;
   while (o < b.end()) {
-    const std::uint64_t w = b.hdr(o)->word;
+    const std::uint64_t w = b.word(o);
     const std::uint64_t s = Blocks::size_of(w);
     const bool is_free = (w & kFlagFree) != 0;
     if (is_free && prev_free) {
       // Two adjacent free blocks (a merge cut short): join them.
       const std::uint64_t joined = prev_size + s;
-      BlockHeader* ph = b.hdr(prev_o);
-      ph->word = b.make(prev_o, joined, Blocks::flags_of(ph->word));
-      b.hdr(o)->word = b.make(o, 0, kFlagPoison);
+      b.set_word(prev_o, b.make(prev_o, joined, Blocks::flags_of(b.word(prev_o))));
+      b.set_word(o, b.make(o, 0, kFlagPoison));
       prev_size = joined;
       o = prev_o + joined;
       continue;
@@ -82,7 +81,7 @@ bool repair(const Arena& a, HeapCheck* report) noexcept {
       free_bytes += prev_size;
     }
     b.hdr(o)->prev_size = prev_size;
-    b.hdr(o)->word = b.make(o, s, (is_free ? kFlagFree : 0) | (prev_free ? kFlagPrevFree : 0));
+    b.set_word(o, b.make(o, s, (is_free ? kFlagFree : 0) | (prev_free ? kFlagPrevFree : 0)));
     if (!is_free) ++live;
     prev_o = o;
     prev_size = s;
@@ -94,7 +93,7 @@ bool repair(const Arena& a, HeapCheck* report) noexcept {
     free_bytes += prev_size;
   }
   b.hdr(b.end())->prev_size = prev_size;
-  b.hdr(b.end())->word = b.make(b.end(), 0, prev_free ? kFlagPrevFree : 0);
+  b.set_word(b.end(), b.make(b.end(), 0, prev_free ? kFlagPrevFree : 0));
   c->free_bytes = free_bytes;
   c->live_count = live;
   return true;
@@ -136,9 +135,9 @@ void tlsf_init(const Arena& a, std::uint64_t salt) noexcept {
   Blocks b(a);
   const std::uint64_t first = b.end();
   b.hdr(0)->prev_size = 0;
-  b.hdr(0)->word = b.make(0, first, kFlagFree);
+  b.set_word(0, b.make(0, first, kFlagFree));
   b.hdr(first)->prev_size = first;
-  b.hdr(first)->word = b.make(first, 0, kFlagPrevFree);
+  b.set_word(first, b.make(first, 0, kFlagPrevFree));
   (void)b.insert(0, first);  // empty lists
   c->free_bytes = first;
   c->live_count = 0;
@@ -163,12 +162,12 @@ Allocation tlsf_allocate(const Arena& a, std::size_t size, std::size_t align) no
   std::uint64_t o = b.find(fl, sl);
   if (o == kNil) return {nullptr, HeapStatus::out_of_memory};
   if (!b.in_arena(o)) return {nullptr, fail_corrupt(c)};
-  std::uint64_t w = b.hdr(o)->word;
+  std::uint64_t w = b.word(o);
   if (!b.sane(o, w) || !(w & kFlagFree) || Blocks::size_of(w) < search) return {nullptr, fail_corrupt(c)};
   std::uint64_t s = Blocks::size_of(w);
   // The next header is rewritten below (its prev_size, or its signed word):
   // check it first, as deallocation does, so a scribble is never re-signed.
-  const std::uint64_t nw = b.hdr(o + s)->word;
+  const std::uint64_t nw = b.word(o + s);
   if (!b.valid(o + s, nw) || !(nw & kFlagPrevFree) || (nw & kFlagPoison)) return {nullptr, fail_corrupt(c)};
   if (!b.remove(o, s)) return {nullptr, fail_corrupt(c)};
   bool prev_free = (w & kFlagPrevFree) != 0;
@@ -182,8 +181,8 @@ Allocation tlsf_allocate(const Arena& a, std::size_t size, std::size_t align) no
       // walkable: the new header first, then the shrink (one store).
       const std::uint64_t n = o + gap;
       b.hdr(n)->prev_size = gap;
-      b.hdr(n)->word = b.make(n, s - gap, kFlagFree | kFlagPrevFree);
-      b.hdr(o)->word = b.make(o, gap, kFlagFree | (prev_free ? kFlagPrevFree : 0));
+      b.set_word(n, b.make(n, s - gap, kFlagFree | kFlagPrevFree));
+      b.set_word(o, b.make(o, gap, kFlagFree | (prev_free ? kFlagPrevFree : 0)));
       if (!b.insert(o, gap)) return {nullptr, fail_corrupt(c)};
       o = n;
       s -= gap;
@@ -196,13 +195,13 @@ Allocation tlsf_allocate(const Arena& a, std::size_t size, std::size_t align) no
     // block after the remainder already says prev_free; only its size changes.
     const std::uint64_t r = o + need;
     b.hdr(r)->prev_size = need;
-    b.hdr(r)->word = b.make(r, s - need, kFlagFree);
-    b.hdr(o)->word = b.make(o, need, prev_free ? kFlagPrevFree : 0);
+    b.set_word(r, b.make(r, s - need, kFlagFree));
+    b.set_word(o, b.make(o, need, prev_free ? kFlagPrevFree : 0));
     b.hdr(r + (s - need))->prev_size = s - need;
     if (!b.insert(r, s - need)) return {nullptr, fail_corrupt(c)};
     s = need;
   } else {
-    b.hdr(o)->word = b.make(o, s, prev_free ? kFlagPrevFree : 0);
+    b.set_word(o, b.make(o, s, prev_free ? kFlagPrevFree : 0));
     b.set_prev(o + s, s, false);
   }
   c->free_bytes -= s;
@@ -232,13 +231,13 @@ HeapStatus deallocate_locked(const Arena& a, std::uint64_t o) noexcept {
   HeapControl* c = a.control;
   if (is_corrupt(c)) return HeapStatus::corrupt;
   Blocks b(a);
-  const std::uint64_t w = b.hdr(o)->word;
+  const std::uint64_t w = b.word(o);
   if (!b.valid(o, w)) return HeapStatus::corrupt_header;
   if (w & (kFlagPoison | kFlagFree)) return HeapStatus::double_free;
   if (!b.sane(o, w)) return HeapStatus::corrupt_header;
   std::uint64_t s = Blocks::size_of(w);
   std::uint64_t next = o + s;
-  std::uint64_t nw = b.hdr(next)->word;
+  std::uint64_t nw = b.word(next);
   if (!b.valid(next, nw) || (nw & (kFlagPrevFree | kFlagPoison))) return fail_corrupt(c);
   bool prev_free = (w & kFlagPrevFree) != 0;
   c->free_bytes += s;
@@ -248,14 +247,14 @@ HeapStatus deallocate_locked(const Arena& a, std::uint64_t o) noexcept {
     const std::uint64_t ps = b.hdr(o)->prev_size;
     if (ps < kMinBlock || ps > o) return fail_corrupt(c);
     const std::uint64_t po = o - ps;
-    const std::uint64_t pw = b.hdr(po)->word;
+    const std::uint64_t pw = b.word(po);
     if (!b.sane(po, pw) || !(pw & kFlagFree) || Blocks::size_of(pw) != ps || !b.remove(po, ps)) {
       return fail_corrupt(c);
     }
     // Grow the previous block over this one (one store), then poison the
     // swallowed header so a second free of p is recognised.
-    b.hdr(po)->word = b.make(po, ps + s, Blocks::flags_of(pw));
-    b.hdr(o)->word = b.make(o, 0, kFlagPoison);
+    b.set_word(po, b.make(po, ps + s, Blocks::flags_of(pw)));
+    b.set_word(o, b.make(o, 0, kFlagPoison));
     o = po;
     s += ps;
     prev_free = (pw & kFlagPrevFree) != 0;
@@ -264,14 +263,14 @@ HeapStatus deallocate_locked(const Arena& a, std::uint64_t o) noexcept {
     if (!b.sane(next, nw)) return fail_corrupt(c);
     const std::uint64_t ns = Blocks::size_of(nw);
     if (!b.remove(next, ns)) return fail_corrupt(c);
-    b.hdr(o)->word = b.make(o, s + ns, kFlagFree | (prev_free ? kFlagPrevFree : 0));
-    b.hdr(next)->word = b.make(next, 0, kFlagPoison);
+    b.set_word(o, b.make(o, s + ns, kFlagFree | (prev_free ? kFlagPrevFree : 0)));
+    b.set_word(next, b.make(next, 0, kFlagPoison));
     s += ns;
     next = o + s;
-    nw = b.hdr(next)->word;
+    nw = b.word(next);
     if (!b.valid(next, nw)) return fail_corrupt(c);
   }
-  b.hdr(o)->word = b.make(o, s, kFlagFree | (prev_free ? kFlagPrevFree : 0));
+  b.set_word(o, b.make(o, s, kFlagFree | (prev_free ? kFlagPrevFree : 0)));
   b.set_prev(next, s, true);
   if (!b.insert(o, s)) return fail_corrupt(c);
   return HeapStatus::ok;
@@ -288,7 +287,7 @@ long tlsf_sweep(const Arena& a, const SweepHooks& h) noexcept {
   std::vector<std::uint64_t> garbage;
   try {
     for (std::uint64_t o = 0; o < b.end();) {
-      const std::uint64_t w = b.hdr(o)->word;
+      const std::uint64_t w = b.word(o);
       if (!b.sane(o, w)) {
         (void)fail_corrupt(c);
         return -1;
@@ -303,6 +302,18 @@ long tlsf_sweep(const Arena& a, const SweepHooks& h) noexcept {
   for (const std::uint64_t o : garbage) {
     if (deallocate_locked(a, o) != HeapStatus::ok) return -1;
     ++freed;
+  }
+  return freed;
+}
+
+std::size_t tlsf_deallocate_offsets(const Arena& a, const std::uint64_t* offsets, std::size_t n) noexcept {
+  if (n == 0) return 0;
+  Locked lock(a);
+  std::size_t freed = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t o = offsets[i];
+    if (o % kAlign != 0 || o >= a.size - kHeaderSize) continue;
+    if (deallocate_locked(a, o) == HeapStatus::ok) ++freed;
   }
   return freed;
 }
@@ -326,7 +337,7 @@ HeapStats tlsf_stats(const Arena& a) noexcept {
       std::uint64_t best = 0;
       std::uint64_t o = c->heads[fl][sl];
       for (std::uint64_t steps = 0; o != kNil && b.in_arena(o) && steps < a.size / kMinBlock; ++steps) {
-        const std::uint64_t w = b.hdr(o)->word;
+        const std::uint64_t w = b.word(o);
         if (!b.sane(o, w)) break;
         if (Blocks::size_of(w) > best) best = Blocks::size_of(w);
         o = b.links(o)->next;
@@ -349,7 +360,7 @@ HeapCheck tlsf_check(const Arena& a) noexcept {
   std::uint64_t o = 0, prev_size = 0, free_sum = 0, live = 0;
   bool prev_free = false;
   while (o < b.end()) {
-    const std::uint64_t w = b.hdr(o)->word;
+    const std::uint64_t w = b.word(o);
     if (!b.sane(o, w)) {
       out.problem = "block header at arena offset " + std::to_string(o) + " fails its check";
       return out;
@@ -394,7 +405,7 @@ HeapCheck tlsf_check(const Arena& a) noexcept {
           out.problem = "free list leaves the arena or loops";
           return out;
         }
-        const std::uint64_t w = b.hdr(x)->word;
+        const std::uint64_t w = b.word(x);
         unsigned f2, s2;
         Blocks::mapping(Blocks::size_of(w), &f2, &s2);
         if (!b.sane(x, w) || !(w & kFlagFree) || f2 != fl || s2 != sl || b.links(x)->prev != prev) {

@@ -3,6 +3,7 @@
 // heap_tlsf.cpp only. The byte layout is layout/heap_layout.hpp's.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "heap/heap_tlsf.hpp"
@@ -23,6 +24,17 @@ class Blocks {
   FreeLinks* links(std::uint64_t o) const noexcept { return reinterpret_cast<FreeLinks*>(base_ + o + kHeaderSize); }
   std::uint64_t end() const noexcept { return end_; }  // offset of the sentinel
 
+  // A header's word. Relaxed atomic accesses: a thread cache (heap_cache.cpp)
+  // reads the header of a block it owns without the allocation lock while a
+  // neighbour's free rewrites its prev_free flag under the lock; each write is
+  // one whole-word store, and either value describes the same block.
+  std::uint64_t word(std::uint64_t o) const noexcept {
+    return std::atomic_ref<std::uint64_t>(hdr(o)->word).load(std::memory_order_relaxed);
+  }
+  void set_word(std::uint64_t o, std::uint64_t w) const noexcept {
+    std::atomic_ref<std::uint64_t>(hdr(o)->word).store(w, std::memory_order_relaxed);
+  }
+
   std::uint64_t make(std::uint64_t o, std::uint64_t size, std::uint64_t flags) const noexcept {
     const std::uint64_t v = size | flags;
     return v | (check_bits(o, v) << 48);
@@ -42,11 +54,10 @@ class Blocks {
   bool in_arena(std::uint64_t o) const noexcept { return o % kAlign == 0 && o < end_; }
 
   void set_prev(std::uint64_t o, std::uint64_t prev_size, bool prev_free) const noexcept {
-    BlockHeader* h = hdr(o);
-    h->prev_size = prev_size;
-    const std::uint64_t w = h->word;
+    hdr(o)->prev_size = prev_size;
+    const std::uint64_t w = word(o);
     const std::uint64_t flags = (flags_of(w) & ~kFlagPrevFree) | (prev_free ? kFlagPrevFree : 0);
-    h->word = make(o, size_of(w), flags);
+    set_word(o, make(o, size_of(w), flags));
   }
 
   // ---- TLSF index ----

@@ -32,8 +32,16 @@
 //  216     8      repairs        times a dead holder's heap was walked and rebuilt
 //  224     160    sl_bitmap[40]  u32; bit s: heads[f][s] non-empty
 //  384     5120   heads[40][16]  u64 arena offset of the first free block, kNil = empty
-//  5504 .. 8191   reserved
+//  5504    8      cache_offset   payload offset of the thread-cache table (the bytes
+//                                 after the arena); meaningful when cache_magic is set
+//  5512    4      cache_slots    CacheSlots in the table (<= kCacheMaxSlots)
+//  5516    4      cache_magic    kCacheMagic: this heap has thread caches; 0: none (heaps
+//                                 below kCacheMinArena, and heaps made before caches)
+//  5520    8      cache_limit    bytes of blocks one slot may hold
+//  5528 .. 8191   reserved
 //  8192 ..        arena (page aligned, so alignment up to 4096 holds in every mapping)
+//  8192 + arena_size .. the thread-cache table, when cache_magic is set (page aligned):
+//                 cache_slots CacheSlots (src/layout/heap_cache_layout.hpp)
 //
 // Arena: a physical sequence of blocks, then a 16-byte sentinel header.
 //  block at arena offset o (16-aligned), size S (multiple of 16, >= 32):
@@ -120,6 +128,10 @@ struct HeapControl {
   std::uint64_t repairs;
   std::uint32_t sl_bitmap[kFlCount];
   std::uint64_t heads[kFlCount][kSlCount];
+  std::uint64_t cache_offset;
+  std::uint32_t cache_slots;
+  std::uint32_t cache_magic;
+  std::uint64_t cache_limit;
 };
 
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free,
@@ -134,7 +146,10 @@ static_assert(offsetof(HeapControl, names_version) == 144,
 static_assert(offsetof(HeapControl, free_bytes) == 192, "HeapControl::free_bytes at byte 192 (the diagram above)");
 static_assert(offsetof(HeapControl, sl_bitmap) == 224, "HeapControl::sl_bitmap at byte 224 (the diagram above)");
 static_assert(offsetof(HeapControl, heads) == 384, "HeapControl::heads at byte 384 (the diagram above)");
-static_assert(sizeof(HeapControl) == 5504, "HeapControl is 5504 bytes (the diagram above)");
+static_assert(offsetof(HeapControl, cache_offset) == 5504,
+              "HeapControl::cache_offset at byte 5504 (the diagram above)");
+static_assert(offsetof(HeapControl, cache_magic) == 5516, "HeapControl::cache_magic at byte 5516 (the diagram above)");
+static_assert(sizeof(HeapControl) == 5528, "HeapControl is 5528 bytes (the diagram above)");
 static_assert(sizeof(HeapControl) <= kArenaOffset, "HeapControl ends before kArenaOffset");
 
 // A named object: one allocation holding this entry, the name, then the object.

@@ -22,7 +22,7 @@ TEST(BridgeConfig, AValidConfigIsReadFieldByField) {
   const auto c = parse_bridge_config(R"({"host_id":"a","state_dir":"/tmp/x",
     "nats":{"servers":["nats://h1:4222","nats://h2:4222"],"user":"u","password":"p","connect_timeout_ms":1500},
     "mappings":[{"kind":"queue","channel":"jobs","subject":"zipc.jobs","direction":"in","mode":"jetstream",
-                 "stream":"JOBS","overflow":"drop","envelope":true}]})");
+                 "stream":"JOBS","overflow":"drop","envelope":true,"wait":"busy"}]})");
   EXPECT_EQ(c.host_id, "a");
   ASSERT_EQ(c.nats.servers.size(), 2u);
   EXPECT_EQ(c.nats.user, "u");
@@ -33,6 +33,10 @@ TEST(BridgeConfig, AValidConfigIsReadFieldByField) {
   EXPECT_EQ(c.mappings[0].mode, BridgeMode::jetstream);
   EXPECT_EQ(c.mappings[0].overflow, BridgeOverflow::drop);
   EXPECT_TRUE(c.mappings[0].envelope);
+  EXPECT_EQ(c.mappings[0].wait.strategy, WaitStrategy::busy_poll);
+  // Unset, the outbound reader sleeps at once.
+  const auto d = parse_bridge_config(R"({"mappings":[{"channel":"c","subject":"s"}]})");
+  EXPECT_EQ(d.mappings[0].wait.strategy, WaitStrategy::block);
 }
 
 TEST(BridgeConfig, BadConfigsAreRefusedNamingTheFieldAndTheFile) {
@@ -50,6 +54,9 @@ TEST(BridgeConfig, BadConfigsAreRefusedNamingTheFieldAndTheFile) {
       error_of(R"({"mappings":[{"channel":"c","subject":"s","kind":"queue","direction":"both"}]})").find("not both"),
       std::string::npos);
   EXPECT_NE(error_of(R"({"mappings":[{"channel":"c","subject":"s","envelope":"yes"}]})").find("wrong type"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"mappings":[{"channel":"c","subject":"s","wait":"spin"}]})")
+                .find("mappings[0].wait is 'spin'; expected one of: adaptive, busy, block"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"mappings":[]})").find("test.json"), std::string::npos);
   // Wildcards are fine inbound.

@@ -23,10 +23,12 @@ void expect_all_in_order(const RemoteReader& r, std::uint64_t n) {
   EXPECT_EQ(r.bad(), 0u);
 }
 
-TEST(BridgeCore, RemoteReliableSubscriberReceivesEveryMessageInOrder) {
+// outbound_wait: how bridge A's reader of the local topic waits (the mapping's "wait").
+void every_message_arrives_in_order(WaitStrategy outbound_wait) {
   Pair p;
   auto ca = host_config("hostA", {p.server.url()}, p.dir.path());
   ca.mappings.push_back(mapping(p.h.a("prices"), p.h.subject("prices"), BridgeDirection::outbound, BridgeMode::core));
+  ca.mappings.back().wait.strategy = outbound_wait;
   auto cb = host_config("hostB", {p.server.url()}, p.dir.path());
   cb.mappings.push_back(mapping(p.h.b("prices"), p.h.subject("prices"), BridgeDirection::inbound, BridgeMode::core));
   Bridge a(ca), b(cb);
@@ -46,6 +48,14 @@ TEST(BridgeCore, RemoteReliableSubscriberReceivesEveryMessageInOrder) {
       << b.stats(0).received;  // counted just after the local publish returns
   EXPECT_EQ(b.stats(0).lost, 0u);
   EXPECT_EQ(b.stats(0).duplicates, 0u);
+}
+
+TEST(BridgeCore, RemoteReliableSubscriberReceivesEveryMessageInOrder) {
+  every_message_arrives_in_order(WaitStrategy::block);  // the default
+}
+
+TEST(BridgeCore, ABusyPollingOutboundReaderDeliversEveryMessageInOrderToo) {
+  every_message_arrives_in_order(WaitStrategy::busy_poll);
 }
 
 TEST(BridgeJetStream, RemoteReliableSubscriberReceivesEveryMessageInOrderExactlyOnce) {

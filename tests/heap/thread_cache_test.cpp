@@ -112,7 +112,7 @@ TEST(HeapThreadCache, BlocksCachedByAKilledProcessGoBackToTheHeap) {
   ASSERT_EQ(::pipe(ready), 0);
   auto child = zipc::test::spawn([&] {
     std::vector<void*> blocks;
-    for (int i = 0; i < 40; ++i) blocks.push_back(sut.allocate(static_cast<std::size_t>(16 + i * 97)));
+    for (int i = 0; i < 40; ++i) blocks.push_back(sut.allocate(16 + static_cast<std::size_t>(i) * 97));
     for (void* b : blocks)
       if (b == nullptr || sut.deallocate(b) != HeapStatus::ok) return 2;
     const char c = 1;

@@ -297,6 +297,20 @@ int main(int argc, char** argv) {
     std::printf("single worker: zipc = %.2fx glibc malloc (goal >= 0.5), %.2fx Boost.Interprocess (goal >= 2)\n",
                 zipc1 / malloc1, zipc1 / boost1);
   }
+  // Contention: two workers against one, and against glibc's two threads.
+  double malloc2 = 0, zipc2_threads = 0, zipc2_processes = 0;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    if (configs[i].workers != 2) continue;
+    const std::string t = configs[i].transport;
+    if (t == "glibc-malloc") malloc2 = best[i].ops_per_s;
+    if (t == "zipc-heap") (configs[i].processes ? zipc2_processes : zipc2_threads) = best[i].ops_per_s;
+  }
+  if (zipc1 > 0 && malloc2 > 0 && zipc2_threads > 0) {
+    std::printf(
+        "two workers: zipc threads %.2fx / processes %.2fx one worker (goal >= 1.5), threads %.2fx glibc malloc's two "
+        "(goal >= 0.5)\n",
+        zipc2_threads / zipc1, zipc2_processes / zipc1, zipc2_threads / malloc2);
+  }
   if (!out.empty()) {
     std::ofstream f(out);
     f << rows.dump(2) << "\n";

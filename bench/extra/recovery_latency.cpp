@@ -268,7 +268,9 @@ int main(int argc, char** argv) {
       const double p50 = pct(lat, 0.5), p99 = pct(lat, 0.99), mx = pct(lat, 1.0);
       std::printf("%-8s %6d %10.1f %10.1f %10.1f %6d\n", channel, d, p50, p99, mx, fails);
       std::fflush(stdout);
-      rows.push_back({{"name", std::string("recovery-latency-") + channel},
+      rows.push_back({{"workload", "recovery-latency"},
+                      {"transport", std::string("zipc-") + channel},
+                      {"name", std::string("recovery-latency-") + channel},
                       {"dead", d},
                       {"recovery_ms", recovery_ms},
                       {"reps", reps},

@@ -1,7 +1,7 @@
 // zipc-bench-waitset_latency: wake-up latency (send to handler) of a sleeping
 // receiver, in separate processes.
 //
-//   zipc-bench-waitset_latency [--messages N] [--reps R]
+//   zipc-bench-waitset_latency [--messages N] [--reps R] [--gap-us G] [--full] [--out FILE]
 //
 // Rows: a blocking recv on one queue (WaitStrategy::block: it sleeps at once,
 // like the WaitSet; the baseline), a WaitSet over 1, 64 and 1,024 queues of
@@ -22,6 +22,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -148,10 +150,27 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   int reps = 3;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--messages") == 0) g_messages = std::atoi(argv[i + 1]);
-    if (std::strcmp(argv[i], "--reps") == 0) reps = std::atoi(argv[i + 1]);
-    if (std::strcmp(argv[i], "--gap-us") == 0) g_gap_us = std::atoi(argv[i + 1]);
+  std::string out;
+  for (int i = 1; i < argc; ++i) {
+    const bool has_value = i + 1 < argc;
+    if (std::strcmp(argv[i], "--full") == 0) {
+      reps = 7;  // zipc-bench --full
+    } else if (has_value && std::strcmp(argv[i], "--messages") == 0) {
+      g_messages = std::atoi(argv[++i]);
+    } else if (has_value && std::strcmp(argv[i], "--reps") == 0) {
+      reps = std::atoi(argv[++i]);
+    } else if (has_value && std::strcmp(argv[i], "--gap-us") == 0) {
+      g_gap_us = std::atoi(argv[++i]);
+    } else if (has_value && std::strcmp(argv[i], "--out") == 0) {
+      out = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: %s [--messages N] [--reps R] [--gap-us G] [--full] [--out FILE]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (g_messages <= 0 || reps <= 0 || g_gap_us < 0) {
+    std::fprintf(stderr, "--messages and --reps must be positive, --gap-us not negative\n");
+    return 2;
   }
   const std::vector<Row> rows = {{"blocking recv, 1 queue (baseline)", Mode::recv, 1},
                                  {"WaitSet, 1 queue", Mode::waitset, 1},
@@ -173,8 +192,26 @@ int main(int argc, char** argv) {
   const double base50 = median(p50[0]), base99 = median(p99[0]);
   std::printf("%-36s %9s %9s %8s %8s   (median of %d alternating reps, %d msgs, gap %d us)\n", "row", "p50 us",
               "p99 us", "x p50", "x p99", reps, g_messages, g_gap_us);
-  for (std::size_t i = 0; i < rows.size(); ++i)
+  nlohmann::json doc = nlohmann::json::array();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
     std::printf("%-36s %9.1f %9.1f %8.2f %8.2f\n", rows[i].name, median(p50[i]), median(p99[i]),
                 median(p50[i]) / base50, median(p99[i]) / base99);
+    const char* transport = rows[i].mode == Mode::recv      ? "zipc-queue-recv"
+                            : rows[i].mode == Mode::waitset ? "zipc-waitset"
+                                                            : "zipc-waitset-epoll";
+    doc.push_back({{"workload", "wakeup-latency"},
+                   {"transport", transport},
+                   {"name", rows[i].name},
+                   {"wait", "block"},
+                   {"queues", rows[i].channels},
+                   {"messages", g_messages},
+                   {"gap_us", g_gap_us},
+                   {"repetitions", reps},
+                   {"oneway_p50_us", median(p50[i])},
+                   {"oneway_p99_us", median(p99[i])},
+                   {"x_baseline_p50", median(p50[i]) / base50},
+                   {"x_baseline_p99", median(p99[i]) / base99}});
+  }
+  if (!out.empty()) std::ofstream(out) << doc.dump(2) << "\n";
   return 0;
 }

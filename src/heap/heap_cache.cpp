@@ -23,7 +23,9 @@ namespace {
 // any two of its stores, and whoever empties the slot afterwards reads them in
 // the order they were written (x86 keeps store order; this keeps the compiler
 // from changing it). Nothing here synchronizes with another thread.
-inline void keep_order() noexcept { std::atomic_signal_fence(std::memory_order_seq_cst); }
+inline void keep_order() noexcept {
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
 
 // The word a listed block carries in its first payload word: salted and tied
 // to the block's offset, so user data, a stale copy or another block's mark
@@ -136,7 +138,9 @@ struct ThreadSlots {
 
 thread_local ThreadSlots t_slots;
 
-std::uint64_t holder_word(const Arena& a) noexcept { return (a.mapping_id << 32) | t_slots.thread; }
+std::uint64_t holder_word(const Arena& a) noexcept {
+  return (a.mapping_id << 32) | t_slots.thread;
+}
 
 // Takes a free slot, or one whose process died (emptied first); nullptr when
 // every slot is held by a live thread.
@@ -151,7 +155,7 @@ CacheSlot* claim(const Arena& a) noexcept {
       // acquire: pairs with release_slot (or the dead owner's last stores,
       // made visible by its death), so the entries read below are complete.
       if (!s.owner.compare_exchange_strong(owner, me, std::memory_order_acquire, std::memory_order_relaxed)) continue;
-      if (owner != 0) empty_slot(a, s);  // a dead process's blocks go back
+      if (owner != 0) empty_slot(a, s);                           // a dead process's blocks go back
       s.holder.store(holder_word(a), std::memory_order_relaxed);  // relaxed: diagnostics and close only
       return &s;
     }
@@ -180,8 +184,7 @@ CacheSlot* my_slot(const Arena& a) noexcept {
 
 Held* held_for(const Arena& a) noexcept {
   for (Held& h : t_slots.held)
-    if (h.slot != nullptr && h.control == a.control && h.mapping_id == a.mapping_id &&
-        h.self == cached_packed_self())
+    if (h.slot != nullptr && h.control == a.control && h.mapping_id == a.mapping_id && h.self == cached_packed_self())
       return &h;
   return nullptr;
 }

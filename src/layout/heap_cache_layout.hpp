@@ -31,13 +31,13 @@
 
 namespace zipc::layout {
 
-inline constexpr std::uint32_t kCacheMagic = 0x48434143u;        // "CACH"
-inline constexpr std::uint64_t kCacheMinArena = 8ull << 20;      // smaller heaps have no caches
-inline constexpr std::uint32_t kCacheMaxSlots = 16;              // threads that cache at once
-inline constexpr unsigned kCacheFlCount = 6;                     // first levels 0..5: blocks below 8 KiB
+inline constexpr std::uint32_t kCacheMagic = 0x48434143u;    // "CACH"
+inline constexpr std::uint64_t kCacheMinArena = 8ull << 20;  // smaller heaps have no caches
+inline constexpr std::uint32_t kCacheMaxSlots = 16;          // threads that cache at once
+inline constexpr unsigned kCacheFlCount = 6;                 // first levels 0..5: blocks below 8 KiB
 inline constexpr unsigned kCacheClasses = kCacheFlCount * kSlCount;
-inline constexpr unsigned kCacheDepth = 16;                      // blocks per class
-inline constexpr std::uint64_t kCacheMaxLimit = 512ull << 10;    // bytes per slot, at most
+inline constexpr unsigned kCacheDepth = 16;                    // blocks per class
+inline constexpr std::uint64_t kCacheMaxLimit = 512ull << 10;  // bytes per slot, at most
 
 struct alignas(64) CacheSlot {
   std::atomic<std::uint64_t> owner;

@@ -158,8 +158,10 @@ TEST(HeapThreadCache, ThreadsReturnTheirBlocksWhenTheyExit) {
           s = nullptr;
         } else {
           s = sut.allocate(16 + rng() % 4096);
-          if (s == nullptr) failures.fetch_add(1);
-          else std::memset(s, static_cast<int>(t), 16);
+          if (s == nullptr)
+            failures.fetch_add(1);
+          else
+            std::memset(s, static_cast<int>(t), 16);
         }
       }
       for (void* s : mine)
@@ -221,7 +223,8 @@ TEST(HeapThreadCache, ScribbledEntriesAreDroppedNeverFollowed) {
   auto* live = static_cast<unsigned char*>(sut.allocate(4000));
   ASSERT_NE(live, nullptr);
   std::memset(live, 0x5c, 4000);
-  const auto live_offset = static_cast<std::uint64_t>(reinterpret_cast<std::byte*>(live) - sut.arena()) - L::kHeaderSize;
+  const auto live_offset =
+      static_cast<std::uint64_t>(reinterpret_cast<std::byte*>(live) - sut.arena()) - L::kHeaderSize;
   const std::uint64_t junk[] = {8, sut.arena_size() * 2, sut.arena_size() - 4096, live_offset};
   int n = 0;
   for (auto& row : mine->entries)

@@ -276,12 +276,15 @@ std::string results_table(const json& doc) {
       if (!refs.empty()) refs += "; ";
       refs += f.text;
     }
-    std::string cpus = r.contains("cpus") && !r["cpus"].is_null() ? r["cpus"].dump() : "-";
-    o << "| " << r.value("workload", "?") << " | " << r.value("size", 0) << " | " << r.value("transport", "?") << " | "
-      << r.value("wait", "-") << " | " << r.value("processes", 0) << "/" << cpus << " | "
-      << format_ns(num(r, "rt_p50_ns")) << " | " << format_ns(num(r, "rt_p99_ns")) << " | "
-      << format_ns(num(r, "rt_p999_ns")) << " | " << format_ns(num(r, "rt_max_ns")) << " | "
-      << format_rate(num(r, "msgs_per_s")) << " | "
+    // An extra program's row may leave these out (null after merging, extras.cpp).
+    auto text = [&](const char* key) {
+      return r.contains(key) && !r[key].is_null() ? (r[key].is_string() ? r[key].get<std::string>() : r[key].dump())
+                                                  : std::string("-");
+    };
+    o << "| " << text("workload") << " | " << text("size") << " | " << text("transport") << " | " << text("wait")
+      << " | " << text("processes") << "/" << text("cpus") << " | " << format_ns(num(r, "rt_p50_ns")) << " | "
+      << format_ns(num(r, "rt_p99_ns")) << " | " << format_ns(num(r, "rt_p999_ns")) << " | "
+      << format_ns(num(r, "rt_max_ns")) << " | " << format_rate(num(r, "msgs_per_s")) << " | "
       << (std::isnan(num(r, "gbytes_per_s")) ? "-" : fixed(num(r, "gbytes_per_s"), 3)) << " | " << spread_text(r)
       << " | " << ratio_text(r) << " | " << (refs.empty() ? "" : refs) << " |\n";
   }

@@ -271,6 +271,7 @@ int main(int argc, char** argv) {
       rows.push_back({{"workload", "recovery-latency"},
                       {"transport", std::string("zipc-") + channel},
                       {"name", std::string("recovery-latency-") + channel},
+                      {"processes", d + 1},  // the dead and the survivor
                       {"dead", d},
                       {"recovery_ms", recovery_ms},
                       {"reps", reps},

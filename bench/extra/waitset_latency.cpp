@@ -203,6 +203,7 @@ int main(int argc, char** argv) {
                    {"transport", transport},
                    {"name", rows[i].name},
                    {"wait", "block"},
+                   {"processes", 2},
                    {"queues", rows[i].channels},
                    {"messages", g_messages},
                    {"gap_us", g_gap_us},

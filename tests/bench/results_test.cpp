@@ -160,6 +160,19 @@ TEST(Table, ShowsTheAuthorsFigureBesideTheRowItDescribes) {
   EXPECT_NE(refs.find("pipe pingpong 64 B"), std::string::npos) << refs;
 }
 
+TEST(Table, AnExtraProgramsRowWithoutProcessesOrCpusIsShownWithDashes) {
+  // What extras.cpp merges from a program that names neither.
+  json row = {{"workload", "wakeup-latency"},
+              {"transport", "zipc-waitset"},
+              {"size", 0},
+              {"wait", "block"},
+              {"processes", nullptr},
+              {"cpus", nullptr}};
+  json doc = {{"results", json::array({row})}};
+  const std::string sut = results_table(doc);
+  EXPECT_NE(sut.find("| wakeup-latency | 0 | zipc-waitset | block | -/- |"), std::string::npos) << sut;
+}
+
 TEST(Extras, AMissingPeerProgramIsReportedNotCrashed) {
   const ExtraOutcome sut = run_extra({"nothing", "/nonexistent/zipc-bench-nothing"}, false, 10, "/tmp");
   EXPECT_FALSE(sut.ok);

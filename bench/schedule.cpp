@@ -85,10 +85,14 @@ ScheduleOutput run_schedule(const std::vector<Case>& cases, const ScheduleOption
   std::vector<std::string> failed(cases.size());
   std::size_t total = 0, done = 0;
   for (const Case& c : cases) total += static_cast<std::size_t>(std::max(1, c.repetitions));
-  for (const auto& g : groups) {
-    int reps = 1;
-    for (std::size_t i : g) reps = std::max(reps, cases[i].repetitions);
-    for (int rep = 0; rep < reps; ++rep) {
+  // Repetition k of every row runs in pass k over all the groups, so a row's
+  // repetitions lie minutes apart and its spread includes the host's slow
+  // changes (the vCPUs moving between near and far cores), not only the
+  // seconds one group takes; within a group the transports still alternate.
+  int passes = 1;
+  for (const Case& c : cases) passes = std::max(passes, c.repetitions);
+  for (int rep = 0; rep < passes; ++rep) {
+    for (const auto& g : groups) {
       for (std::size_t i : g) {
         const Case& c = cases[i];
         if (rep >= std::max(1, c.repetitions) || !failed[i].empty()) continue;

@@ -141,5 +141,40 @@ TEST(Schedule, RepetitionsAlternateAndEveryLatencyRunIsBracketedByProbes) {
   EXPECT_TRUE(log[0].contains("t_s") && log[0].contains("ns") && log[0].contains("at"));
 }
 
+TEST(Schedule, EachRepetitionIsOnePassOverEveryGroup) {
+  auto all = all_transports();
+  std::vector<Case> cases;
+  for (std::size_t size : {std::size_t{64}, std::size_t{128}}) {
+    for (const char* name : {"pipe", "unix-stream"}) {
+      Case c;
+      c.workload = "stream";
+      c.transport = transport_named(all, name);
+      ASSERT_NE(c.transport, nullptr) << name;
+      c.config.shape = Shape::stream;
+      c.config.size = size;
+      c.config.iterations = 200;
+      c.config.warmup = 20;
+      c.config.cpus = allowed_cpus();
+      c.config.tag = "zsp";
+      c.repetitions = 2;
+      cases.push_back(c);
+    }
+  }
+  std::vector<std::string> order;
+  ScheduleOptions opt;
+  opt.progress = [&](std::size_t, std::size_t, const std::string& what) { order.push_back(what); };
+  const ScheduleOutput sut = run_schedule(cases, opt);
+  ASSERT_TRUE(sut.errors.empty()) << sut.errors.dump();
+  ASSERT_EQ(order.size(), 8u);
+  // Pass 1 covers both sizes, then pass 2 covers them again.
+  const char* expected[] = {"pipe 64", "unix-stream 64", "pipe 128", "unix-stream 128",
+                            "pipe 64", "unix-stream 64", "pipe 128", "unix-stream 128"};
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    EXPECT_NE(order[k].find(expected[k]), std::string::npos) << k << ": " << order[k];
+    EXPECT_NE(order[k].find(k < 4 ? "(rep 1)" : "(rep 2)"), std::string::npos) << order[k];
+  }
+  EXPECT_EQ(sut.rows.size(), 4u);
+}
+
 }  // namespace
 }  // namespace zipc::bench

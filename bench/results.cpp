@@ -234,9 +234,13 @@ std::string ratio_text(const json& r) {
 
 }  // namespace
 
+bool is_round_trip(const json& r) {
+  return r.value("latency", "") == "round trip" || is_latency_workload(r.value("workload", ""));
+}
+
 std::string spread_text(const json& r) {
   // Of the row's headline figure: p50 for round trips, msgs/s otherwise.
-  const bool rt = r.value("latency", "") == "round trip";
+  const bool rt = is_round_trip(r);
   const char* metric = rt ? "rt_p50_ns" : "msgs_per_s";
   const double med = num(r, metric);
   const double w = spread_width(r, metric);
@@ -358,16 +362,20 @@ std::string compare_documents(const json& old_doc, const json& new_doc, double t
     const double m0 = num(a, "msgs_per_s"), m1 = num(r, "msgs_per_s");
     bool worse = false, better = false;
     // A change counts when it passes the threshold and is wider than the
-    // spread of either row's repetitions (a row without repetitions: none).
+    // spread of either row's repetitions (a row without repetitions: none),
+    // in the row's headline figure, the one its spread is reported for: p50
+    // for round trips, msgs/s for the others (a flat-out stream's delivery
+    // p50 says how full the queue happened to be, not how fast it went).
     const auto beyond = [&](double v0, double v1, const char* metric) {
       const double d = std::fabs(v1 - v0);
       return d > v0 * threshold && d > spread_width(a, metric) && d > spread_width(r, metric);
     };
-    if (!std::isnan(l0) && !std::isnan(l1) && l0 > 0 && beyond(l0, l1, "rt_p50_ns")) {
-      worse |= l1 > l0;
-      better |= l1 < l0;
-    }
-    if (!std::isnan(m0) && !std::isnan(m1) && m0 > 0 && beyond(m0, m1, "msgs_per_s")) {
+    if (is_round_trip(a)) {
+      if (!std::isnan(l0) && !std::isnan(l1) && l0 > 0 && beyond(l0, l1, "rt_p50_ns")) {
+        worse |= l1 > l0;
+        better |= l1 < l0;
+      }
+    } else if (!std::isnan(m0) && !std::isnan(m1) && m0 > 0 && beyond(m0, m1, "msgs_per_s")) {
       worse |= m1 < m0;
       better |= m1 > m0;
     }

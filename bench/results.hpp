@@ -51,6 +51,9 @@ double spread_width(const nlohmann::json& row, const std::string& metric);
 // "±N% p50" / "±N% rate": half the spread of the row's headline figure over its median.
 std::string spread_text(const nlohmann::json& row);
 
+// A round-trip row (headline figure: p50) rather than a throughput row (msgs/s).
+bool is_round_trip(const nlohmann::json& row);
+
 struct CompareSummary {
   int matched = 0, regressions = 0, improvements = 0, only_old = 0, only_new = 0;
 };

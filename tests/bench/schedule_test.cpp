@@ -43,6 +43,22 @@ TEST(CompareWithSpreads, AChangeWiderThanBothSpreadsIsFlagged) {
   EXPECT_EQ(s.regressions, 1) << sut;
 }
 
+TEST(CompareWithSpreads, AStreamRowIsJudgedByItsRateNotItsDeliveryLatency) {
+  json a = row_with_spread(400, 380, 420);
+  a["workload"] = "stream";
+  a.erase("latency");
+  a["msgs_per_s"] = 1e6;
+  a["spread"]["msgs_per_s"] = {{"min", 0.95e6}, {"max", 1.05e6}};
+  json b = a;
+  b["rt_p50_ns"] = 700000;  // the queue happened to be full: delivery p50 in ms
+  CompareSummary s;
+  compare_documents({{"results", json::array({a})}}, {{"results", json::array({b})}}, 0.10, &s);
+  EXPECT_EQ(s.regressions + s.improvements, 0);
+  b["msgs_per_s"] = 0.5e6;  // half the rate, beyond both spreads
+  compare_documents({{"results", json::array({a})}}, {{"results", json::array({b})}}, 0.10, &s);
+  EXPECT_EQ(s.regressions, 1);
+}
+
 TEST(CompareWithSpreads, OlderFilesUseTheirPerRunRatesAsTheSpread) {
   json a = row_with_spread(400, 400, 400);
   a.erase("spread");

@@ -83,6 +83,16 @@ TEST(BridgeProgram, ABadConfigFileExitsWithCodeTwoAndSaysWhy) {
   EXPECT_NE(read_file(log).find("mappings[0].direction is 'sideways'"), std::string::npos) << read_file(log);
 }
 
+TEST(BridgeProgram, AnUnknownWaitIsRefusedNamingTheChoices) {
+  TempDir dir;
+  const std::string log = dir.path() + "/bridge.log";
+  Proc p({bridge_exe(), "--channel", "c", "--subject", "s", "--wait", "spin"}, log);
+  EXPECT_NE(p.wait(std::chrono::seconds(20)), 0);
+  const std::string out = read_file(log);
+  EXPECT_NE(out.find("--wait"), std::string::npos) << out;
+  EXPECT_NE(out.find("spin"), std::string::npos) << out;
+}
+
 TEST(BridgeProgram, AnUnreachableServerIsRetriedThenGivenUpWithAClearError) {
   TempDir dir;
   Hosts h;

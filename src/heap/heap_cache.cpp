@@ -104,6 +104,14 @@ void release_slot(CacheSlot& s) noexcept {
   s.owner.store(0, std::memory_order_release);
 }
 
+// The slot's statistics. Only the owner writes them, so a load and a store
+// (no locked read-modify-write on every allocate and free); relaxed: readers
+// (stats()) take a snapshot and nothing is published through them.
+void add_counts(CacheSlot& s, std::uint64_t bytes, std::uint64_t blocks) noexcept {
+  s.bytes.store(s.bytes.load(std::memory_order_relaxed) + bytes, std::memory_order_relaxed);
+  s.blocks.store(s.blocks.load(std::memory_order_relaxed) + blocks, std::memory_order_relaxed);
+}
+
 // ---- the calling thread's slots ----
 
 std::atomic<std::uint32_t> g_next_thread{1};
@@ -216,8 +224,7 @@ void* pop(const Arena& a, CacheSlot& s, std::uint64_t need) noexcept {
     s.entries[k][n - 1] = kNil;
     keep_order();
     mark_at(a, o).store(0, std::memory_order_relaxed);
-    s.bytes.fetch_sub(size, std::memory_order_relaxed);  // relaxed: a statistic
-    s.blocks.fetch_sub(1, std::memory_order_relaxed);    // relaxed: a statistic
+    add_counts(s, 0 - size, 0 - std::uint64_t{1});
     return a.base + o + kHeaderSize;
   }
   return nullptr;
@@ -242,8 +249,7 @@ Push push(const Arena& a, CacheSlot& s, std::uint64_t o) noexcept {
   s.entries[k][n] = o;
   keep_order();
   s.counts[k] = static_cast<std::uint8_t>(n + 1);
-  s.bytes.fetch_add(size, std::memory_order_relaxed);  // relaxed: a statistic
-  s.blocks.fetch_add(1, std::memory_order_relaxed);    // relaxed: a statistic
+  add_counts(s, size, 1);
   return Push::listed;
 }
 

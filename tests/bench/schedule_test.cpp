@@ -114,22 +114,28 @@ TEST(Row, IsTheMedianRepetitionWithTheSpreadAndTheRatioToItsOwnProbes) {
   EXPECT_DOUBLE_EQ(row["ratio_to_limit"].get<double>(), 3);
 }
 
+// A case of `workload` over the named transport, two short repetitions.
+Case short_case(const std::vector<std::unique_ptr<Transport>>& all, const char* name, const char* workload, Shape shape,
+                std::size_t size, const char* tag) {
+  Case c;
+  c.workload = workload;
+  c.transport = transport_named(all, name);
+  c.config.shape = shape;
+  c.config.size = size;
+  c.config.iterations = 200;
+  c.config.warmup = 20;
+  c.config.cpus = allowed_cpus();
+  c.config.tag = tag;
+  c.repetitions = 2;
+  return c;
+}
+
 TEST(Schedule, RepetitionsAlternateAndEveryLatencyRunIsBracketedByProbes) {
   auto all = all_transports();
   std::vector<Case> cases;
   for (const char* name : {"pipe", "unix-stream"}) {
-    Case c;
-    c.workload = "pingpong";
-    c.transport = transport_named(all, name);
-    ASSERT_NE(c.transport, nullptr) << name;
-    c.config.shape = Shape::round_trip;
-    c.config.size = 64;
-    c.config.iterations = 200;
-    c.config.warmup = 20;
-    c.config.cpus = allowed_cpus();
-    c.config.tag = "zst";
-    c.repetitions = 2;
-    cases.push_back(c);
+    cases.push_back(short_case(all, name, "pingpong", Shape::round_trip, 64, "zst"));
+    ASSERT_NE(cases.back().transport, nullptr) << name;
   }
   std::vector<std::string> order;
   ScheduleOptions opt;
@@ -162,18 +168,8 @@ TEST(Schedule, EachRepetitionIsOnePassOverEveryGroup) {
   std::vector<Case> cases;
   for (std::size_t size : {std::size_t{64}, std::size_t{128}}) {
     for (const char* name : {"pipe", "unix-stream"}) {
-      Case c;
-      c.workload = "stream";
-      c.transport = transport_named(all, name);
-      ASSERT_NE(c.transport, nullptr) << name;
-      c.config.shape = Shape::stream;
-      c.config.size = size;
-      c.config.iterations = 200;
-      c.config.warmup = 20;
-      c.config.cpus = allowed_cpus();
-      c.config.tag = "zsp";
-      c.repetitions = 2;
-      cases.push_back(c);
+      cases.push_back(short_case(all, name, "stream", Shape::stream, size, "zsp"));
+      ASSERT_NE(cases.back().transport, nullptr) << name;
     }
   }
   std::vector<std::string> order;

@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   app.add_option("--stream", m.stream, "JetStream stream name");
   app.add_option("--durable", m.durable, "JetStream durable consumer name (inbound)");
   app.add_flag("--envelope", m.envelope, "inbound: prefix local messages with the origin headers");
+  app.add_option("--batch-bytes", m.batch_bytes, "core outbound: a batch goes out at this many bytes (16384)");
   app.add_option("--wait", wait, "outbound reader: block (default), busy (takes a CPU), adaptive")
       ->check(CLI::IsMember({"block", "busy", "adaptive"}));
   app.add_option("--stats-ms", stats_ms, "print per-mapping stats lines this often (0: only at exit)");

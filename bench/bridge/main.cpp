@@ -153,7 +153,7 @@ struct Bridged : Transport {
   zipc::Publisher pub;
   std::unique_ptr<TopicReader> reader;
   Bridged(const std::string& url, const std::string& tag, zipc::BridgeMode mode, const std::string& state,
-          zipc::WaitOptions outbound_wait = {zipc::WaitStrategy::block}) {
+          zipc::WaitOptions outbound_wait = {zipc::WaitStrategy::block}, std::size_t batch_bytes = 0) {
     a_name = "bench-bridge." + tag + ".hostA";
     b_name = "bench-bridge." + tag + ".hostB";
     zipc::Topic::remove(a_name);
@@ -171,6 +171,7 @@ struct Bridged : Transport {
       m.mode = mode;
       m.stream = "BENCH_" + tag;
       m.wait = outbound_wait;
+      if (batch_bytes != 0) m.batch_bytes = batch_bytes;
       c.mappings.push_back(m);
       return c;
     };
@@ -269,6 +270,10 @@ int main(int argc, char** argv) {
   app.add_option("--messages-4k", n_large, "throughput messages, 4 KiB");
   app.add_option("--latency-messages", n_lat, "latency samples per run");
   app.add_option("--rate", rate, "latency runs: messages per second");
+  std::vector<std::size_t> sizes{100, 4096};
+  app.add_option("--sizes", sizes, "message sizes to run (bytes)");
+  std::vector<std::string> only;
+  app.add_option("--transports", only, "run only these rows (ratios need \"raw NATS\" among them)");
   CLI11_PARSE(app, argc, argv);
 
   std::string tmp =
@@ -280,12 +285,19 @@ int main(int argc, char** argv) {
     server = own_server->url();
   }
 
-  const std::vector<std::string> names{
-      "local zipc", "raw NATS", "bridge core", "bridge core, busy", "bridge core, adaptive", "bridge JetStream"};
+  std::vector<std::string> names{"local zipc",
+                                 "raw NATS",
+                                 "bridge core",
+                                 "bridge core, busy",
+                                 "bridge core, adaptive",
+                                 "bridge core, 60 KiB batches",
+                                 "bridge JetStream"};
+  if (!only.empty())
+    std::erase_if(names, [&](const std::string& n) { return std::find(only.begin(), only.end(), n) == only.end(); });
   std::map<std::pair<std::string, std::size_t>, std::vector<Run>> runs;
   int tag = 0;
   for (int rep = 0; rep < reps; ++rep) {
-    for (std::size_t size : {std::size_t{100}, std::size_t{4096}}) {
+    for (std::size_t size : sizes) {
       for (const auto& name : names) {
         const std::string t = std::to_string(::getpid()) + "_" + std::to_string(tag++);
         std::unique_ptr<Transport> tr;
@@ -298,10 +310,13 @@ int main(int argc, char** argv) {
         if (name == "bridge core, adaptive")
           tr = std::make_unique<Bridged>(server, t, zipc::BridgeMode::core, tmp,
                                          zipc::WaitOptions{zipc::WaitStrategy::adaptive});
+        if (name == "bridge core, 60 KiB batches")
+          tr = std::make_unique<Bridged>(server, t, zipc::BridgeMode::core, tmp,
+                                         zipc::WaitOptions{zipc::WaitStrategy::block}, 60 * 1024);
         if (name == "bridge JetStream") tr = std::make_unique<Bridged>(server, t, zipc::BridgeMode::jetstream, tmp);
         Run r;
         const bool js = name == "bridge JetStream";
-        std::uint64_t n = size == 100 ? n_small : n_large;
+        std::uint64_t n = size <= 1024 ? n_small : n_large;
         if (js) n /= 4;  // acknowledged per batch: slower, fewer messages keep the run short
         Run warm;
         latency(*tr, size, 200, rate, warm);  // connections, pages and wait strategies warm
@@ -335,7 +350,7 @@ int main(int argc, char** argv) {
   std::printf(
       "| transport | size | msgs/s | vs raw NATS [range] | p50 us | p99 us | p99.9 us | p50 over raw [range] |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
-  for (std::size_t size : {std::size_t{100}, std::size_t{4096}}) {
+  for (std::size_t size : sizes) {
     const auto& raw = runs[{"raw NATS", size}];
     for (const auto& name : names) {
       const auto& rs = runs[{name, size}];
@@ -344,8 +359,8 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < rs.size(); ++i) {
         const Run& r = rs[i];
         tp.push_back(r.msgs_per_s), p50.push_back(r.p50_us), p99.push_back(r.p99_us), p999.push_back(r.p999_us);
-        ratio.push_back(r.msgs_per_s / raw[i].msgs_per_s);
-        over.push_back(r.p50_us - raw[i].p50_us);
+        ratio.push_back(i < raw.size() ? r.msgs_per_s / raw[i].msgs_per_s : 0.0);
+        over.push_back(i < raw.size() ? r.p50_us - raw[i].p50_us : 0.0);
         lost += r.lost;
       }
       const auto [rlo, rhi] = range(ratio);

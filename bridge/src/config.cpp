@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "internal.hpp"
 #include "zipc/bridge.hpp"
 #include "zipc/error.hpp"
 #include "zipc/segment.hpp"
@@ -107,7 +108,7 @@ BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin)
     const std::string where = "mappings[" + std::to_string(i) + "]";
     only_keys(origin, mj, where,
               {"name", "kind", "channel", "subject", "direction", "mode", "overflow", "stream", "durable", "envelope",
-               "batch", "wait", "create", "topic_capacity_bytes", "max_message_size", "queue_block_size",
+               "batch", "batch_bytes", "wait", "create", "topic_capacity_bytes", "max_message_size", "queue_block_size",
                "queue_block_count"});
     BridgeMapping m;
     get(origin, mj, "name", where, m.name);
@@ -126,6 +127,7 @@ BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin)
     get(origin, mj, "durable", where, m.durable);
     get(origin, mj, "envelope", where, m.envelope);
     get(origin, mj, "batch", where, m.batch);
+    get(origin, mj, "batch_bytes", where, m.batch_bytes);
     m.wait.strategy =
         pick(origin, mj, "wait", where, WaitStrategy::block,
              {{"adaptive", WaitStrategy::adaptive}, {"busy", WaitStrategy::busy_poll}, {"block", WaitStrategy::block}});
@@ -175,6 +177,9 @@ void validate(const BridgeConfig& c) {
       fail(where + ": subject '" + m.subject + "' is empty or has blanks");
     if (m.direction != BridgeDirection::inbound && has_wildcard(m.subject))
       fail(where + ": subject '" + m.subject + "' has a wildcard; only inbound mappings may use one");
+    if (m.batch_bytes < bridge_detail::kMinBatchBytes || m.batch_bytes > bridge_detail::kMaxBatchBytes)
+      fail(where + ": batch_bytes " + std::to_string(m.batch_bytes) + " is outside " +
+           std::to_string(bridge_detail::kMinBatchBytes) + ".." + std::to_string(bridge_detail::kMaxBatchBytes));
     if (m.kind == BridgeKind::queue && m.direction == BridgeDirection::both)
       fail(where + ": a queue mapping is outbound or inbound, not both (the bridge would consume its own input)");
     if (m.mode == BridgeMode::jetstream) {

@@ -38,7 +38,9 @@ struct Frame {
   std::uint64_t origin_ns;
 };
 static_assert(sizeof(Frame) == 24, "a batch frame header is 24 bytes on every platform");
-inline constexpr std::size_t kBatchBytes = 60 * 1024;  // payload bytes per batch (NATS default max: 1 MiB)
+// BridgeMapping::batch_bytes's range (the top: NATS's default max_payload).
+inline constexpr std::size_t kMinBatchBytes = 1024;
+inline constexpr std::size_t kMaxBatchBytes = 1 << 20;
 
 // Counters of one mapping; written by its worker, read by stats() (relaxed:
 // each is an independent counter, no other data is published through them).

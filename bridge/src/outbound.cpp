@@ -168,7 +168,7 @@ void topic_core(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) {
     std::memcpy(batch.data() + at, &f, sizeof(Frame));
     std::memcpy(batch.data() + at + sizeof(Frame), v.data().data(), v.data().size());
     ++count;
-    if (!m.cfg.batch || batch.size() >= kBatchBytes || count >= 1024) send();
+    if (!m.cfg.batch || batch.size() >= m.cfg.batch_bytes || count >= 1024) send();
   }
   send();
   save_position(m, m.subscriber.next_sequence());

@@ -54,6 +54,10 @@ struct WaitOptions {
   WaitStrategy strategy = WaitStrategy::adaptive;
   std::uint32_t spin_ns = 50'000;  // pause-spin this long before yielding
   std::uint32_t yields = 32;       // sched_yield this many times before sleeping
+  // A spin the kernel descheduled (another thread needed this CPU) ends the
+  // spinning: the thread yields at once from then on, as on a shared CPU,
+  // until a probe spins successfully (docs/design.md, "Waiting").
+  bool stop_spinning_when_preempted = true;
 };
 
 namespace detail {
@@ -61,7 +65,9 @@ namespace detail {
 // Returns true if the caller should keep spinning, false to go to sleep.
 struct SpinState {
   std::uint64_t start_ns = 0;
-  std::uint64_t budget_ns = 0;  // this wait's spin phase (learned; see event.cpp)
+  std::uint64_t budget_ns = 0;    // this wait's spin phase (learned; see event.cpp)
+  std::uint64_t last_ns = 0;      // the spin's last clock read (every 64 iterations)
+  std::uint64_t step_ns = ~0ull;  // the shortest time between two of them
   std::uint32_t iterations = 0;
   std::uint32_t yields = 0;
   bool spin_done = false;

@@ -47,6 +47,13 @@ namespace {
 //    then is normal, and learning from a single wait (which came true right
 //    after the first yield) turned a 256 KiB rpc from 27 k into 11 k round
 //    trips/s, stuck there for good. On one CPU every wait fails its spin.
+//  - a spin that was descheduled (two of its clock reads, 64 iterations
+//    apart, lie more than kPreemptedGapNs and 8 of its shortest such steps
+//    apart): stop spinning at once. Another
+//    thread wanted this CPU while we spun, so on this host our spinning
+//    takes CPU time from the work we wait for (a pipeline of more busy
+//    threads than CPUs: the NATS bridge on 2 vCPUs spent a third of its
+//    process's CPU time in two such spins, docs/bridge.md).
 //  - while "shared", a wait now and then probes with the full spin budget, to
 //    notice when that stops being true; a failed probe doubles the distance
 //    to the next one (kFirstProbe to kLastProbe waits), so a really shared
@@ -56,6 +63,7 @@ thread_local std::uint32_t t_shared_votes = 0;    // consecutive waits whose spi
 thread_local std::uint32_t t_probe_interval = 0;  // shared: waits between probes
 thread_local std::uint32_t t_waits_to_probe = 0;  // shared: waits until the next probe
 constexpr std::uint32_t kSharedVotes = 8;
+constexpr std::uint64_t kPreemptedGapNs = 20'000;  // 64 pauses take 1-4 us when we keep the CPU
 constexpr std::uint32_t kFirstProbe = 16;
 constexpr std::uint32_t kLastProbe = 16384;
 // How long waits take, learned: a wait on two CPUs that came true in the
@@ -96,6 +104,12 @@ void spin_failed() noexcept {
     t_waits_to_probe = kFirstProbe;
   }
 }
+
+// A spin descheduled by the kernel: another thread wanted this CPU.
+void spin_preempted() noexcept {
+  t_shared_votes = std::max(t_shared_votes, kSharedVotes - 1);
+  spin_failed();
+}
 }  // namespace
 
 void spin_succeeded(const SpinState& st) noexcept {
@@ -126,6 +140,7 @@ bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcep
   // adaptive: spin, then yield, then (caller) sleep.
   if (st.iterations++ == 0) {
     st.start_ns = platform::monotonic_ns();
+    st.last_ns = st.start_ns;
     st.budget_ns = budget_for_next_wait(opt);
   }
   if (!st.spin_done) {
@@ -138,8 +153,20 @@ bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcep
       }
       const std::uint64_t now = platform::monotonic_ns();
       if (!d.is_never() && now >= d.ns()) return false;
-      if (now - st.start_ns < st.budget_ns) return true;
-      st.spin_done = true;
+      // Descheduled: a step far longer than the shortest one (a slow
+      // predicate makes every step long, which is not a gap).
+      const std::uint64_t step = now - st.last_ns;
+      const bool preempted = opt.stop_spinning_when_preempted && step > kPreemptedGapNs && step / 8 > st.step_ns;
+      st.step_ns = std::min(st.step_ns, step);
+      st.last_ns = now;
+      if (preempted) {
+        spin_preempted();
+        st.spin_done = true;
+      } else if (now - st.start_ns < st.budget_ns) {
+        return true;
+      } else {
+        st.spin_done = true;
+      }
     }
   }
   if (st.yields < opt.yields) {

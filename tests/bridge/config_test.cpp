@@ -22,7 +22,8 @@ TEST(BridgeConfig, AValidConfigIsReadFieldByField) {
   const auto c = parse_bridge_config(R"({"host_id":"a","state_dir":"/tmp/x",
     "nats":{"servers":["nats://h1:4222","nats://h2:4222"],"user":"u","password":"p","connect_timeout_ms":1500},
     "mappings":[{"kind":"queue","channel":"jobs","subject":"zipc.jobs","direction":"in","mode":"jetstream",
-                 "stream":"JOBS","overflow":"drop","envelope":true,"wait":"busy"}]})");
+                 "stream":"JOBS","overflow":"drop","envelope":true,"wait":"busy",
+                 "batch_bytes":4096}]})");
   EXPECT_EQ(c.host_id, "a");
   ASSERT_EQ(c.nats.servers.size(), 2u);
   EXPECT_EQ(c.nats.user, "u");
@@ -34,9 +35,11 @@ TEST(BridgeConfig, AValidConfigIsReadFieldByField) {
   EXPECT_EQ(c.mappings[0].overflow, BridgeOverflow::drop);
   EXPECT_TRUE(c.mappings[0].envelope);
   EXPECT_EQ(c.mappings[0].wait.strategy, WaitStrategy::busy_poll);
+  EXPECT_EQ(c.mappings[0].batch_bytes, 4096u);
   // Unset, the outbound reader sleeps at once.
   const auto d = parse_bridge_config(R"({"mappings":[{"channel":"c","subject":"s"}]})");
   EXPECT_EQ(d.mappings[0].wait.strategy, WaitStrategy::block);
+  EXPECT_EQ(d.mappings[0].batch_bytes, 16u * 1024);
 }
 
 TEST(BridgeConfig, BadConfigsAreRefusedNamingTheFieldAndTheFile) {
@@ -57,6 +60,11 @@ TEST(BridgeConfig, BadConfigsAreRefusedNamingTheFieldAndTheFile) {
             std::string::npos);
   EXPECT_NE(error_of(R"({"mappings":[{"channel":"c","subject":"s","wait":"spin"}]})")
                 .find("mappings[0].wait is 'spin'; expected one of: adaptive, busy, block"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"mappings":[{"channel":"c","subject":"s","batch_bytes":100}]})")
+                .find("batch_bytes 100 is outside 1024..1048576"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"mappings":[{"channel":"c","subject":"s","batch_bytes":2000000}]})").find("batch_bytes"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"mappings":[]})").find("test.json"), std::string::npos);
   // Wildcards are fine inbound.

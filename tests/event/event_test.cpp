@@ -148,6 +148,9 @@ WaitOptions learning_options() {
   WaitOptions opt = with(WaitStrategy::adaptive);
   opt.spin_ns = 2'000;
   opt.yields = 4;
+  // These scenarios script where waits end; a preemption of the test thread
+  // (a loaded CI machine) must not end a spin early. Its own tests are below.
+  opt.stop_spinning_when_preempted = false;
   return opt;
 }
 // A wait whose whole spin phase failed and that came true right after the
@@ -266,6 +269,54 @@ TEST(Event, AWaitThatOutlastsItsSpinOnAnotherCpuStretchesTheNextSpinBudget) {
     EXPECT_GT(next.budget_ns, opt.spin_ns);
     EXPECT_LE(next.budget_ns, 8ull * opt.spin_ns);
     zipc::detail::spin_succeeded(next);
+  });
+}
+
+// A spin's steps of 64 iterations, each ended by a clock read; `pause`
+// stands for the time the thread lost before the last one.
+void spin_steps(zipc::detail::SpinState& st, const WaitOptions& opt, int steps, std::chrono::microseconds pause) {
+  const Deadline d = Deadline::after(10s);
+  for (int s = 0; s < steps; ++s) {
+    for (int i = 0; i < 63; ++i) ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));
+    if (s == steps - 1) std::this_thread::sleep_for(pause);
+    ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));  // the step's clock read
+  }
+}
+
+TEST(Event, ASpinTheKernelDeschedulesStopsTheSpinning) {
+  in_fresh_thread([] {
+    WaitOptions opt = with(WaitStrategy::adaptive);
+    opt.spin_ns = 1'000'000'000;  // the budget never ends this spin
+    zipc::detail::SpinState st;
+    spin_steps(st, opt, 2, 0us);  // a step at full speed
+    EXPECT_FALSE(st.spin_done);
+    spin_steps(st, opt, 1, 2ms);  // a step with 2 ms lost to another thread
+    EXPECT_TRUE(st.spin_done);    // on to yielding at once
+    EXPECT_TRUE(zipc::detail::cpu_looks_shared());
+  });
+}
+
+TEST(Event, ASlowPredicateIsNotTakenForADescheduledSpin) {
+  in_fresh_thread([] {
+    WaitOptions opt = with(WaitStrategy::adaptive);
+    opt.spin_ns = 1'000'000'000;
+    zipc::detail::SpinState st;
+    for (int s = 0; s < 4; ++s) spin_steps(st, opt, 1, 2ms);  // every step as slow
+    EXPECT_FALSE(st.spin_done);
+    EXPECT_FALSE(zipc::detail::cpu_looks_shared());
+  });
+}
+
+TEST(Event, TheRuleCanBeTurnedOff) {
+  in_fresh_thread([] {
+    WaitOptions opt = with(WaitStrategy::adaptive);
+    opt.spin_ns = 1'000'000'000;
+    opt.stop_spinning_when_preempted = false;
+    zipc::detail::SpinState st;
+    spin_steps(st, opt, 2, 0us);
+    spin_steps(st, opt, 1, 2ms);
+    EXPECT_FALSE(st.spin_done);
+    EXPECT_FALSE(zipc::detail::cpu_looks_shared());
   });
 }
 

@@ -49,11 +49,11 @@ namespace {
 //    trips/s, stuck there for good. On one CPU every wait fails its spin.
 //  - a spin that was descheduled (two of its clock reads, 64 iterations
 //    apart, lie more than kPreemptedGapNs and 8 of its shortest such steps
-//    apart): stop spinning at once. Another
-//    thread wanted this CPU while we spun, so on this host our spinning
-//    takes CPU time from the work we wait for (a pipeline of more busy
-//    threads than CPUs: the NATS bridge on 2 vCPUs spent a third of its
-//    process's CPU time in two such spins, docs/bridge.md).
+//    apart): stop spinning at once. Another thread wanted this CPU while we
+//    spun, so on this host our spinning takes CPU time from the work we
+//    wait for, even when the spin succeeds (a pipeline of more busy threads
+//    than CPUs: the NATS bridge on 2 vCPUs spent a third of its process's
+//    CPU time in two such spins, docs/bridge.md).
 //  - while "shared", a wait now and then probes with the full spin budget, to
 //    notice when that stops being true; a failed probe doubles the distance
 //    to the next one (kFirstProbe to kLastProbe waits), so a really shared

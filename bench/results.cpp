@@ -51,6 +51,14 @@ double num(const json& row, const char* key) {
   return it->get<double>();
 }
 
+// A row's latency percentile in ns: the round trip, or for rows that measure
+// one way (an extra's "oneway_<p>_us", e.g. the NATS bridge) that.
+double latency_ns(const json& row, const char* p) {
+  const double rt = num(row, ("rt_" + std::string(p) + "_ns").c_str());
+  if (!std::isnan(rt)) return rt;
+  return num(row, ("oneway_" + std::string(p) + "_us").c_str()) * 1000.0;
+}
+
 template <class Map>
 std::pair<std::size_t, double> nearest(const Map& m, std::size_t size) {
   std::pair<std::size_t, double> best{0, 0};
@@ -286,8 +294,8 @@ std::string results_table(const json& doc) {
                                                   : std::string("-");
     };
     o << "| " << text("workload") << " | " << text("size") << " | " << text("transport") << " | " << text("wait")
-      << " | " << text("processes") << "/" << text("cpus") << " | " << format_ns(num(r, "rt_p50_ns")) << " | "
-      << format_ns(num(r, "rt_p99_ns")) << " | " << format_ns(num(r, "rt_p999_ns")) << " | "
+      << " | " << text("processes") << "/" << text("cpus") << " | " << format_ns(latency_ns(r, "p50")) << " | "
+      << format_ns(latency_ns(r, "p99")) << " | " << format_ns(latency_ns(r, "p999")) << " | "
       << format_ns(num(r, "rt_max_ns")) << " | " << format_rate(num(r, "msgs_per_s")) << " | "
       << (std::isnan(num(r, "gbytes_per_s")) ? "-" : fixed(num(r, "gbytes_per_s"), 3)) << " | " << spread_text(r)
       << " | " << ratio_text(r) << " | " << (refs.empty() ? "" : refs) << " |\n";

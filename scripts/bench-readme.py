@@ -103,6 +103,34 @@ COLUMNS = [
 ]
 
 
+def bridge_table(rows):
+    """The NATS bridge extra's rows (zipc-bench-bridge), if the run has them."""
+    rows = [r for r in rows if r.get("workload") == "nats-bridge"]
+    if not rows:
+        return []
+    out = ["Between hosts: zipc -> `zipc bridge` -> NATS -> `zipc bridge` -> zipc on loopback, beside the NATS C "
+           "client publishing and subscribing on the same nats-server (docs/bridge.md). Throughput flat out; "
+           "one-way latency at a paced 5 k msgs/s; ratios and added p50 against the raw NATS run of the same "
+           "repetition (median):",
+           "",
+           "| transport | wait | size | msgs/s | vs raw NATS | p50 one way | p99 one way | p50 over raw NATS |",
+           "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in sorted(rows, key=lambda r: (r.get("size", 0), r.get("transport") != "nats-c-client",
+                                         r.get("transport", ""), r.get("wait", ""))):
+        def us(key):
+            v = r.get(key)
+            return "-" if v is None else fmt_ns(float(v) * 1000)
+        ratio = r.get("ratio_to_raw_nats")
+        over = r.get("p50_over_raw_us")
+        t = r.get("transport", "?")
+        name = f"**{t}**" if t.startswith("zipc") else t
+        out.append(f"| {name} | {r.get('wait', '-')} | {r.get('size', 0)} B | {fmt_rate(r.get('msgs_per_s'))} | "
+                   f"{'-' if ratio is None else f'{ratio:.2f}x'} | {us('oneway_p50_us')} | {us('oneway_p99_us')} | "
+                   f"{'-' if over is None else f'{over:+.1f} us'} |")
+    out.append("")
+    return out
+
+
 def section(doc, json_path, readme_dir):
     m = doc.get("machine", {})
     lim = doc.get("limits", {})
@@ -162,6 +190,7 @@ def section(doc, json_path, readme_dir):
             "Each figure is the median of repetitions that alternated with the other transports; "
             f"±N% is half the spread (max - min) across them, shown where it passes {SPREAD_SHOWN * 100:.0f}%.",
             ""]
+    out += bridge_table(rows)
     ref = doc.get("reference", [])
     if ref:
         out += ["The figures the source articles report (docs/reference.md), each the **author's figure on the "

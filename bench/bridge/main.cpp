@@ -3,6 +3,12 @@
 // beside local zipc (one topic, no network). Core and JetStream bridge modes.
 //
 //   zipc-bench-bridge [--server nats://127.0.0.1:4222] [--repetitions 3] [--json out.json]
+//   zipc-bench-bridge --out rows.json [--full]     (as an extra of zipc-bench / make bench)
+//
+// As an extra (--out) it writes its rows in the harness's form (workload
+// "nats-bridge", one-way latency) and runs the main rows only: local zipc,
+// raw NATS, bridge core and JetStream, 3 repetitions; --full adds the
+// diagnostic rows (busy, adaptive, 60 KiB batches) and runs 9.
 //
 // Without --server it starts its own nats-server (JetStream store in a
 // temporary directory) on a random loopback port and kills it at the end.
@@ -197,6 +203,20 @@ struct Bridged : Transport {
   std::uint64_t lost() const { return b->stats(0).lost; }
 };
 
+// A row's name in zipc-bench's results (transport, wait).
+struct HarnessName {
+  std::string transport, wait;
+};
+HarnessName harness_name(const std::string& row) {
+  if (row == "local zipc") return {"zipc-topic-local", "adaptive"};
+  if (row == "raw NATS") return {"nats-c-client", "block"};
+  if (row == "bridge core") return {"zipc-bridge-core", "block"};
+  if (row == "bridge core, busy") return {"zipc-bridge-core", "busy"};
+  if (row == "bridge core, adaptive") return {"zipc-bridge-core", "adaptive"};
+  if (row == "bridge core, 60 KiB batches") return {"zipc-bridge-core-60k", "block"};
+  return {"zipc-bridge-jetstream", "block"};
+}
+
 double pct(std::vector<std::uint64_t>& v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -255,17 +275,18 @@ void latency(Transport& t, std::size_t size, std::uint64_t n, double rate, Run& 
   r.p999_us = pct(lat, 0.999);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   CLI::App app{"zipc-bench-bridge: the NATS bridge beside raw NATS and local zipc"};
-  std::string server, json_out;
+  std::string server, json_out, rows_out;
+  bool full = false;
   int reps = 3;
   std::uint64_t n_small = 200000, n_large = 40000, n_lat = 5000;
   double rate = 5000;
   app.add_option("--server", server, "an existing nats-server URL (default: start one)");
   app.add_option("--repetitions", reps, "alternating runs per row; the median is reported");
   app.add_option("--json", json_out, "write the rows here");
+  app.add_option("--out", rows_out, "write the rows here in zipc-bench's form (run as an extra)");
+  app.add_flag("--full", full, "with --out: every row, 9 repetitions");
   app.add_option("--messages", n_small, "throughput messages, 100 B");
   app.add_option("--messages-4k", n_large, "throughput messages, 4 KiB");
   app.add_option("--latency-messages", n_lat, "latency samples per run");
@@ -275,6 +296,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> only;
   app.add_option("--transports", only, "run only these rows (ratios need \"raw NATS\" among them)");
   CLI11_PARSE(app, argc, argv);
+  const bool extra = !rows_out.empty();
+  if (extra && full) reps = std::max(reps, 9);
+  if (extra && !full && only.empty()) only = {"local zipc", "raw NATS", "bridge core", "bridge JetStream"};
 
   std::string tmp =
       (std::filesystem::temp_directory_path() / ("zipc-bench-bridge-" + std::to_string(::getpid()))).string();
@@ -347,6 +371,7 @@ int main(int argc, char** argv) {
     return std::pair{*lo, *hi};
   };
   nlohmann::json rows = nlohmann::json::array();
+  nlohmann::json harness_rows = nlohmann::json::array();  // --out: zipc-bench's row form
   std::printf(
       "| transport | size | msgs/s | vs raw NATS [range] | p50 us | p99 us | p99.9 us | p50 over raw [range] |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
@@ -381,8 +406,40 @@ int main(int argc, char** argv) {
                       {"p50_over_raw_us_range", {olo, ohi}},
                       {"p50_over_raw_us_each", over},
                       {"repetitions", reps}});
+      const auto [tlo, thi] = range(tp);
+      const HarnessName h = harness_name(name);
+      harness_rows.push_back(
+          {{"workload", "nats-bridge"},
+           {"transport", h.transport},
+           {"wait", h.wait},
+           {"size", size},
+           {"latency", "one way"},
+           {"msgs_per_s", median(tp)},
+           {"msgs_per_s_runs", tp},
+           {"spread", {{"msgs_per_s", {{"min", tlo}, {"max", thi}, {"rel", (thi - tlo) / median(tp)}}}}},
+           {"oneway_p50_us", median(p50)},
+           {"oneway_p99_us", median(p99)},
+           {"oneway_p999_us", median(p999)},
+           {"ratio_to_raw_nats", median(ratio)},
+           {"ratio_to_raw_nats_range", {rlo, rhi}},
+           {"p50_over_raw_us", median(over)},
+           {"p50_over_raw_us_range", {olo, ohi}},
+           {"lost", lost},
+           {"repetitions", reps}});
     }
   }
   if (!json_out.empty()) std::ofstream(json_out) << rows.dump(2) << "\n";
+  if (extra) std::ofstream(rows_out) << harness_rows.dump(2) << "\n";
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {  // no nats-server, a bridge that did not start, ...
+    std::fprintf(stderr, "zipc-bench-bridge: %s\n", e.what());
+    return 1;
+  }
 }

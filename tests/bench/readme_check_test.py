@@ -4,6 +4,7 @@ committed results file it names, and the check notices when it is not.
 
     python3 tests/bench/readme_check_test.py REPO_ROOT
 """
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -40,7 +41,29 @@ def main(root):
         if bad.returncode == 0:
             print("FAIL: --check accepted a README whose table was changed by hand")
             return 1
-    print("ok: README.md matches " + src + "; a changed table is caught")
+    # The NATS bridge extra's rows get a table of their own, one line each.
+    spec = importlib.util.spec_from_file_location("bench_readme", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rows = [{"workload": "nats-bridge", "transport": "zipc-bridge-core", "wait": "block", "size": 4096,
+             "msgs_per_s": 168000.0, "ratio_to_raw_nats": 0.84, "oneway_p50_us": 90.1, "oneway_p99_us": 1130.1,
+             "p50_over_raw_us": 23.2},
+            {"workload": "nats-bridge", "transport": "nats-c-client", "wait": "block", "size": 4096,
+             "msgs_per_s": 199000.0, "ratio_to_raw_nats": 1.0, "oneway_p50_us": 66.3, "oneway_p99_us": 117.7,
+             "p50_over_raw_us": 0.0},
+            {"workload": "pingpong", "transport": "pipe", "wait": "block", "size": 64}]
+    table = mod.bridge_table(rows)
+    want = "| **zipc-bridge-core** | block | 4096 B | 168.0 k | 0.84x | 90.1 us | 1.13 ms | +23.2 us |"
+    if want not in table or len([l for l in table if l.startswith("| ")]) != 3:  # the header and two rows
+        print("FAIL: the bridge table is not as expected:\n" + "\n".join(table))
+        return 1
+    if table.index(want) < [i for i, l in enumerate(table) if "nats-c-client" in l][0]:
+        print("FAIL: raw NATS should come first, as the baseline:\n" + "\n".join(table))
+        return 1
+    if mod.bridge_table(rows[2:]):
+        print("FAIL: a run without bridge rows got a bridge table")
+        return 1
+    print("ok: README.md matches " + src + "; a changed table is caught; the bridge rows get their table")
     return 0
 
 

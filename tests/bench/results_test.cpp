@@ -173,6 +173,23 @@ TEST(Table, AnExtraProgramsRowWithoutProcessesOrCpusIsShownWithDashes) {
   EXPECT_NE(sut.find("| wakeup-latency | 0 | zipc-waitset | block | -/- |"), std::string::npos) << sut;
 }
 
+TEST(Table, ARowMeasuredOneWayShowsItsOneWayPercentiles) {
+  // The NATS bridge extra measures one-way latency (oneway_<p>_us), not round trips.
+  json row = {{"workload", "nats-bridge"},
+              {"transport", "zipc-bridge-core"},
+              {"size", 4096},
+              {"wait", "block"},
+              {"latency", "one way"},
+              {"msgs_per_s", 160000.0},
+              {"oneway_p50_us", 85.5},
+              {"oneway_p99_us", 1130.0},
+              {"oneway_p999_us", 3270.0}};
+  json doc = {{"results", json::array({row})}};
+  const std::string sut = results_table(doc);
+  EXPECT_NE(sut.find("| 85.5 us | 1.13 ms | 3.27 ms |"), std::string::npos) << sut;
+  EXPECT_FALSE(is_round_trip(row));  // --compare judges it by its rate
+}
+
 TEST(Extras, AMissingPeerProgramIsReportedNotCrashed) {
   const ExtraOutcome sut = run_extra({"nothing", "/nonexistent/zipc-bench-nothing"}, false, 10, "/tmp");
   EXPECT_FALSE(sut.ok);

@@ -107,12 +107,14 @@ std::string format_rate(double v) {
 }
 
 void apply_ratio(json& row, const Limits& l) {
+  // A row that states its own basis keeps it: one measured between its own
+  // cache-line probes (suite.cpp), or an extra whose baseline is not a limit
+  // of this machine (the NATS bridge's is raw NATS). The run-wide limits are
+  // the fallback for every other row.
+  if (row.contains("ratio_basis")) return;
   const std::string w = row.value("workload", "");
   const std::size_t size = row.value("size", std::size_t{0});
   if (is_latency_workload(w)) {
-    // A row measured between its own cache-line probes already carries its
-    // ratio to them (schedule.cpp); the run-wide limit is only the fallback.
-    if (row.contains("probe_ns") && row.contains("ratio_to_limit")) return;
     const double p50 = num(row, "rt_p50_ns");
     const bool one_cpu = row.contains("cpus") && row["cpus"].is_number() && row["cpus"].get<int>() == 1;
     const double floor = one_cpu ? l.cacheline_rtt_1cpu_yield_ns : l.cacheline_rtt_ns;

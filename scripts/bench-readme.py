@@ -123,7 +123,7 @@ def bridge_table(rows):
         ratio = r.get("ratio_to_raw_nats")
         over = r.get("p50_over_raw_us")
         t = r.get("transport", "?")
-        name = f"**{t}**" if t.startswith("zipc") else t
+        name = f"**{t}**" if r.get("family") == "zipc" else t
         out.append(f"| {name} | {r.get('wait', '-')} | {r.get('size', 0)} B | {fmt_rate(r.get('msgs_per_s'))} | "
                    f"{'-' if ratio is None else f'{ratio:.2f}x'} | {us('oneway_p50_us')} | {us('oneway_p99_us')} | "
                    f"{'-' if over is None else f'{over:+.1f} us'} |")

@@ -5,10 +5,10 @@
 //   zipc-bench-bridge [--server nats://127.0.0.1:4222] [--repetitions 3] [--json out.json]
 //   zipc-bench-bridge --out rows.json [--full]     (as an extra of zipc-bench / make bench)
 //
-// As an extra (--out) it writes its rows in the harness's form (workload
-// "nats-bridge", one-way latency) and runs the main rows only: local zipc,
-// raw NATS, bridge core and JetStream, 3 repetitions; --full adds the
-// diagnostic rows (busy, adaptive, 60 KiB batches) and runs 9.
+// Rows are written in zipc-bench's form (workload "nats-bridge", one-way
+// latency, ratios to raw NATS). As an extra (--out) it runs the main rows
+// only: local zipc, raw NATS, bridge core and JetStream, 3 repetitions;
+// --full adds the diagnostic rows (busy, adaptive, 60 KiB batches) and runs 9.
 //
 // Without --server it starts its own nats-server (JetStream store in a
 // temporary directory) on a random loopback port and kills it at the end.
@@ -28,6 +28,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -203,18 +204,42 @@ struct Bridged : Transport {
   std::uint64_t lost() const { return b->stats(0).lost; }
 };
 
-// A row's name in zipc-bench's results (transport, wait).
-struct HarnessName {
-  std::string transport, wait;
+// The rows: the name printed and given to --transports, the row's transport
+// and wait in zipc-bench's results, and how to set it up (server URL, a tag
+// unique to this run, the state directory).
+struct RowKind {
+  const char* name;
+  const char* transport;
+  const char* wait;
+  bool main;  // run by make bench (--out without --full)
+  std::function<std::unique_ptr<Transport>(const std::string&, const std::string&, const std::string&)> make;
 };
-HarnessName harness_name(const std::string& row) {
-  if (row == "local zipc") return {"zipc-topic-local", "adaptive"};
-  if (row == "raw NATS") return {"nats-c-client", "block"};
-  if (row == "bridge core") return {"zipc-bridge-core", "block"};
-  if (row == "bridge core, busy") return {"zipc-bridge-core", "busy"};
-  if (row == "bridge core, adaptive") return {"zipc-bridge-core", "adaptive"};
-  if (row == "bridge core, 60 KiB batches") return {"zipc-bridge-core-60k", "block"};
-  return {"zipc-bridge-jetstream", "block"};
+std::unique_ptr<Transport> bridged(const std::string& url, const std::string& tag, const std::string& state,
+                                   zipc::BridgeMode mode, zipc::WaitStrategy wait, std::size_t batch_bytes = 0) {
+  return std::make_unique<Bridged>(url, tag, mode, state, zipc::WaitOptions{wait}, batch_bytes);
+}
+const std::vector<RowKind>& row_kinds() {
+  using zipc::BridgeMode;
+  using zipc::WaitStrategy;
+  static const std::vector<RowKind> v = {
+      {"local zipc", "zipc-topic-local", "adaptive", true,
+       [](auto&, auto& t, auto&) { return std::make_unique<LocalZipc>("bench-bridge.local." + t); }},
+      {"raw NATS", "nats-c-client", "block", true,
+       [](auto& url, auto& t, auto&) { return std::make_unique<RawNats>(url, "bench.raw." + t); }},
+      {"bridge core", "zipc-bridge-core", "block", true,
+       [](auto& url, auto& t, auto& st) { return bridged(url, t, st, BridgeMode::core, WaitStrategy::block); }},
+      {"bridge core, busy", "zipc-bridge-core", "busy", false,
+       [](auto& url, auto& t, auto& st) { return bridged(url, t, st, BridgeMode::core, WaitStrategy::busy_poll); }},
+      {"bridge core, adaptive", "zipc-bridge-core", "adaptive", false,
+       [](auto& url, auto& t, auto& st) { return bridged(url, t, st, BridgeMode::core, WaitStrategy::adaptive); }},
+      {"bridge core, 60 KiB batches", "zipc-bridge-core-60k", "block", false,
+       [](auto& url, auto& t, auto& st) {
+         return bridged(url, t, st, BridgeMode::core, WaitStrategy::block, 60 * 1024);
+       }},
+      {"bridge JetStream", "zipc-bridge-jetstream", "block", true,
+       [](auto& url, auto& t, auto& st) { return bridged(url, t, st, BridgeMode::jetstream, WaitStrategy::block); }},
+  };
+  return v;
 }
 
 double pct(std::vector<std::uint64_t>& v, double p) {
@@ -284,9 +309,9 @@ int run(int argc, char** argv) {
   double rate = 5000;
   app.add_option("--server", server, "an existing nats-server URL (default: start one)");
   app.add_option("--repetitions", reps, "alternating runs per row; the median is reported");
-  app.add_option("--json", json_out, "write the rows here");
-  app.add_option("--out", rows_out, "write the rows here in zipc-bench's form (run as an extra)");
-  app.add_flag("--full", full, "with --out: every row, 9 repetitions");
+  app.add_option("--json", json_out, "write the rows here (every row unless --transports)");
+  app.add_option("--out", rows_out, "as zipc-bench's extra: write the rows here, the main rows only unless --full");
+  app.add_flag("--full", full, "every row, at least 9 repetitions");
   app.add_option("--messages", n_small, "throughput messages, 100 B");
   app.add_option("--messages-4k", n_large, "throughput messages, 4 KiB");
   app.add_option("--latency-messages", n_lat, "latency samples per run");
@@ -296,9 +321,8 @@ int run(int argc, char** argv) {
   std::vector<std::string> only;
   app.add_option("--transports", only, "run only these rows (ratios need \"raw NATS\" among them)");
   CLI11_PARSE(app, argc, argv);
-  const bool extra = !rows_out.empty();
-  if (extra && full) reps = std::max(reps, 9);
-  if (extra && !full && only.empty()) only = {"local zipc", "raw NATS", "bridge core", "bridge JetStream"};
+  const bool extra = !rows_out.empty();  // run by zipc-bench: the main rows, unless --full
+  if (full) reps = std::max(reps, 9);
 
   std::string tmp =
       (std::filesystem::temp_directory_path() / ("zipc-bench-bridge-" + std::to_string(::getpid()))).string();
@@ -309,35 +333,18 @@ int run(int argc, char** argv) {
     server = own_server->url();
   }
 
-  std::vector<std::string> names{"local zipc",
-                                 "raw NATS",
-                                 "bridge core",
-                                 "bridge core, busy",
-                                 "bridge core, adaptive",
-                                 "bridge core, 60 KiB batches",
-                                 "bridge JetStream"};
-  if (!only.empty())
-    std::erase_if(names, [&](const std::string& n) { return std::find(only.begin(), only.end(), n) == only.end(); });
+  std::vector<const RowKind*> kinds;
+  for (const RowKind& k : row_kinds())
+    if (only.empty() ? (!extra || full || k.main) : std::find(only.begin(), only.end(), k.name) != only.end())
+      kinds.push_back(&k);
   std::map<std::pair<std::string, std::size_t>, std::vector<Run>> runs;
   int tag = 0;
   for (int rep = 0; rep < reps; ++rep) {
     for (std::size_t size : sizes) {
-      for (const auto& name : names) {
+      for (const RowKind* kind : kinds) {
+        const std::string name = kind->name;
         const std::string t = std::to_string(::getpid()) + "_" + std::to_string(tag++);
-        std::unique_ptr<Transport> tr;
-        if (name == "local zipc") tr = std::make_unique<LocalZipc>("bench-bridge.local." + t);
-        if (name == "raw NATS") tr = std::make_unique<RawNats>(server, "bench.raw." + t);
-        if (name == "bridge core") tr = std::make_unique<Bridged>(server, t, zipc::BridgeMode::core, tmp);
-        if (name == "bridge core, busy")
-          tr = std::make_unique<Bridged>(server, t, zipc::BridgeMode::core, tmp,
-                                         zipc::WaitOptions{zipc::WaitStrategy::busy_poll});
-        if (name == "bridge core, adaptive")
-          tr = std::make_unique<Bridged>(server, t, zipc::BridgeMode::core, tmp,
-                                         zipc::WaitOptions{zipc::WaitStrategy::adaptive});
-        if (name == "bridge core, 60 KiB batches")
-          tr = std::make_unique<Bridged>(server, t, zipc::BridgeMode::core, tmp,
-                                         zipc::WaitOptions{zipc::WaitStrategy::block}, 60 * 1024);
-        if (name == "bridge JetStream") tr = std::make_unique<Bridged>(server, t, zipc::BridgeMode::jetstream, tmp);
+        std::unique_ptr<Transport> tr = kind->make(server, t, tmp);
         Run r;
         const bool js = name == "bridge JetStream";
         std::uint64_t n = size <= 1024 ? n_small : n_large;
@@ -370,66 +377,66 @@ int run(int argc, char** argv) {
     const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
     return std::pair{*lo, *hi};
   };
+  // One row form for --json and --out: zipc-bench's (workload, transport,
+  // wait, size; one-way latency), with the ratios to raw NATS beside it.
+  // Without a raw NATS run (--transports) the ratios are left out.
   nlohmann::json rows = nlohmann::json::array();
-  nlohmann::json harness_rows = nlohmann::json::array();  // --out: zipc-bench's row form
   std::printf(
       "| transport | size | msgs/s | vs raw NATS [range] | p50 us | p99 us | p99.9 us | p50 over raw [range] |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   for (std::size_t size : sizes) {
     const auto& raw = runs[{"raw NATS", size}];
-    for (const auto& name : names) {
-      const auto& rs = runs[{name, size}];
+    for (const RowKind* kind : kinds) {
+      const auto& rs = runs[{kind->name, size}];
       std::vector<double> tp, p50, p99, p999, ratio, over;
       std::uint64_t lost = 0;
       for (std::size_t i = 0; i < rs.size(); ++i) {
         const Run& r = rs[i];
         tp.push_back(r.msgs_per_s), p50.push_back(r.p50_us), p99.push_back(r.p99_us), p999.push_back(r.p999_us);
-        ratio.push_back(i < raw.size() ? r.msgs_per_s / raw[i].msgs_per_s : 0.0);
-        over.push_back(i < raw.size() ? r.p50_us - raw[i].p50_us : 0.0);
+        if (i < raw.size()) ratio.push_back(r.msgs_per_s / raw[i].msgs_per_s), over.push_back(r.p50_us - raw[i].p50_us);
         lost += r.lost;
       }
-      const auto [rlo, rhi] = range(ratio);
-      const auto [olo, ohi] = range(over);
-      std::printf("| %s | %zu B | %.0f | %.2fx [%.2f-%.2f] | %.1f | %.1f | %.1f | %+.1f [%+.1f..%+.1f] |\n",
-                  name.c_str(), size, median(tp), median(ratio), rlo, rhi, median(p50), median(p99), median(p999),
-                  median(over), olo, ohi);
-      rows.push_back({{"transport", name},
-                      {"size", size},
-                      {"msgs_per_s", median(tp)},
-                      {"ratio_to_raw_nats", median(ratio)},
-                      {"ratio_to_raw_nats_range", {rlo, rhi}},
-                      {"lost_all_runs", lost},
-                      {"p50_us", median(p50)},
-                      {"p99_us", median(p99)},
-                      {"p999_us", median(p999)},
-                      {"p50_over_raw_us", median(over)},
-                      {"p50_over_raw_us_range", {olo, ohi}},
-                      {"p50_over_raw_us_each", over},
-                      {"repetitions", reps}});
       const auto [tlo, thi] = range(tp);
-      const HarnessName h = harness_name(name);
-      harness_rows.push_back(
-          {{"workload", "nats-bridge"},
-           {"transport", h.transport},
-           {"wait", h.wait},
-           {"size", size},
-           {"latency", "one way"},
-           {"msgs_per_s", median(tp)},
-           {"msgs_per_s_runs", tp},
-           {"spread", {{"msgs_per_s", {{"min", tlo}, {"max", thi}, {"rel", (thi - tlo) / median(tp)}}}}},
-           {"oneway_p50_us", median(p50)},
-           {"oneway_p99_us", median(p99)},
-           {"oneway_p999_us", median(p999)},
-           {"ratio_to_raw_nats", median(ratio)},
-           {"ratio_to_raw_nats_range", {rlo, rhi}},
-           {"p50_over_raw_us", median(over)},
-           {"p50_over_raw_us_range", {olo, ohi}},
-           {"lost", lost},
-           {"repetitions", reps}});
+      nlohmann::json row = {
+          {"workload", "nats-bridge"},
+          {"transport", kind->transport},
+          {"wait", kind->wait},
+          {"size", size},
+          {"name", kind->name},
+          {"latency", "one way"},
+          {"msgs_per_s", median(tp)},
+          {"msgs_per_s_runs", tp},
+          {"spread", {{"msgs_per_s", {{"min", tlo}, {"max", thi}, {"rel", (thi - tlo) / median(tp)}}}}},
+          {"oneway_p50_us", median(p50)},
+          {"oneway_p99_us", median(p99)},
+          {"oneway_p999_us", median(p999)},
+          {"lost", lost},
+          {"repetitions", reps},
+          // Its baseline is raw NATS, not a limit of this machine: zipc-bench
+          // keeps a row's own basis (apply_ratio) and adds no limit ratio.
+          {"ratio_basis", "ratio_to_raw_nats"}};
+      std::string vs_raw = "-", over_raw = "-";
+      if (!ratio.empty()) {
+        const auto [rlo, rhi] = range(ratio);
+        const auto [olo, ohi] = range(over);
+        row["ratio_to_raw_nats"] = median(ratio);
+        row["ratio_to_raw_nats_range"] = {rlo, rhi};
+        row["p50_over_raw_us"] = median(over);
+        row["p50_over_raw_us_range"] = {olo, ohi};
+        row["p50_over_raw_us_each"] = over;
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%.2fx [%.2f-%.2f]", median(ratio), rlo, rhi);
+        vs_raw = buf;
+        std::snprintf(buf, sizeof buf, "%+.1f [%+.1f..%+.1f]", median(over), olo, ohi);
+        over_raw = buf;
+      }
+      std::printf("| %s | %zu B | %.0f | %s | %.1f | %.1f | %.1f | %s |\n", kind->name, size, median(tp),
+                  vs_raw.c_str(), median(p50), median(p99), median(p999), over_raw.c_str());
+      rows.push_back(std::move(row));
     }
   }
   if (!json_out.empty()) std::ofstream(json_out) << rows.dump(2) << "\n";
-  if (extra) std::ofstream(rows_out) << harness_rows.dump(2) << "\n";
+  if (extra) std::ofstream(rows_out) << rows.dump(2) << "\n";
   return 0;
 }
 

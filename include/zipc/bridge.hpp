@@ -84,7 +84,7 @@ struct BridgeMapping {
   // Core outbound: a batch goes out once it holds this many payload bytes
   // (1 KiB to 1 MiB, the NATS server's default max_payload). 16 KiB: on
   // loopback the NATS server spent 25% more CPU time per byte on 60 KiB
-  // messages (docs/bridge.md, "Batch size").
+  // messages (docs/bridge.md, "Where the 4 KiB time goes").
   std::size_t batch_bytes = 16 * 1024;
   // Outbound: how the thread reading the local channel waits for the next
   // message. block (default) sleeps at once: the CPU stays free for the NATS

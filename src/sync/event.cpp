@@ -95,20 +95,25 @@ bool cpu_looks_shared() noexcept {
 }
 
 namespace {
-// A wait whose whole spin phase failed.
-void spin_failed() noexcept {
-  if (++t_shared_votes >= kSharedVotes && !t_cpu_shared) {
-    t_cpu_shared = true;
-    t_learned_budget_ns = 0;
-    t_probe_interval = kFirstProbe;
-    t_waits_to_probe = kFirstProbe;
-  }
+// From now on the CPU looks shared: no spinning, bar the probes.
+void learn_shared() noexcept {
+  if (t_cpu_shared) return;
+  t_cpu_shared = true;
+  t_learned_budget_ns = 0;
+  t_probe_interval = kFirstProbe;
+  t_waits_to_probe = kFirstProbe;
 }
 
-// A spin descheduled by the kernel: another thread wanted this CPU.
+// A wait whose whole spin phase failed.
+void spin_failed() noexcept {
+  if (++t_shared_votes >= kSharedVotes) learn_shared();
+}
+
+// A spin descheduled by the kernel: another thread wanted this CPU. Enough
+// on its own (a failed probe among them: the next comes twice as far away).
 void spin_preempted() noexcept {
-  t_shared_votes = std::max(t_shared_votes, kSharedVotes - 1);
-  spin_failed();
+  t_shared_votes = std::max(t_shared_votes, kSharedVotes);
+  learn_shared();
 }
 }  // namespace
 

@@ -45,10 +45,10 @@ def main(root):
     spec = importlib.util.spec_from_file_location("bench_readme", script)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    rows = [{"workload": "nats-bridge", "transport": "zipc-bridge-core", "wait": "block", "size": 4096,
+    rows = [{"workload": "nats-bridge", "transport": "zipc-bridge-core", "family": "zipc", "wait": "block", "size": 4096,
              "msgs_per_s": 168000.0, "ratio_to_raw_nats": 0.84, "oneway_p50_us": 90.1, "oneway_p99_us": 1130.1,
              "p50_over_raw_us": 23.2},
-            {"workload": "nats-bridge", "transport": "nats-c-client", "wait": "block", "size": 4096,
+            {"workload": "nats-bridge", "transport": "nats-c-client", "family": "peer", "wait": "block", "size": 4096,
              "msgs_per_s": 199000.0, "ratio_to_raw_nats": 1.0, "oneway_p50_us": 66.3, "oneway_p99_us": 117.7,
              "p50_over_raw_us": 0.0},
             {"workload": "pingpong", "transport": "pipe", "wait": "block", "size": 64}]

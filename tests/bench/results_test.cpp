@@ -116,6 +116,18 @@ TEST(Ratio, LargeMessageThroughputIsStatedAgainstTheCrossCoreCopy) {
   EXPECT_EQ(sut["ratio_basis"].get<std::string>(), "gbytes_per_s / xcore_copy_gbps[65536]");
 }
 
+TEST(Ratio, ARowWithItsOwnBasisGetsNoRatioToTheMachinesLimits) {
+  // The NATS bridge's rows compare with raw NATS, not with the in-process ring.
+  json sut = {{"workload", "nats-bridge"},
+              {"transport", "zipc-bridge-core"},
+              {"size", 100},
+              {"msgs_per_s", 3e6},
+              {"ratio_basis", "ratio_to_raw_nats"}};
+  apply_ratio(sut, sample_limits());
+  EXPECT_FALSE(sut.contains("ratio_to_limit"));
+  EXPECT_EQ(sut["ratio_basis"].get<std::string>(), "ratio_to_raw_nats");
+}
+
 TEST(Ratio, LargeMessageThroughputFallsBackToMemcpyWithoutACrossCoreFigure) {
   Limits one_cpu = sample_limits();
   one_cpu.xcore_copy_gbps.clear();

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "payload.hpp"
 #include "shm_map.hpp"
 #include "sysinfo.hpp"
 #include "zipc/event.hpp"
@@ -153,8 +154,11 @@ void pin_thread(int cpu) {
 // messages: what two threads sharing an address space reach on this machine.
 // The producer copies each message in, the consumer copies it out. 1024
 // slots, fewer if that would pass 64 MiB (as the bench's zipc queue sizes
-// its ring), at least 2.
-double spsc_msgs_per_s(std::size_t size, int cpu_a, int cpu_b, std::uint64_t messages) {
+// its ring), at least 2. With `payload` the two threads also do the
+// harness's payload work (bench/payload.hpp): the producer fills the
+// pattern into its message before copying it in, the consumer checks every
+// byte of the copy it took out (0 if a byte is wrong).
+double spsc_msgs_per_s(std::size_t size, int cpu_a, int cpu_b, std::uint64_t messages, bool payload = false) {
   const std::size_t stride = (size + 7) & ~std::size_t{7};
   std::size_t kSlots = 1024;
   while (kSlots > 2 && kSlots * (stride + 64) > (std::size_t{64} << 20)) kSlots /= 2;
@@ -165,6 +169,7 @@ double spsc_msgs_per_s(std::size_t size, int cpu_a, int cpu_b, std::uint64_t mes
   Cursor head, tail;  // head: next to write (producer), tail: next to read (consumer)
   std::uint64_t sink = 0;
   std::uint64_t t_start = 0, t_end = 0;
+  std::atomic<bool> bad{false};
   std::thread consumer([&] {
     if (cpu_b >= 0) pin_thread(cpu_b);
     std::vector<unsigned char> out(size);
@@ -174,6 +179,8 @@ double spsc_msgs_per_s(std::size_t size, int cpu_a, int cpu_b, std::uint64_t mes
       while (cached_head <= i) cached_head = head.v.load(std::memory_order_acquire);
       std::memcpy(out.data(), &ring[(i % kSlots) * stride], size);
       sum += out[0] + out[size - 1];
+      MessageHeader h{};
+      if (payload && (!check_message(out.data(), size, &h) || h.seq != i)) bad.store(true, std::memory_order_relaxed);
       tail.v.store(i + 1, std::memory_order_release);  // release: slot i may be reused
     }
     t_end = now_ns();
@@ -191,13 +198,17 @@ double spsc_msgs_per_s(std::size_t size, int cpu_a, int cpu_b, std::uint64_t mes
   for (std::uint64_t i = 0; i < messages; ++i) {
     // acquire: pairs with the consumer's release of tail (slot is free).
     while (i - cached_tail >= kSlots) cached_tail = tail.v.load(std::memory_order_acquire);
-    msg[0] = static_cast<unsigned char>(i);
+    if (payload)
+      fill_message(msg.data(), size, MessageHeader{i, 0, 0, kFlagData, 0});
+    else
+      msg[0] = static_cast<unsigned char>(i);
     std::memcpy(&ring[(i % kSlots) * stride], msg.data(), size);
     head.v.store(i + 1, std::memory_order_release);  // release: publishes slot i
   }
   consumer.join();
   if (saved) ::pthread_setaffinity_np(::pthread_self(), sizeof before, &before);
   asm volatile("" : : "r"(sink) : "memory");
+  if (bad.load(std::memory_order_relaxed)) return 0;  // joined: the consumer's flag is visible
   return t_end > t_start ? static_cast<double>(messages) * 1e9 / static_cast<double>(t_end - t_start) : 0;
 }
 
@@ -240,12 +251,42 @@ Limits measure_limits(const LimitsOptions& opt) {
   l.spsc_inproc_msgs_per_s[100] = ring(100, static_cast<std::uint64_t>(2'000'000 * s));
   // The same ring moving big messages: the bytes must leave one core's cache
   // for the other's, which bounds any copying transport far below memcpy.
-  for (std::size_t size : {std::size_t{3000}, std::size_t{65536}, std::size_t{262144}}) {
+  for (std::size_t size : kXcoreSizes) {
     if (!two) break;  // one CPU: no cross-core figure; big-message ratios use memcpy
     const auto messages = static_cast<std::uint64_t>(std::max(2000.0, 1.0e9 * s / static_cast<double>(size)));
     l.xcore_copy_gbps[size] = ring(size, messages) * static_cast<double>(size) / 1e9;
   }
   return l;
+}
+
+ThroughputBasis throughput_basis(std::size_t size) {
+  const auto gap = [size](std::size_t v) { return v > size ? v - size : size - v; };
+  const auto nearest = [&](const auto& sizes) {
+    std::size_t best = sizes.front();
+    for (std::size_t k : sizes)
+      if (gap(k) < gap(best)) best = k;
+    return best;
+  };
+  return size <= 1024 ? ThroughputBasis{nearest(kRingSizes), false} : ThroughputBasis{nearest(kXcoreSizes), true};
+}
+
+// About 2-10 ms a run of the ring, median of three: short enough to take
+// before and after every throughput run, long enough to lap the ring.
+RingProbe ring_probe(std::size_t row_size, int cpu_a, int cpu_b) {
+  RingProbe p;
+  p.basis = throughput_basis(row_size);
+  const std::size_t n = p.basis.size;
+  const auto messages = p.basis.gbps ? std::max<std::uint64_t>(1000, (std::uint64_t{64} << 20) / n)
+                                     : std::uint64_t{200'000};
+  const auto median_of_three = [&](std::size_t size, bool payload) {
+    std::vector<double> v;
+    for (int rep = 0; rep < 3; ++rep) v.push_back(spsc_msgs_per_s(size, cpu_a, cpu_b, messages, payload));
+    return median(v);
+  };
+  const double rate = median_of_three(n, false);
+  p.value = p.basis.gbps ? rate * static_cast<double>(n) / 1e9 : rate;
+  if (p.basis.gbps) p.payload_gbps = median_of_three(row_size, true) * static_cast<double>(row_size) / 1e9;
+  return p;
 }
 
 double cacheline_probe_ns(int cpu_a, int cpu_b) {

@@ -2,6 +2,8 @@
 // results can be stated as ratios to what the hardware allows here and now.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,6 +29,31 @@ struct LimitsOptions {
 };
 
 Limits measure_limits(const LimitsOptions& opt);
+
+// The sizes the limits measure the in-process ring at (msgs/s), and the
+// ring moving big messages at (the cross-core copy, GB/s).
+inline constexpr std::array<std::size_t, 2> kRingSizes{8, 100};
+inline constexpr std::array<std::size_t, 3> kXcoreSizes{3000, 65536, 262144};
+
+// What a throughput row of `size` bytes is stated against: the in-process
+// ring's msgs/s at the nearest of kRingSizes (rows up to 1 KiB), else the
+// cross-core copy's GB/s at the nearest of kXcoreSizes.
+struct ThroughputBasis {
+  std::size_t size = 0;  // the ring's message size
+  bool gbps = false;     // true: bytes/s (cross-core copy); false: msgs/s
+};
+ThroughputBasis throughput_basis(std::size_t size);
+
+// A short run of that ring on cpu_a (producer) and cpu_b (consumer), tens
+// of milliseconds: the harness takes one before and one after every
+// two-process throughput run, for the same reason as the cache-line probe.
+struct RingProbe {
+  ThroughputBasis basis;
+  double value = 0;         // msgs/s or GB/s, as basis says; 0 when it failed
+  double payload_gbps = 0;  // big rows: the same ring at the row's own size doing
+                            // the harness's payload work (fill, check every byte)
+};
+RingProbe ring_probe(std::size_t row_size, int cpu_a, int cpu_b);
 
 // A short cache-line round-trip probe (a few milliseconds: 1,000 warm-up
 // rounds, then the median of 40 batches of 50): two processes on cpu_a and

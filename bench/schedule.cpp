@@ -19,45 +19,45 @@ double seconds_since(const timespec& t0) {
   return static_cast<double>(t.tv_sec - t0.tv_sec) + static_cast<double>(t.tv_nsec - t0.tv_nsec) / 1e9;
 }
 
-bool agree(double a, double b) {
-  return a > 0 && b > 0 && std::max(a, b) <= kProbeAgreement * std::min(a, b);
+bool agree(double a, double b, double within) {
+  return a > 0 && b > 0 && std::max(a, b) <= within * std::min(a, b);
 }
 
-// Takes probes and remembers the last one: consecutive latency runs on the
-// same CPUs share a probe (the one after a run is the one before the next).
+// Takes probes and remembers the last one: consecutive runs that take the
+// same probe (same kind, same CPUs) share one (the one after a run is the
+// one before the next).
 class Prober {
  public:
   explicit Prober(std::vector<ProbeRecord>* log) : log_(log) { ::clock_gettime(CLOCK_MONOTONIC, &t0_); }
 
-  double take(int cpu_a, int cpu_b, const std::string& at) {
+  // `key` names the probe (kind and CPUs); `measure` fills ns or value.
+  template <class Measure>
+  const ProbeRecord& take(const std::string& key, const std::string& at, Measure measure) {
     ProbeRecord p;
+    measure(&p);
     p.t_s = seconds_since(t0_);
-    p.ns = cacheline_probe_ns(cpu_a, cpu_b);
-    p.kind = cpu_a == cpu_b ? "1cpu-yield" : "2cpu";
     p.at = at;
     log_->push_back(p);
-    last_ = p.ns;
-    last_a_ = cpu_a;
-    last_b_ = cpu_b;
+    last_key_ = key;
     fresh_ = true;
-    return p.ns;
+    return log_->back();
   }
   // The probe right before the next run: the last one if nothing ran since
-  // on the same CPUs, else a new one.
-  double before(int cpu_a, int cpu_b, const std::string& at) {
-    if (fresh_ && last_a_ == cpu_a && last_b_ == cpu_b) {
+  // and it is the same probe, else a new one.
+  template <class Measure>
+  const ProbeRecord& before(const std::string& key, const std::string& at, Measure measure) {
+    if (fresh_ && last_key_ == key) {
       log_->back().at += "; before " + at;
-      return last_;
+      return log_->back();
     }
-    return take(cpu_a, cpu_b, "before " + at);
+    return take(key, "before " + at, measure);
   }
   void ran_something() { fresh_ = false; }
 
  private:
   std::vector<ProbeRecord>* log_;
   timespec t0_{};
-  double last_ = 0;
-  int last_a_ = -1, last_b_ = -1;
+  std::string last_key_;
   bool fresh_ = false;
 };
 
@@ -65,6 +65,50 @@ void probe_cpus(const Case& c, int* a, int* b) {
   const auto& cpus = c.config.cpus;
   *a = cpus.empty() ? 0 : cpus[0];
   *b = cpus.size() > 1 ? cpus[1] : *a;
+}
+
+// Runs one repetition of c between two probes, again (at most kMaxRetries
+// times) while the probes disagree.
+Measured run_bracketed(const Case& c, const std::string& what, Prober* prober) {
+  Measured m;
+  int a = 0, b = 0;
+  probe_cpus(c, &a, &b);
+  const bool ring = !c.latency();
+  const std::string key = (ring ? "ring " + std::to_string(throughput_basis(c.config.size).size) + " " +
+                                      std::to_string(c.config.size)
+                                : std::string("cacheline")) +
+                          " " + std::to_string(a) + "," + std::to_string(b);
+  const auto measure = [&](ProbeRecord* p) {
+    if (!ring) {
+      p->ns = cacheline_probe_ns(a, b);
+      p->kind = a == b ? "1cpu-yield" : "2cpu";
+      return;
+    }
+    const RingProbe r = ring_probe(c.config.size, a, b);
+    p->value = r.value;
+    p->payload_gbps = r.payload_gbps;
+    p->kind = (r.basis.gbps ? "xcore-" : "ring-") + std::to_string(r.basis.size);
+  };
+  for (int attempt = 1; attempt <= 1 + kMaxRetries; ++attempt) {
+    const std::string at = what + " attempt " + std::to_string(attempt);
+    const ProbeRecord before = prober->before(key, at, measure);
+    m.run = run_workload(*c.transport, c.config);
+    prober->ran_something();
+    const ProbeRecord& after = prober->take(key, "after " + at, measure);
+    m.attempts = attempt;
+    if (ring) {
+      m.ring_before = before.value;
+      m.ring_after = after.value;
+      m.payload_ring_before_gbps = before.payload_gbps;
+      m.payload_ring_after_gbps = after.payload_gbps;
+      if (!m.run.ok || agree(m.ring_before, m.ring_after, kRingAgreement)) break;
+    } else {
+      m.probe_before_ns = before.ns;
+      m.probe_after_ns = after.ns;
+      if (!m.run.ok || agree(m.probe_before_ns, m.probe_after_ns, kProbeAgreement)) break;
+    }
+  }
+  return m;
 }
 
 }  // namespace
@@ -104,21 +148,11 @@ ScheduleOutput run_schedule(const std::vector<Case>& cases, const ScheduleOption
         }
         const std::string what = c.id() + " rep " + std::to_string(rep + 1);
         Measured m;
-        if (!c.latency() || !opt.probes) {
+        if (opt.probes && (c.latency() || c.ring_bracketed())) {
+          m = run_bracketed(c, what, &prober);
+        } else {
           m.run = run_workload(*c.transport, c.config);
           prober.ran_something();
-        } else {
-          int a = 0, b = 0;
-          probe_cpus(c, &a, &b);
-          for (int attempt = 1; attempt <= 1 + kMaxRetries; ++attempt) {
-            const std::string at = what + " attempt " + std::to_string(attempt);
-            m.probe_before_ns = prober.before(a, b, at);
-            m.run = run_workload(*c.transport, c.config);
-            prober.ran_something();
-            m.probe_after_ns = prober.take(a, b, "after " + at);
-            m.attempts = attempt;
-            if (!m.run.ok || agree(m.probe_before_ns, m.probe_after_ns)) break;
-          }
         }
         if (!m.run.ok) {
           failed[i] = m.run.error;
@@ -141,7 +175,17 @@ ScheduleOutput run_schedule(const std::vector<Case>& cases, const ScheduleOption
 
 json probes_to_json(const std::vector<ProbeRecord>& probes) {
   json a = json::array();
-  for (const auto& p : probes) a.push_back({{"t_s", p.t_s}, {"ns", p.ns}, {"kind", p.kind}, {"at", p.at}});
+  for (const auto& p : probes) {
+    json one = {{"t_s", p.t_s}, {"kind", p.kind}, {"at", p.at}};
+    if (p.value > 0 || p.kind.rfind("ring-", 0) == 0 || p.kind.rfind("xcore-", 0) == 0) {
+      one["value"] = p.value;
+      one["unit"] = p.kind.rfind("xcore-", 0) == 0 ? "gbytes_per_s" : "msgs_per_s";
+      if (p.payload_gbps > 0) one["payload_gbps"] = p.payload_gbps;
+    } else {
+      one["ns"] = p.ns;
+    }
+    a.push_back(std::move(one));
+  }
   return a;
 }
 

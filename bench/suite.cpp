@@ -4,6 +4,7 @@
 #include <regex>
 #include <set>
 
+#include "limits.hpp"
 #include "payload.hpp"
 #include "results.hpp"
 #include "schedule.hpp"
@@ -43,6 +44,11 @@ const std::vector<WorkloadInfo>& workloads() {
 
 std::string Case::id() const {
   return workload + "/" + transport->name() + "/" + std::to_string(config.size) + "/" + to_string(config.wait);
+}
+
+bool Case::ring_bracketed() const {
+  if (config.shape != Shape::stream || config.rate > 0 || process_count(config) != 2) return false;
+  return config.cpus.size() >= 2 && config.cpus[0] != config.cpus[1];
 }
 
 namespace {
@@ -218,7 +224,8 @@ json make_row(const Case& c, std::vector<Measured>* runs_in) {
   row["lost"] = res.lost;
   row["repetitions"] = runs.size();
   json rates = json::array(), runs_json = json::array();
-  std::vector<double> p50s, rate_v, ratios, probes;
+  std::vector<double> p50s, rate_v, ratios, probes, ring_ratios, rings, payload_ratios;
+  const ThroughputBasis basis = throughput_basis(r.size);
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const Measured& m = runs[i];
     rates.push_back(rate(i));
@@ -232,6 +239,20 @@ json make_row(const Case& c, std::vector<Measured>* runs_in) {
       one["attempts"] = m.attempts;
       probes.push_back(probe);
       ratios.push_back(pct[i].p50 / probe);
+    }
+    if (m.ring_before > 0 && m.ring_after > 0) {
+      const double ring = (m.ring_before + m.ring_after) / 2;
+      const double gbps = rate_of(m.run) * static_cast<double>(r.size) / 1e9;
+      one["ring_before"] = m.ring_before;
+      one["ring_after"] = m.ring_after;
+      one["attempts"] = m.attempts;
+      rings.push_back(ring);
+      ring_ratios.push_back((basis.gbps ? gbps : rate(i)) / ring);
+      if (m.payload_ring_before_gbps > 0 && m.payload_ring_after_gbps > 0) {
+        one["payload_ring_before_gbps"] = m.payload_ring_before_gbps;
+        one["payload_ring_after_gbps"] = m.payload_ring_after_gbps;
+        payload_ratios.push_back(gbps / ((m.payload_ring_before_gbps + m.payload_ring_after_gbps) / 2));
+      }
     }
     runs_json.push_back(one);
   }
@@ -252,6 +273,23 @@ json make_row(const Case& c, std::vector<Measured>* runs_in) {
           kProbeAgreement * std::min(m.probe_before_ns, m.probe_after_ns))
         ++unsettled;
     if (unsettled) row["probe_unsettled_runs"] = unsettled;  // brackets still disagreed after the retries
+  }
+  if (!rings.empty()) {
+    // As for latency rows: each repetition against the ring measured around
+    // it, the row's ratio the median of those.
+    const std::string ring = std::to_string(basis.size) + " B";
+    row["ring_probe"] = median_of(rings);
+    row["ring_probe_unit"] = basis.gbps ? "gbytes_per_s" : "msgs_per_s";
+    row["ratio_to_limit"] = median_of(ring_ratios);
+    row["ratio_basis"] = basis.gbps ? "gbytes_per_s / ring_probe (each repetition against the cross-core copy of " +
+                                          ring + " measured right before and after it)"
+                                    : "msgs_per_s / ring_probe (each repetition against the in-process ring of " +
+                                          ring + " measured right before and after it)";
+    if (!payload_ratios.empty()) row["ratio_to_payload_ring"] = median_of(payload_ratios);
+    int unsettled = 0;
+    for (const Measured& m : runs)
+      if (std::max(m.ring_before, m.ring_after) > kRingAgreement * std::min(m.ring_before, m.ring_after)) ++unsettled;
+    if (unsettled) row["probe_unsettled_runs"] = unsettled;
   }
   if (r.rate > 0) row["offered_msgs_per_s"] = r.rate;
   return row;

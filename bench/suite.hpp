@@ -39,6 +39,9 @@ struct Case {
   int repetitions = 1;     // runs, alternating with the other transports of the same workload and size
   std::string id() const;  // "workload/transport/size/wait"
   bool latency() const { return config.shape == Shape::round_trip; }
+  // A flat-out run of two processes on two CPUs: stated against the
+  // in-process ring measured around it (the others against the run's limits).
+  bool ring_bracketed() const;
 };
 
 // Every case the options select; *skipped gets {what, why} for the ones a
@@ -46,12 +49,18 @@ struct Case {
 std::vector<Case> build_cases(const std::vector<std::unique_ptr<Transport>>& transports, const SuiteOptions& opt,
                               nlohmann::json* skipped);
 
-// One repetition of a case, with the cache-line probes taken right before
-// and right after it (0: not probed).
+// One repetition of a case, with the probes taken right before and right
+// after it (0: not probed): the cache-line round trip around a latency run,
+// the in-process ring (limits.hpp, ring_probe) around a two-process
+// throughput run.
 struct Measured {
   RunResult run;
   double probe_before_ns = 0;
   double probe_after_ns = 0;
+  double ring_before = 0;  // msgs/s or GB/s, as throughput_basis(size) says
+  double ring_after = 0;
+  double payload_ring_before_gbps = 0;  // rows over 1 KiB: the ring doing the payload work
+  double payload_ring_after_gbps = 0;
   int attempts = 1;  // > 1: the brackets disagreed and the run was measured again
 };
 

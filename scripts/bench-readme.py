@@ -149,8 +149,8 @@ def section(doc, json_path, readme_dir):
         memcpy = lim.get("memcpy_gbps", {})
         spsc = lim.get("spsc_inproc_msgs_per_s", {})
         xcore = lim.get("xcore_copy_gbps", {})
-        out += ["Limits of this machine, measured in the same run (every row's `ratio_to_limit` in the JSON is "
-                "relative to these):",
+        out += ["Limits of this machine, measured at the start of the same run (a row's `ratio_to_limit` in the "
+                "JSON is relative to these unless its `ratio_basis` names the probes measured around it):",
                 "",
                 f"- cache-line round trip between two processes on two CPUs: {fmt_ns(lim.get('cacheline_rtt_ns'))}; "
                 f"on one CPU with yield: {fmt_ns(lim.get('cacheline_rtt_1cpu_yield_ns'))}",

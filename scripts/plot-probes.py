@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""One run's bracketing cache-line probes over time, from a zipc-bench result JSON.
+"""One run's bracketing probes over time, from a zipc-bench result JSON: the
+cache-line round trips around latency runs and, in files that have them, the
+in-process ring around two-process throughput runs.
 
     python3 scripts/plot-probes.py bench/results/<date>-<host>.json [--table]
 
 Writes <json stem>-probes.png (matplotlib; skipped with a message without
-it) and, with --table, prints a markdown table: the probes in 60-second
-bins (count, min, median, max) and how many runs were measured again
-because their two brackets disagreed.
+it) and, with --table, prints markdown tables: the cache-line probes in
+60-second bins (count, min, median, max), the ring probes of each kind, and
+how many runs were measured again because their two brackets disagreed.
 """
 import json
 import os
@@ -31,11 +33,28 @@ def table(doc):
     retried = sum(1 for r in doc.get("results", []) for run in r.get("runs", []) if run.get("attempts", 1) > 1)
     unsettled = sum(r.get("probe_unsettled_runs", 0) for r in doc.get("results", []))
     runs = sum(1 for r in doc.get("results", []) for run in r.get("runs", []) if "probe_before_ns" in run)
+    ring_runs = sum(1 for r in doc.get("results", []) for run in r.get("runs", []) if "ring_before" in run)
+    rings = ring_kinds(log)
+    if rings:
+        lines += ["", "| ring probe | probes | min | median | max |", "|---|---:|---:|---:|---:|"]
+        for kind, v in rings:
+            unit = " GB/s" if kind.startswith("xcore") else " M msgs/s"
+            scale = 1 if kind.startswith("xcore") else 1e-6
+            lines.append(f"| {kind} | {len(v)} | {v[0] * scale:.1f}{unit} | {v[len(v) // 2] * scale:.1f}{unit} | "
+                         f"{v[-1] * scale:.1f}{unit} |")
     lines.append("")
-    lines.append(f"{len(log)} probes; {runs} bracketed latency runs, {retried} of them measured again "
-                 f"(brackets more than {probes.get('agreement', 1.25)}x apart), {unsettled} still apart after "
-                 f"{probes.get('max_retries', 2)} retries.")
+    lines.append(f"{len(log)} probes; {runs} bracketed latency runs and {ring_runs} bracketed throughput runs, "
+                 f"{retried} of them measured again (brackets more than {probes.get('agreement', 1.25)}x apart), "
+                 f"{unsettled} still apart after {probes.get('max_retries', 2)} retries.")
     return "\n".join(lines)
+
+
+def ring_kinds(log):
+    out = {}
+    for p in log:
+        if p.get("kind", "").startswith(("ring-", "xcore-")) and p.get("value", 0) > 0:
+            out.setdefault(p["kind"], []).append(p["value"])
+    return sorted((k, sorted(v)) for k, v in out.items())
 
 
 def plot(doc, png):
@@ -47,17 +66,33 @@ def plot(doc, png):
         print("plot-probes: matplotlib missing, no chart", file=sys.stderr)
         return False
     log = doc.get("probes", {}).get("log", [])
-    fig, ax = plt.subplots(figsize=(9, 3.2))
+    rings = ring_kinds(log)
+    if rings:
+        fig, (ax, ax2) = plt.subplots(2, 1, figsize=(9, 5.6), sharex=True)
+        # Each ring kind over its own median: the placement's effect on
+        # throughput, on one scale for every message size.
+        for kind, v in rings:
+            med = v[len(v) // 2]
+            pts = [(p["t_s"], p["value"] / med) for p in log if p.get("kind") == kind and p.get("value", 0) > 0]
+            ax2.scatter([p[0] for p in pts], [p[1] for p in pts], s=4, label=kind)
+        ax2.set_ylabel("ring probe / its median")
+        ax2.set_xlabel("seconds into the suite")
+        ax2.legend(loc="upper right", fontsize=7, ncol=3)
+        ax2.grid(True, alpha=0.3)
+    else:
+        fig, ax = plt.subplots(figsize=(9, 3.2))
     for kind, color in (("2cpu", "tab:blue"), ("1cpu-yield", "tab:orange")):
         pts = [(p["t_s"], p["ns"]) for p in log if p.get("kind") == kind]
         if pts:
             ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=4, color=color,
                        label="two CPUs (spin)" if kind == "2cpu" else "one CPU (yield)")
     ax.set_yscale("log")
-    ax.set_xlabel("seconds into the suite")
+    if not rings:
+        ax.set_xlabel("seconds into the suite")
     ax.set_ylabel("cache-line round trip (ns)")
     ax.set_title("Bracketing probes of one zipc-bench run (" + doc.get("machine", {}).get("cpu_model", "?") + ")")
-    ax.legend(loc="upper right", fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper right", fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     fig.savefig(png, dpi=110)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "limits.hpp"
 #include "results.hpp"
 #include "schedule.hpp"
 #include "sysinfo.hpp"
@@ -186,6 +187,109 @@ TEST(Schedule, EachRepetitionIsOnePassOverEveryGroup) {
     EXPECT_NE(order[k].find(k < 4 ? "(rep 1)" : "(rep 2)"), std::string::npos) << order[k];
   }
   EXPECT_EQ(sut.rows.size(), 4u);
+}
+
+TEST(Schedule, EveryTwoProcessStreamRunIsBracketedByRingProbes) {
+  if (allowed_cpus().size() < 2) GTEST_SKIP() << "needs two CPUs";
+  auto all = all_transports();
+  std::vector<Case> cases;
+  for (const char* name : {"pipe", "unix-stream"}) {
+    cases.push_back(short_case(all, name, "stream", Shape::stream, 3000, "zsr"));
+    ASSERT_NE(cases.back().transport, nullptr) << name;
+    ASSERT_TRUE(cases.back().ring_bracketed());
+  }
+  const ScheduleOutput sut = run_schedule(cases, {});
+  ASSERT_TRUE(sut.errors.empty()) << sut.errors.dump();
+  ASSERT_EQ(sut.rows.size(), 2u);
+  for (const auto& row : sut.rows) {
+    EXPECT_GT(row["ring_probe"].get<double>(), 0) << row.dump();
+    EXPECT_EQ(row["ring_probe_unit"], "gbytes_per_s");
+    EXPECT_NE(row["ratio_basis"].get<std::string>().find("ring_probe"), std::string::npos);
+    EXPECT_GT(row["ratio_to_payload_ring"].get<double>(), 0);
+    for (const auto& run : row["runs"]) {
+      EXPECT_GT(run["ring_before"].get<double>(), 0);
+      EXPECT_GT(run["ring_after"].get<double>(), 0);
+      EXPECT_GT(run["payload_ring_before_gbps"].get<double>(), 0);
+    }
+  }
+  const json log = probes_to_json(sut.probes);
+  ASSERT_FALSE(log.empty());
+  for (const auto& p : log) {
+    EXPECT_EQ(p["kind"], "xcore-3000") << p.dump();
+    EXPECT_EQ(p["unit"], "gbytes_per_s");
+    EXPECT_GT(p["value"].get<double>(), 0);
+    EXPECT_FALSE(p.contains("ns"));
+  }
+  // A run on one CPU, or with more than two processes, is not bracketed.
+  Case one_cpu = cases[0];
+  one_cpu.config.cpus = {0, 0};
+  EXPECT_FALSE(one_cpu.ring_bracketed());
+  Case fanout = cases[0];
+  fanout.config.receivers = 2;
+  EXPECT_FALSE(fanout.ring_bracketed());
+  Case paced = cases[0];
+  paced.config.rate = 1000;
+  EXPECT_FALSE(paced.ring_bracketed());
+}
+
+Measured fake_stream_run(std::uint64_t messages, double ring_before, double ring_after, double payload = 0) {
+  Measured m;
+  m.run.ok = true;
+  m.run.latencies_ns = {100, 200, 300};
+  m.run.sent = m.run.delivered = messages;
+  m.run.seconds = 1.0;
+  m.ring_before = ring_before;
+  m.ring_after = ring_after;
+  m.payload_ring_before_gbps = m.payload_ring_after_gbps = payload;
+  return m;
+}
+
+TEST(Row, AThroughputRowIsStatedAgainstTheRingMeasuredAroundEachRepetition) {
+  auto all = all_transports();
+  Case c;
+  c.workload = "stream";
+  c.transport = transport_named(all, "pipe");
+  ASSERT_NE(c.transport, nullptr);
+  c.config.shape = Shape::stream;
+  c.config.size = 100;
+  c.config.cpus = {0, 1};
+  // 10 M, 30 M, 20 M msgs/s against rings of 100 M, 60 M, 40 M: ratios 0.1, 0.5, 0.5.
+  std::vector<Measured> runs;
+  runs.push_back(fake_stream_run(10'000'000, 100e6, 100e6));
+  runs.push_back(fake_stream_run(30'000'000, 50e6, 70e6));
+  runs.push_back(fake_stream_run(20'000'000, 40e6, 40e6));
+  json sut = make_row(c, &runs);
+  EXPECT_DOUBLE_EQ(sut["msgs_per_s"].get<double>(), 20e6);
+  EXPECT_DOUBLE_EQ(sut["ring_probe"].get<double>(), 60e6);
+  EXPECT_EQ(sut["ring_probe_unit"], "msgs_per_s");
+  EXPECT_DOUBLE_EQ(sut["ratio_to_limit"].get<double>(), 0.5);
+  EXPECT_FALSE(sut.contains("ratio_to_payload_ring"));
+  EXPECT_EQ(sut["probe_unsettled_runs"].get<int>(), 1);  // 70 M / 50 M: brackets 1.4x apart
+  Limits l;
+  l.spsc_inproc_msgs_per_s[100] = 1e9;
+  apply_ratio(sut, l);
+  EXPECT_DOUBLE_EQ(sut["ratio_to_limit"].get<double>(), 0.5);  // kept, not the run-wide 0.02
+
+  // Big messages: GB/s against the cross-core copy, and against the payload ring.
+  c.config.size = 4000;
+  std::vector<Measured> big;
+  big.push_back(fake_stream_run(5'000'000, 40, 40, 20));  // 20 GB/s: 0.5 and 1.0
+  const json b = make_row(c, &big);
+  EXPECT_EQ(b["ring_probe_unit"], "gbytes_per_s");
+  EXPECT_DOUBLE_EQ(b["ratio_to_limit"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(b["ratio_to_payload_ring"].get<double>(), 1.0);
+  EXPECT_NE(b["ratio_basis"].get<std::string>().find("cross-core copy of 3000 B"), std::string::npos);
+}
+
+TEST(ThroughputBasis, SmallRowsUseTheNearestRingAndBigRowsTheNearestCrossCoreCopy) {
+  EXPECT_EQ(throughput_basis(8).size, 8u);
+  EXPECT_FALSE(throughput_basis(8).gbps);
+  EXPECT_EQ(throughput_basis(64).size, 100u);
+  EXPECT_EQ(throughput_basis(1024).size, 100u);
+  EXPECT_TRUE(throughput_basis(1025).gbps);
+  EXPECT_EQ(throughput_basis(4096).size, 3000u);
+  EXPECT_EQ(throughput_basis(65536).size, 65536u);
+  EXPECT_EQ(throughput_basis(std::size_t{1} << 20).size, 262144u);
 }
 
 }  // namespace

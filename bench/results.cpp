@@ -351,6 +351,11 @@ std::string reference_table(const json& doc) {
   return o.str();
 }
 
+bool measured_between_probes(const json& r) {
+  const std::string basis = r.value("ratio_basis", "");
+  return basis.find("probe_ns") != std::string::npos || basis.find("ring_probe") != std::string::npos;
+}
+
 std::string compare_documents(const json& old_doc, const json& new_doc, double threshold, CompareSummary* sum) {
   CompareSummary s;
   std::map<std::string, const json*> old_rows;
@@ -397,7 +402,18 @@ std::string compare_documents(const json& old_doc, const json& new_doc, double t
       worse |= m1 < m0;
       better |= m1 > m0;
     }
-    const char* verdict = worse ? "REGRESSION" : better ? "improved" : "same";
+    bool host = false;
+    if ((worse || better) && measured_between_probes(a) && measured_between_probes(r)) {
+      // Lower is better for a latency row's ratio, higher for a throughput row's.
+      const double q0 = num(a, "ratio_to_limit"), q1 = num(r, "ratio_to_limit");
+      const bool q_worse = is_round_trip(a) ? q1 > q0 : q1 < q0;
+      if (std::isnan(q0) || std::isnan(q1) || q0 <= 0 || !beyond(q0, q1, "ratio_to_limit") || q_worse != worse) {
+        host = true;
+        worse = better = false;
+      }
+    }
+    const char* verdict = worse ? "REGRESSION" : better ? "improved" : host ? "host moved" : "same";
+    if (host) ++s.host_moved;
     if (worse) ++s.regressions;
     if (better && !worse) ++s.improvements;
     o << "| " << k << " | " << format_ns(l0) << " | " << format_ns(l1) << " | " << pct(l0, l1) << " | "
@@ -412,7 +428,8 @@ std::string compare_documents(const json& old_doc, const json& new_doc, double t
   o << "\n"
     << s.matched << " rows compared: " << s.regressions << " regressions, " << s.improvements
     << " improvements (threshold " << fixed(threshold * 100, 0)
-    << "% and wider than both rows' spreads across repetitions), " << s.only_new << " new, " << s.only_old
+    << "% and wider than both rows' spreads across repetitions), " << s.host_moved
+    << " moved with the probes measured around them (host moved), " << s.only_new << " new, " << s.only_old
     << " missing.\n";
   if (sum) *sum = s;
   return o.str();

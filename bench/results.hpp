@@ -54,12 +54,20 @@ std::string spread_text(const nlohmann::json& row);
 // A round-trip row (headline figure: p50) rather than a throughput row (msgs/s).
 bool is_round_trip(const nlohmann::json& row);
 
+// True when the row's ratio_to_limit is against the probes measured around
+// each of its repetitions (cache-line or ring), not the run's limits.
+bool measured_between_probes(const nlohmann::json& row);
+
 struct CompareSummary {
   int matched = 0, regressions = 0, improvements = 0, only_old = 0, only_new = 0;
+  int host_moved = 0;  // moved beyond the spreads, but not against the probes measured around it
 };
 // Markdown table of the change per row; a change in p50 latency or
 // throughput is flagged when it passes threshold (0.10 = 10%) and is wider
-// than both rows' spreads across their repetitions.
+// than both rows' spreads across their repetitions. When both rows were
+// measured between their own probes (cache-line or ring), their ratios to
+// those probes must have moved the same way too: a change of the figure
+// that the probes moved with is the host's ("host moved"), not the code's.
 std::string compare_documents(const nlohmann::json& old_doc, const nlohmann::json& new_doc, double threshold,
                               CompareSummary* summary);
 

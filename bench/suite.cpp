@@ -266,6 +266,7 @@ json make_row(const Case& c, std::vector<Measured>* runs_in) {
     row["probe_ns"] = median_of(probes);
     row["probe_kind"] = distinct.size() == 1 ? "1cpu-yield" : "2cpu";
     row["ratio_to_limit"] = median_of(ratios);
+    row["spread"]["ratio_to_limit"] = spread_of(ratios);
     row["ratio_basis"] = "rt_p50_ns / probe_ns (each repetition against its bracketing cache-line probes)";
     int unsettled = 0;
     for (const Measured& m : runs)
@@ -281,6 +282,7 @@ json make_row(const Case& c, std::vector<Measured>* runs_in) {
     row["ring_probe"] = median_of(rings);
     row["ring_probe_unit"] = basis.gbps ? "gbytes_per_s" : "msgs_per_s";
     row["ratio_to_limit"] = median_of(ring_ratios);
+    row["spread"]["ratio_to_limit"] = spread_of(ring_ratios);
     row["ratio_basis"] = basis.gbps ? "gbytes_per_s / ring_probe (each repetition against the cross-core copy of " +
                                           ring + " measured right before and after it)"
                                     : "msgs_per_s / ring_probe (each repetition against the in-process ring of " +

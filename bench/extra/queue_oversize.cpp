@@ -220,6 +220,12 @@ int main(int argc, char** argv) {
                       {"prefault", g_prefault},
                       {"mapped_bytes", mapped[k]},
                       {"msgs_per_s", median(rate[k])},
+                      {"repetitions", reps},
+                      {"msgs_per_s_runs", rate[k]},
+                      {"spread",
+                       {{"msgs_per_s",
+                         {{"min", *std::min_element(rate[k].begin(), rate[k].end())},
+                          {"max", *std::max_element(rate[k].begin(), rate[k].end())}}}}},
                       {"gbytes_per_s", median(gbps[k])},
                       {"ratio_to_second", median(rate[k]) / median(rate[1])}});
     }

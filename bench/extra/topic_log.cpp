@@ -8,9 +8,10 @@
 // record back (copying it out and checking its number and content). Rows: the
 // publish time and, per subscriber count, the time for every subscriber to
 // read them all. A second pair of rows ("topic-log-live") runs publisher and
-// subscribers at the same time over a 64 MiB ring. --full repeats each
-// measurement 3 times and keeps the best. Rows carry wall time ("ms") and
-// the measured process's CPU time ("cpu_ms"; the slowest subscriber's).
+// subscribers at the same time over a 64 MiB ring. Each measurement runs 3
+// times (--full: 5); a row is the median by wall time, with the spread of
+// the rate across them. Rows carry wall time ("ms") and the measured
+// process's CPU time ("cpu_ms"; the slowest subscriber's).
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,6 +149,22 @@ nlohmann::json row(const std::string& workload, int processes, std::uint64_t rec
   return r;
 }
 
+// Repeated measurements of one row: the median by wall time, with every
+// repetition's rate and the spread of them (as zipc-bench's own rows).
+nlohmann::json median_row(const std::string& workload, int processes, std::uint64_t records, std::vector<Figures> v) {
+  std::sort(v.begin(), v.end(), [](const Figures& a, const Figures& b) { return a.wall_ns < b.wall_ns; });
+  const Figures& m = v[v.size() / 2];
+  nlohmann::json r = row(workload, processes, records, m.wall_ns, m.cpu_ns);
+  const auto rate = [records](const Figures& f) { return static_cast<double>(records) / (static_cast<double>(f.wall_ns) / 1e9); };
+  nlohmann::json runs = nlohmann::json::array();
+  for (const Figures& f : v) runs.push_back(rate(f));
+  const double lo = rate(v.back()), hi = rate(v.front()), med = r["msgs_per_s"].get<double>();
+  r["repetitions"] = v.size();
+  r["msgs_per_s_runs"] = runs;
+  r["spread"] = {{"msgs_per_s", {{"min", lo}, {"max", hi}, {"rel", med > 0 ? (hi - lo) / med : 0.0}}}};
+  return r;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -171,7 +188,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s [--full] [--records N] --out FILE\n", argv[0]);
     return 2;
   }
-  const int repeats = full ? 3 : 1;
+  const int repeats = full ? 5 : 3;
   const std::string name = "bench-topic-log-" + std::to_string(::getpid());
   nlohmann::json rows = nlohmann::json::array();
   bool ok = true;
@@ -183,14 +200,11 @@ int main(int argc, char** argv) {
   o.max_subscribers = 8;
   o.segment.prefault = true;  // page faults at create time, as a pre-sized region would have them
   o.streaming_stores = true;  // nobody reads while we log: bypass the cache (docs/topic.md)
-  // Keeps the better of two measurements (by wall time).
-  auto better = [](const Figures& a, const Figures& b) { return a.wall_ns != 0 && a.wall_ns <= b.wall_ns ? a : b; };
   auto worst_of = [](const Figures& a, const Figures& b) {
     return Figures{std::max(a.wall_ns, b.wall_ns), std::max(a.cpu_ns, b.cpu_ns)};
   };
-  const Figures none{~0ull, ~0ull};
-  Figures best_pub = none;
-  std::vector<Figures> best_read(3, none);
+  std::vector<Figures> pub_runs;
+  std::vector<std::vector<Figures>> read_runs(3);
   for (int rep = 0; rep < repeats && ok; ++rep) {
     zipc::Topic::remove(name);
     auto topic = zipc::Topic::create(name, o);
@@ -203,7 +217,7 @@ int main(int argc, char** argv) {
     });
     const Figures f = collect(p, pid);
     if (f.wall_ns == 0) ok = false;
-    best_pub = better(f, best_pub);
+    pub_runs.push_back(f);
     for (int subs = 1; subs <= 2 && ok; ++subs) {
       std::vector<Pipe> pipes(static_cast<std::size_t>(subs));
       std::vector<pid_t> pids;
@@ -221,15 +235,14 @@ int main(int argc, char** argv) {
         if (v.wall_ns == 0) ok = false;
         worst = worst_of(worst, v);
       }
-      best_read[static_cast<std::size_t>(subs)] = better(worst, best_read[static_cast<std::size_t>(subs)]);
+      read_runs[static_cast<std::size_t>(subs)].push_back(worst);
     }
     zipc::Topic::remove(name);
   }
   if (ok) {
-    rows.push_back(row("topic-log-publish", 1, records, best_pub.wall_ns, best_pub.cpu_ns));
+    rows.push_back(median_row("topic-log-publish", 1, records, pub_runs));
     for (int subs = 1; subs <= 2; ++subs) {
-      const Figures& f = best_read[static_cast<std::size_t>(subs)];
-      auto r = row("topic-log-read", subs, records, f.wall_ns, f.cpu_ns);
+      auto r = median_row("topic-log-read", subs, records, read_runs[static_cast<std::size_t>(subs)]);
       r["subscribers"] = subs;
       rows.push_back(r);
     }
@@ -237,7 +250,7 @@ int main(int argc, char** argv) {
 
   // Live: publisher and subscribers at once over a 64 MiB ring (reliable back-pressure).
   for (int subs = 1; subs <= 2 && ok; ++subs) {
-    Figures best = none;
+    std::vector<Figures> live_runs;
     for (int rep = 0; rep < repeats && ok; ++rep) {
       zipc::TopicOptions lo = o;
       lo.capacity_bytes = 64u << 20;
@@ -268,11 +281,11 @@ int main(int argc, char** argv) {
         if (v.wall_ns == 0) ok = false;
         worst = worst_of(worst, v);
       }
-      best = better(worst, best);
+      live_runs.push_back(worst);
       zipc::Topic::remove(name);
     }
     if (ok) {
-      auto r = row("topic-log-live", subs + 1, kWarmup + records, best.wall_ns, best.cpu_ns);
+      auto r = median_row("topic-log-live", subs + 1, kWarmup + records, live_runs);
       r["subscribers"] = subs;
       rows.push_back(r);
     }

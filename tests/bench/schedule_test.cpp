@@ -60,6 +60,35 @@ TEST(CompareWithSpreads, AStreamRowIsJudgedByItsRateNotItsDeliveryLatency) {
   EXPECT_EQ(s.regressions, 1);
 }
 
+json probed_row(double p50, double probe) {
+  json r = row_with_spread(p50, p50 * 0.98, p50 * 1.02);
+  r["ratio_to_limit"] = p50 / probe;
+  r["ratio_basis"] = "rt_p50_ns / probe_ns (each repetition against its bracketing cache-line probes)";
+  r["spread"]["ratio_to_limit"] = {{"min", p50 / probe * 0.98}, {"max", p50 / probe * 1.02}};
+  return r;
+}
+
+TEST(CompareWithSpreads, AChangeTheProbesMovedWithIsTheHostsNotARegression) {
+  // 400 -> 600 ns while the probe went 100 -> 150 ns: the ratio stayed at 4.
+  CompareSummary s;
+  const std::string out = compare_documents({{"results", json::array({probed_row(400, 100)})}},
+                                            {{"results", json::array({probed_row(600, 150)})}}, 0.10, &s);
+  EXPECT_EQ(s.regressions, 0) << out;
+  EXPECT_EQ(s.host_moved, 1) << out;
+  EXPECT_NE(out.find("host moved"), std::string::npos);
+  // The same move with the probe unchanged is a regression.
+  compare_documents({{"results", json::array({probed_row(400, 100)})}},
+                    {{"results", json::array({probed_row(600, 100)})}}, 0.10, &s);
+  EXPECT_EQ(s.regressions, 1);
+  EXPECT_EQ(s.host_moved, 0);
+  // A row without its own probes is judged by its figure alone.
+  json plain_old = probed_row(400, 100), plain_new = probed_row(600, 150);
+  plain_old.erase("ratio_basis");
+  plain_new.erase("ratio_basis");
+  compare_documents({{"results", json::array({plain_old})}}, {{"results", json::array({plain_new})}}, 0.10, &s);
+  EXPECT_EQ(s.regressions, 1);
+}
+
 TEST(CompareWithSpreads, OlderFilesUseTheirPerRunRatesAsTheSpread) {
   json a = row_with_spread(400, 400, 400);
   a.erase("spread");

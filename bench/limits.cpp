@@ -212,6 +212,15 @@ double spsc_msgs_per_s(std::size_t size, int cpu_a, int cpu_b, std::uint64_t mes
   return t_end > t_start ? static_cast<double>(messages) * 1e9 / static_cast<double>(t_end - t_start) : 0;
 }
 
+// The ring's msgs/s, median of three runs: on a VM one run can land well
+// above or below the others (where the host runs the two vCPUs moves under us).
+double ring_median_of_three(std::size_t size, int cpu_a, int cpu_b, std::uint64_t messages, bool payload = false) {
+  std::vector<double> v;
+  v.reserve(3);
+  for (int rep = 0; rep < 3; ++rep) v.push_back(spsc_msgs_per_s(size, cpu_a, cpu_b, messages, payload));
+  return median(v);
+}
+
 std::string fmt(double v, int prec = 1) {
   char b[64];
   std::snprintf(b, sizeof b, "%.*f", prec, v);
@@ -240,13 +249,7 @@ Limits measure_limits(const LimitsOptions& opt) {
     l.memcpy_gbps[size] = memcpy_gbps(size, s);
   }
   const int a = cpus[0], b = two ? cpus[1] : cpus[0];
-  // Median of three: on a VM one run of the ring can land well above or below
-  // the others (where the host runs the two vCPUs moves under us).
-  const auto ring = [&](std::size_t size, std::uint64_t messages) {
-    std::vector<double> v;
-    for (int rep = 0; rep < 3; ++rep) v.push_back(spsc_msgs_per_s(size, a, b, messages));
-    return median(v);
-  };
+  const auto ring = [&](std::size_t size, std::uint64_t messages) { return ring_median_of_three(size, a, b, messages); };
   l.spsc_inproc_msgs_per_s[8] = ring(8, static_cast<std::uint64_t>(4'000'000 * s));
   l.spsc_inproc_msgs_per_s[100] = ring(100, static_cast<std::uint64_t>(2'000'000 * s));
   // The same ring moving big messages: the bytes must leave one core's cache
@@ -278,14 +281,10 @@ RingProbe ring_probe(std::size_t row_size, int cpu_a, int cpu_b) {
   const std::size_t n = p.basis.size;
   const auto messages = p.basis.gbps ? std::max<std::uint64_t>(1000, (std::uint64_t{64} << 20) / n)
                                      : std::uint64_t{200'000};
-  const auto median_of_three = [&](std::size_t size, bool payload) {
-    std::vector<double> v;
-    for (int rep = 0; rep < 3; ++rep) v.push_back(spsc_msgs_per_s(size, cpu_a, cpu_b, messages, payload));
-    return median(v);
-  };
-  const double rate = median_of_three(n, false);
+  const double rate = ring_median_of_three(n, cpu_a, cpu_b, messages);
   p.value = p.basis.gbps ? rate * static_cast<double>(n) / 1e9 : rate;
-  if (p.basis.gbps) p.payload_gbps = median_of_three(row_size, true) * static_cast<double>(row_size) / 1e9;
+  if (p.basis.gbps)
+    p.payload_gbps = ring_median_of_three(row_size, cpu_a, cpu_b, messages, true) * static_cast<double>(row_size) / 1e9;
   return p;
 }
 

@@ -8,6 +8,7 @@
 
 #include "internal.hpp"
 #include "link.hpp"
+#include "read_loop.hpp"
 #include "zipc/error.hpp"
 
 namespace zipc {
@@ -80,9 +81,22 @@ void open_local(MappingRuntime& m) {
 
 }  // namespace bridge_detail
 
+namespace {
+// Inbound-only core mappings read through a connection of their own, read
+// by a ReadLoop (read_loop.hpp): one wake-up fewer per message than the
+// client's reader and delivery threads. Mappings in both directions stay on
+// the shared connection, whose no-echo option keeps their own publications
+// from coming back.
+bool reads_in_loop(const BridgeMapping& m) {
+  return m.direction == BridgeDirection::inbound && m.mode == BridgeMode::core;
+}
+}  // namespace
+
 struct Bridge::Impl {
   BridgeConfig config;
   std::unique_ptr<bridge_detail::Link> link;
+  std::unique_ptr<bridge_detail::ReadLoop> read_loop;  // with in_link, when a mapping reads_in_loop
+  std::unique_ptr<bridge_detail::Link> in_link;
   std::vector<std::unique_ptr<MappingRuntime>> maps;
   std::atomic<bool> stop{false};
   std::atomic<bool> failed{false};
@@ -91,6 +105,7 @@ struct Bridge::Impl {
   bool started = false;
 
   void run();
+  bool connect(bridge_detail::Link& l);
   bool pause(std::chrono::milliseconds d) {
     for (auto t = 0ms; t < d && !stop.load(std::memory_order_relaxed); t += 10ms) std::this_thread::sleep_for(10ms);
     return !stop.load(std::memory_order_relaxed);
@@ -143,27 +158,41 @@ void Bridge::start() {
     throw;
   }
   impl_->link = std::make_unique<bridge_detail::Link>(c.nats, "zipc-bridge " + c.host_id);
+  if (std::any_of(c.mappings.begin(), c.mappings.end(), reads_in_loop)) {
+    impl_->read_loop = std::make_unique<bridge_detail::ReadLoop>();
+    impl_->read_loop->start();
+    impl_->in_link =
+        std::make_unique<bridge_detail::Link>(c.nats, "zipc-bridge " + c.host_id + " inbound", impl_->read_loop.get());
+  }
   impl_->started = true;
   impl_->control = std::thread([this] { impl_->run(); });
 }
 
-void Bridge::Impl::run() {
+// Connects l, retrying with back-off; false when stopped or out of time
+// (then failed is set).
+bool Bridge::Impl::connect(bridge_detail::Link& l) {
   auto backoff = 100ms;
   const auto begin = std::chrono::steady_clock::now();
   for (;;) {
-    std::string err = link->connect_once();
+    std::string err = l.connect_once();
     if (err.empty()) break;
-    link->set_error(err + "; retrying in " + std::to_string(backoff.count()) + " ms");
+    l.set_error(err + "; retrying in " + std::to_string(backoff.count()) + " ms");
     const auto limit = config.nats.connect_timeout;
     if (limit.count() > 0 && std::chrono::steady_clock::now() - begin + backoff > limit) {
-      link->set_error(err + "; gave up after " + std::to_string(limit.count()) + " ms");
+      l.set_error(err + "; gave up after " + std::to_string(limit.count()) + " ms");
       failed.store(true, std::memory_order_relaxed);
-      return;
+      return false;
     }
-    if (!pause(backoff)) return;
+    if (!pause(backoff)) return false;
     backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
   }
-  link->set_error("");
+  l.set_error("");
+  return true;
+}
+
+void Bridge::Impl::run() {
+  if (!connect(*link)) return;
+  if (in_link && !connect(*in_link)) return;
   for (auto& m : maps) {
     if (m->cfg.mode != BridgeMode::jetstream) continue;
     for (auto wait = 100ms;;) {
@@ -182,12 +211,15 @@ void Bridge::Impl::run() {
     if (m.cfg.mode == BridgeMode::jetstream) {
       m.in_thread = std::thread([this, &m] { bridge_detail::run_inbound_jetstream(m, *link, stop); });
     } else {
+      const bool own = reads_in_loop(m.cfg);
+      bridge_detail::Link& l = own ? *in_link : *link;
       for (auto wait = 100ms;;) {
-        std::string err = bridge_detail::start_inbound_core(m, *link);
+        std::string err = bridge_detail::start_inbound_core(m, l, own);
         if (err.empty()) break;
-        link->set_error(err + "; retrying");
+        l.set_error(err + "; retrying");
         if (!pause(wait)) return;
       }
+      if (own) read_loop->add(&m);
     }
   }
   ready.store(true, std::memory_order_relaxed);
@@ -198,7 +230,12 @@ void Bridge::stop() noexcept {
   impl_->stop.store(true, std::memory_order_relaxed);
   if (impl_->control.joinable()) impl_->control.join();
   for (auto& m : impl_->maps) {
-    if (m->core_sub != nullptr) {
+    if (m->core_sub != nullptr && reads_in_loop(m->cfg)) {
+      impl_->read_loop->remove(m.get());  // the loop no longer takes from it
+      natsSubscription_Unsubscribe(m->core_sub);
+      natsSubscription_Destroy(m->core_sub);
+      m->core_sub = nullptr;
+    } else if (m->core_sub != nullptr) {
       if (natsSubscription_Drain(m->core_sub) == NATS_OK) natsSubscription_WaitForDrainCompletion(m->core_sub, 2000);
       natsSubscription_Destroy(m->core_sub);
       m->core_sub = nullptr;
@@ -210,6 +247,10 @@ void Bridge::stop() noexcept {
     if (impl_->link->conn() != nullptr) natsConnection_FlushTimeout(impl_->link->conn(), 1000);
     impl_->link->close();
   }
+  if (impl_->read_loop) impl_->read_loop->stop();  // before its connection closes under it
+  if (impl_->in_link) impl_->in_link->close();
+  impl_->in_link.reset();
+  impl_->read_loop.reset();
   impl_->maps.clear();
   impl_->started = false;
   impl_->ready.store(false, std::memory_order_relaxed);
@@ -217,7 +258,7 @@ void Bridge::stop() noexcept {
 }
 
 bool Bridge::connected() const noexcept {
-  return impl_->link && impl_->link->up();
+  return impl_->link && impl_->link->up() && (!impl_->in_link || impl_->in_link->up());
 }
 bool Bridge::ready() const noexcept {
   return impl_->ready.load(std::memory_order_relaxed) && connected();
@@ -226,7 +267,9 @@ bool Bridge::failed() const noexcept {
   return impl_->failed.load(std::memory_order_relaxed);
 }
 std::string Bridge::last_error() const {
-  return impl_->link ? impl_->link->last_error() : std::string();
+  std::string e = impl_->link ? impl_->link->last_error() : std::string();
+  if (e.empty() && impl_->in_link) e = impl_->in_link->last_error();
+  return e;
 }
 std::size_t Bridge::mapping_count() const noexcept {
   return impl_->config.mappings.size();
@@ -245,7 +288,7 @@ BridgeStats Bridge::stats(std::size_t mapping) const {
   s.duplicates = c.duplicates.load(std::memory_order_relaxed);
   s.loops = c.loops.load(std::memory_order_relaxed);
   s.errors = c.errors.load(std::memory_order_relaxed);
-  s.reconnects = impl_->link ? impl_->link->reconnects() : 0;
+  s.reconnects = (impl_->link ? impl_->link->reconnects() : 0) + (impl_->in_link ? impl_->in_link->reconnects() : 0);
   const auto& m = *impl_->maps[mapping];
   if (m.cfg.kind == BridgeKind::topic && m.cfg.direction != BridgeDirection::inbound) {
     const std::uint64_t next = m.topic.next_sequence();

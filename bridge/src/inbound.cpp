@@ -115,7 +115,12 @@ void judge_and_deliver(MappingRuntime& m, const Headers& h, const char* data, st
 }
 
 void on_core_msg(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
-  auto& m = *static_cast<MappingRuntime*>(closure);
+  deliver_core_msg(*static_cast<MappingRuntime*>(closure), msg);
+}
+
+}  // namespace
+
+void deliver_core_msg(MappingRuntime& m, natsMsg* msg) {
   Headers h = read_headers(msg);
   const char* data = natsMsg_GetData(msg);
   const auto size = static_cast<std::size_t>(natsMsg_GetDataLength(msg));
@@ -137,10 +142,10 @@ void on_core_msg(natsConnection*, natsSubscription*, natsMsg* msg, void* closure
   natsMsg_Destroy(msg);
 }
 
-}  // namespace
-
-std::string start_inbound_core(MappingRuntime& m, Link& link) {
-  natsStatus s = natsConnection_Subscribe(&m.core_sub, link.conn(), m.cfg.subject.c_str(), &on_core_msg, &m);
+std::string start_inbound_core(MappingRuntime& m, Link& link, bool synchronous) {
+  natsStatus s = synchronous
+                     ? natsConnection_SubscribeSync(&m.core_sub, link.conn(), m.cfg.subject.c_str())
+                     : natsConnection_Subscribe(&m.core_sub, link.conn(), m.cfg.subject.c_str(), &on_core_msg, &m);
   if (s != NATS_OK) return "nats: cannot subscribe to '" + m.cfg.subject + "': " + status_text(s);
   // Bounded memory: beyond these the client drops (the sequence gaps count it).
   natsSubscription_SetPendingLimits(m.core_sub, link.pending_msgs(), link.pending_bytes());

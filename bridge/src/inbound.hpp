@@ -31,6 +31,10 @@ enum class Verdict { deliver, duplicate, loop };
 // Caller holds local_mu.
 Verdict judge(MappingRuntime& m, const Headers& h);
 
+// One core NATS message (a single message or a bridge batch): judged,
+// delivered locally, counted, then destroyed. Takes local_mu.
+void deliver_core_msg(MappingRuntime& m, natsMsg* msg);
+
 // Publishes one message locally. False when dropped (overflow=drop, counted)
 // or the bridge is stopping. Caller holds local_mu.
 bool deliver(MappingRuntime& m, const Headers& h, const char* data, std::size_t n);

@@ -115,8 +115,10 @@ std::size_t build_envelope(std::string& out, std::string_view origin, std::strin
 // Workers. They run until stop is set; reconnects are handled by the client.
 void run_outbound(MappingRuntime& m, Link& link, const std::atomic<bool>& stop);
 void run_inbound_jetstream(MappingRuntime& m, Link& link, const std::atomic<bool>& stop);
-// Core inbound is a subscription callback; returns the error text or "".
-std::string start_inbound_core(MappingRuntime& m, Link& link);
+// Core inbound is a subscription: asynchronous (a callback in the client's
+// delivery thread) or, on a connection read by a ReadLoop, synchronous
+// (drained by the loop). Returns the error text or "".
+std::string start_inbound_core(MappingRuntime& m, Link& link, bool synchronous);
 
 std::uint64_t realtime_ns() noexcept;
 std::string status_text(natsStatus s);

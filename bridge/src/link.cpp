@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "internal.hpp"
+#include "read_loop.hpp"
 
 namespace zipc::bridge_detail {
 
@@ -17,7 +18,8 @@ std::string status_text(natsStatus s) {
   return text;
 }
 
-Link::Link(const NatsOptions& options, std::string client_name) : options_(options), name_(std::move(client_name)) {}
+Link::Link(const NatsOptions& options, std::string client_name, ReadLoop* loop)
+    : options_(options), name_(std::move(client_name)), loop_(loop) {}
 
 Link::~Link() {
   close();
@@ -108,6 +110,10 @@ std::string Link::build_options(natsOptions** out) const {
   natsOptions_SetReconnectedCB(o, &Link::on_reconnected, const_cast<Link*>(this));
   natsOptions_SetErrorHandler(o, &Link::on_error, const_cast<Link*>(this));
   natsOptions_SetClosedCB(o, &Link::on_closed, const_cast<Link*>(this));
+  if (loop_ != nullptr &&
+      (s = natsOptions_SetEventLoop(o, loop_, &ReadLoop::on_attach, &ReadLoop::on_read, &ReadLoop::on_write,
+                                    &ReadLoop::on_detach)) != NATS_OK)
+    return fail("event loop");
   *out = o;
   return {};
 }
@@ -126,6 +132,10 @@ std::string Link::connect_once() {
     if (uses_tls() && options_.tls_cert.empty() && (s == NATS_PROTOCOL_ERROR || s == NATS_CONNECTION_CLOSED))
       e += " (TLS: the server may require a client certificate: set nats.tls_cert and nats.tls_key)";
     return e;
+  }
+  if (loop_ != nullptr) {  // inbound core only: no JetStream on this connection
+    up_.store(true, std::memory_order_relaxed);
+    return {};
   }
   jsOptions jo;
   jsOptions_Init(&jo);

@@ -13,9 +13,13 @@
 
 namespace zipc::bridge_detail {
 
+class ReadLoop;
+
 class Link {
  public:
-  Link(const NatsOptions& options, std::string client_name);
+  // With a ReadLoop, that loop reads and writes the connection (the client
+  // starts no reading thread) and the link has no JetStream context.
+  Link(const NatsOptions& options, std::string client_name, ReadLoop* loop = nullptr);
   ~Link();
   Link(const Link&) = delete;
   Link& operator=(const Link&) = delete;
@@ -46,6 +50,7 @@ class Link {
 
   NatsOptions options_;
   std::string name_;
+  ReadLoop* loop_ = nullptr;
   natsConnection* conn_ = nullptr;
   jsCtx* js_ = nullptr;
   std::atomic<bool> up_{false};

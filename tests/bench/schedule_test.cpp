@@ -275,12 +275,8 @@ Measured fake_stream_run(std::uint64_t messages, double ring_before, double ring
 
 TEST(Row, AThroughputRowIsStatedAgainstTheRingMeasuredAroundEachRepetition) {
   auto all = all_transports();
-  Case c;
-  c.workload = "stream";
-  c.transport = transport_named(all, "pipe");
+  Case c = short_case(all, "pipe", "stream", Shape::stream, 100, "zrr");
   ASSERT_NE(c.transport, nullptr);
-  c.config.shape = Shape::stream;
-  c.config.size = 100;
   c.config.cpus = {0, 1};
   // 10 M, 30 M, 20 M msgs/s against rings of 100 M, 60 M, 40 M: ratios 0.1, 0.5, 0.5.
   std::vector<Measured> runs;

@@ -177,7 +177,10 @@ TEST(BridgeJetStream, AStreamThatWentBackAfterAServerRestartIsFollowedAndNothing
   EXPECT_EQ(b.stats(0).lost, 0u);
 }
 
-TEST(BridgeCore, AClusterNodeKilledMidStreamIsFailedOverWithExactAccounting) {
+// A three-node cluster; the node killed mid-stream carries host A's
+// connection, or (killed_holds_b) host B's, whose inbound connection is read
+// by the bridge's own loop (read_loop.hpp) and must come back on another node.
+void cluster_node_killed(bool killed_holds_b) {
   TempDir dir;
   Hosts h;
   const int p1 = free_port(), p2 = free_port(), p3 = free_port();
@@ -187,10 +190,11 @@ TEST(BridgeCore, AClusterNodeKilledMidStreamIsFailedOverWithExactAccounting) {
   NatsServer n3(dir.path(), "n3", p3, {c3, {c1, c2}, "zc"});
   const std::string n1_log = dir.path() + "/n1.log";
   ASSERT_TRUE(wait_for([&] { return log_has(n1_log, "Route connection created", 2); }, 15s)) << n1.log();
-  auto ca = host_config("hostA", {n1.url(), n2.url(), n3.url()}, dir.path() + "/a");
-  ca.nats.randomize = false;  // host A on n1, the node killed below
+  const std::vector<std::string> first_n1 = {n1.url(), n2.url(), n3.url()}, first_n2 = {n2.url(), n3.url(), n1.url()};
+  auto ca = host_config("hostA", killed_holds_b ? first_n2 : first_n1, dir.path() + "/a");
+  ca.nats.randomize = false;  // the killed node n1 holds host A, or host B
   ca.mappings.push_back(mapping(h.a("prices"), h.subject("prices"), BridgeDirection::outbound, BridgeMode::core));
-  auto cb = host_config("hostB", {n2.url(), n3.url(), n1.url()}, dir.path() + "/b");
+  auto cb = host_config("hostB", killed_holds_b ? first_n1 : first_n2, dir.path() + "/b");
   cb.nats.randomize = false;
   cb.mappings.push_back(mapping(h.b("prices"), h.subject("prices"), BridgeDirection::inbound, BridgeMode::core));
   Bridge a(ca), b(cb);
@@ -213,7 +217,9 @@ TEST(BridgeCore, AClusterNodeKilledMidStreamIsFailedOverWithExactAccounting) {
   ASSERT_TRUE(wait_for([&] { return reader.count() > n / 4; }, 30s));
   n1.kill();
   producer.join();
-  ASSERT_TRUE(wait_for([&] { return a.stats(0).reconnects >= 1; }, 15s)) << a.last_error();
+  Bridge& moved = killed_holds_b ? b : a;
+  ASSERT_TRUE(wait_for([&] { return moved.stats(0).reconnects >= 1 && moved.connected(); }, 15s))
+      << moved.last_error();
   std::this_thread::sleep_for(500ms);
   publish_range(topic, n - 1, n);
   ASSERT_TRUE(wait_for(
@@ -230,7 +236,16 @@ TEST(BridgeCore, AClusterNodeKilledMidStreamIsFailedOverWithExactAccounting) {
   const auto s = b.stats(0);
   EXPECT_EQ(s.received, seqs.size());
   EXPECT_EQ(s.lost, (n - first) - seqs.size()) << "lost must be exactly the missing sequences";
-  std::printf("cluster node killed: %zu delivered, %llu lost\n", seqs.size(), static_cast<unsigned long long>(s.lost));
+  std::printf("cluster node killed (%s): %zu delivered, %llu lost\n", killed_holds_b ? "host B's" : "host A's",
+              seqs.size(), static_cast<unsigned long long>(s.lost));
+}
+
+TEST(BridgeCore, AClusterNodeKilledMidStreamIsFailedOverWithExactAccounting) {
+  cluster_node_killed(false);
+}
+
+TEST(BridgeCore, AnInboundBridgesClusterNodeKilledMidStreamIsFailedOverWithExactAccounting) {
+  cluster_node_killed(true);
 }
 
 }  // namespace

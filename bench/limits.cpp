@@ -249,7 +249,9 @@ Limits measure_limits(const LimitsOptions& opt) {
     l.memcpy_gbps[size] = memcpy_gbps(size, s);
   }
   const int a = cpus[0], b = two ? cpus[1] : cpus[0];
-  const auto ring = [&](std::size_t size, std::uint64_t messages) { return ring_median_of_three(size, a, b, messages); };
+  const auto ring = [&](std::size_t size, std::uint64_t messages) {
+    return ring_median_of_three(size, a, b, messages);
+  };
   l.spsc_inproc_msgs_per_s[8] = ring(8, static_cast<std::uint64_t>(4'000'000 * s));
   l.spsc_inproc_msgs_per_s[100] = ring(100, static_cast<std::uint64_t>(2'000'000 * s));
   // The same ring moving big messages: the bytes must leave one core's cache
@@ -279,8 +281,8 @@ RingProbe ring_probe(std::size_t row_size, int cpu_a, int cpu_b) {
   RingProbe p;
   p.basis = throughput_basis(row_size);
   const std::size_t n = p.basis.size;
-  const auto messages = p.basis.gbps ? std::max<std::uint64_t>(1000, (std::uint64_t{64} << 20) / n)
-                                     : std::uint64_t{200'000};
+  const auto messages =
+      p.basis.gbps ? std::max<std::uint64_t>(1000, (std::uint64_t{64} << 20) / n) : std::uint64_t{200'000};
   const double rate = ring_median_of_three(n, cpu_a, cpu_b, messages);
   p.value = p.basis.gbps ? rate * static_cast<double>(n) / 1e9 : rate;
   if (p.basis.gbps)

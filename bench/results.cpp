@@ -239,7 +239,8 @@ std::string ratio_text(const json& r) {
   if (basis.find("ring_probe") != std::string::npos) {
     // Stated against the ring measured around each repetition; big rows
     // also against that ring doing the harness's payload work.
-    std::string t = fixed(v, 3) + (basis.find("cross-core") != std::string::npos ? " of xcore probe" : " of ring probe");
+    std::string t =
+        fixed(v, 3) + (basis.find("cross-core") != std::string::npos ? " of xcore probe" : " of ring probe");
     const double p = num(r, "ratio_to_payload_ring");
     if (!std::isnan(p)) t += ", " + fixed(p, 2) + " of payload ring";
     return t;

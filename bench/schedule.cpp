@@ -74,10 +74,10 @@ Measured run_bracketed(const Case& c, const std::string& what, Prober* prober) {
   int a = 0, b = 0;
   probe_cpus(c, &a, &b);
   const bool ring = !c.latency();
-  const std::string key = (ring ? "ring " + std::to_string(throughput_basis(c.config.size).size) + " " +
-                                      std::to_string(c.config.size)
-                                : std::string("cacheline")) +
-                          " " + std::to_string(a) + "," + std::to_string(b);
+  const std::string key =
+      (ring ? "ring " + std::to_string(throughput_basis(c.config.size).size) + " " + std::to_string(c.config.size)
+            : std::string("cacheline")) +
+      " " + std::to_string(a) + "," + std::to_string(b);
   const auto measure = [&](ProbeRecord* p) {
     if (!ring) {
       p->ns = cacheline_probe_ns(a, b);

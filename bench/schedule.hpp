@@ -23,12 +23,12 @@ inline constexpr double kRingAgreement = 1.25;   // the same for a throughput ru
 inline constexpr int kMaxRetries = 2;            // extra attempts of a run whose brackets disagree
 
 struct ProbeRecord {
-  double t_s = 0;    // seconds since the schedule started
-  double ns = 0;     // cache-line probes: the round trip
-  double value = 0;  // ring probes: msgs/s ("ring-<size>") or GB/s ("xcore-<size>")
+  double t_s = 0;           // seconds since the schedule started
+  double ns = 0;            // cache-line probes: the round trip
+  double value = 0;         // ring probes: msgs/s ("ring-<size>") or GB/s ("xcore-<size>")
   double payload_gbps = 0;  // "xcore-<size>": the ring at the row's size doing the payload work
-  std::string kind;  // "2cpu" (spin, two CPUs), "1cpu-yield", "ring-<B>" or "xcore-<B>"
-  std::string at;    // what ran next to it: "before|after <case id> rep N attempt K"
+  std::string kind;         // "2cpu" (spin, two CPUs), "1cpu-yield", "ring-<B>" or "xcore-<B>"
+  std::string at;           // what ran next to it: "before|after <case id> rep N attempt K"
 };
 
 struct ScheduleOptions {

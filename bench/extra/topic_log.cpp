@@ -155,7 +155,9 @@ nlohmann::json median_row(const std::string& workload, int processes, std::uint6
   std::sort(v.begin(), v.end(), [](const Figures& a, const Figures& b) { return a.wall_ns < b.wall_ns; });
   const Figures& m = v[v.size() / 2];
   nlohmann::json r = row(workload, processes, records, m.wall_ns, m.cpu_ns);
-  const auto rate = [records](const Figures& f) { return static_cast<double>(records) / (static_cast<double>(f.wall_ns) / 1e9); };
+  const auto rate = [records](const Figures& f) {
+    return static_cast<double>(records) / (static_cast<double>(f.wall_ns) / 1e9);
+  };
   nlohmann::json runs = nlohmann::json::array();
   for (const Figures& f : v) runs.push_back(rate(f));
   const double lo = rate(v.back()), hi = rate(v.front()), med = r["msgs_per_s"].get<double>();

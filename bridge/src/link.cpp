@@ -110,9 +110,8 @@ std::string Link::build_options(natsOptions** out) const {
   natsOptions_SetReconnectedCB(o, &Link::on_reconnected, const_cast<Link*>(this));
   natsOptions_SetErrorHandler(o, &Link::on_error, const_cast<Link*>(this));
   natsOptions_SetClosedCB(o, &Link::on_closed, const_cast<Link*>(this));
-  if (loop_ != nullptr &&
-      (s = natsOptions_SetEventLoop(o, loop_, &ReadLoop::on_attach, &ReadLoop::on_read, &ReadLoop::on_write,
-                                    &ReadLoop::on_detach)) != NATS_OK)
+  if (loop_ != nullptr && (s = natsOptions_SetEventLoop(o, loop_, &ReadLoop::on_attach, &ReadLoop::on_read,
+                                                        &ReadLoop::on_write, &ReadLoop::on_detach)) != NATS_OK)
     return fail("event loop");
   *out = o;
   return {};

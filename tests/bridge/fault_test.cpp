@@ -218,8 +218,7 @@ void cluster_node_killed(bool killed_holds_b) {
   n1.kill();
   producer.join();
   Bridge& moved = killed_holds_b ? b : a;
-  ASSERT_TRUE(wait_for([&] { return moved.stats(0).reconnects >= 1 && moved.connected(); }, 15s))
-      << moved.last_error();
+  ASSERT_TRUE(wait_for([&] { return moved.stats(0).reconnects >= 1 && moved.connected(); }, 15s)) << moved.last_error();
   std::this_thread::sleep_for(500ms);
   publish_range(topic, n - 1, n);
   ASSERT_TRUE(wait_for(

@@ -257,7 +257,6 @@ int main(int argc, char** argv) {
     // Every bracketing probe, in order, seconds from the start of the suite.
     doc["probes"] = {{"started", probes_started},
                      {"agreement", kProbeAgreement},
-                     {"ring_agreement", kRingAgreement},
                      {"max_retries", kMaxRetries},
                      {"log", probes_to_json(ran.probes)}};
     if (json_path.empty()) json_path = default_json_path(machine["host"].get<std::string>());

@@ -19,8 +19,8 @@ double seconds_since(const timespec& t0) {
   return static_cast<double>(t.tv_sec - t0.tv_sec) + static_cast<double>(t.tv_nsec - t0.tv_nsec) / 1e9;
 }
 
-bool agree(double a, double b, double within) {
-  return a > 0 && b > 0 && std::max(a, b) <= within * std::min(a, b);
+bool ring_kind(const std::string& kind) {
+  return kind.rfind("ring-", 0) == 0 || kind.rfind("xcore-", 0) == 0;
 }
 
 // Takes probes and remembers the last one: consecutive runs that take the
@@ -30,7 +30,7 @@ class Prober {
  public:
   explicit Prober(std::vector<ProbeRecord>* log) : log_(log) { ::clock_gettime(CLOCK_MONOTONIC, &t0_); }
 
-  // `key` names the probe (kind and CPUs); `measure` fills ns or value.
+  // `key` names the probe (kind and CPUs); `measure` fills value and kind.
   template <class Measure>
   const ProbeRecord& take(const std::string& key, const std::string& at, Measure measure) {
     ProbeRecord p;
@@ -80,7 +80,7 @@ Measured run_bracketed(const Case& c, const std::string& what, Prober* prober) {
       " " + std::to_string(a) + "," + std::to_string(b);
   const auto measure = [&](ProbeRecord* p) {
     if (!ring) {
-      p->ns = cacheline_probe_ns(a, b);
+      p->value = cacheline_probe_ns(a, b);
       p->kind = a == b ? "1cpu-yield" : "2cpu";
       return;
     }
@@ -96,17 +96,11 @@ Measured run_bracketed(const Case& c, const std::string& what, Prober* prober) {
     prober->ran_something();
     const ProbeRecord& after = prober->take(key, "after " + at, measure);
     m.attempts = attempt;
-    if (ring) {
-      m.ring_before = before.value;
-      m.ring_after = after.value;
-      m.payload_ring_before_gbps = before.payload_gbps;
-      m.payload_ring_after_gbps = after.payload_gbps;
-      if (!m.run.ok || agree(m.ring_before, m.ring_after, kRingAgreement)) break;
-    } else {
-      m.probe_before_ns = before.ns;
-      m.probe_after_ns = after.ns;
-      if (!m.run.ok || agree(m.probe_before_ns, m.probe_after_ns, kProbeAgreement)) break;
-    }
+    m.probe_before = before.value;
+    m.probe_after = after.value;
+    m.payload_before_gbps = before.payload_gbps;
+    m.payload_after_gbps = after.payload_gbps;
+    if (!m.run.ok || brackets_agree(m.probe_before, m.probe_after)) break;
   }
   return m;
 }
@@ -177,12 +171,12 @@ json probes_to_json(const std::vector<ProbeRecord>& probes) {
   json a = json::array();
   for (const auto& p : probes) {
     json one = {{"t_s", p.t_s}, {"kind", p.kind}, {"at", p.at}};
-    if (p.value > 0 || p.kind.rfind("ring-", 0) == 0 || p.kind.rfind("xcore-", 0) == 0) {
+    if (ring_kind(p.kind)) {
       one["value"] = p.value;
       one["unit"] = p.kind.rfind("xcore-", 0) == 0 ? "gbytes_per_s" : "msgs_per_s";
       if (p.payload_gbps > 0) one["payload_gbps"] = p.payload_gbps;
     } else {
-      one["ns"] = p.ns;
+      one["ns"] = p.value;
     }
     a.push_back(std::move(one));
   }

@@ -2,12 +2,13 @@
 // of one workload and size (A B C A B C ...), and every latency run is
 // bracketed by a short cache-line probe (before and after), every flat-out
 // two-process throughput run by a short run of the in-process ring. A run
-// whose two probes disagree by more than kProbeAgreement (kRingAgreement) is
+// whose two probes disagree by more than kProbeAgreement is
 // measured again (at most kMaxRetries times); the row keeps the probe it was
 // measured against and states its ratio against it. Every probe is logged
 // with its time.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -18,15 +19,18 @@
 
 namespace zipc::bench {
 
-inline constexpr double kProbeAgreement = 1.25;  // max/min of a run's two brackets
-inline constexpr double kRingAgreement = 1.25;   // the same for a throughput run's ring probes
+inline constexpr double kProbeAgreement = 1.25;  // max/min of a run's two brackets (either kind)
 inline constexpr int kMaxRetries = 2;            // extra attempts of a run whose brackets disagree
+
+// Both brackets measured and within kProbeAgreement of each other.
+inline bool brackets_agree(double before, double after) {
+  return before > 0 && after > 0 && std::max(before, after) <= kProbeAgreement * std::min(before, after);
+}
 
 struct ProbeRecord {
   double t_s = 0;           // seconds since the schedule started
-  double ns = 0;            // cache-line probes: the round trip
-  double value = 0;         // ring probes: msgs/s ("ring-<size>") or GB/s ("xcore-<size>")
-  double payload_gbps = 0;  // "xcore-<size>": the ring at the row's size doing the payload work
+  double value = 0;         // cache-line kinds: the round trip (ns); ring kinds: msgs/s ("ring-") or GB/s ("xcore-")
+  double payload_gbps = 0;  // "xcore-<B>": the ring at the row's size doing the payload work
   std::string kind;         // "2cpu" (spin, two CPUs), "1cpu-yield", "ring-<B>" or "xcore-<B>"
   std::string at;           // what ran next to it: "before|after <case id> rep N attempt K"
 };

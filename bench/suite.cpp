@@ -224,34 +224,30 @@ json make_row(const Case& c, std::vector<Measured>* runs_in) {
   row["lost"] = res.lost;
   row["repetitions"] = runs.size();
   json rates = json::array(), runs_json = json::array();
-  std::vector<double> p50s, rate_v, ratios, probes, ring_ratios, rings, payload_ratios;
+  std::vector<double> p50s, rate_v, ratios, probes, payload_ratios;
+  // A bracketed latency run's probe is the cache-line round trip; a
+  // bracketed throughput run's, the ring at this basis (Case::ring_bracketed).
   const ThroughputBasis basis = throughput_basis(r.size);
+  int unsettled = 0;  // brackets still apart after the retries
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const Measured& m = runs[i];
     rates.push_back(rate(i));
     p50s.push_back(pct[i].p50);
     rate_v.push_back(rate(i));
     json one = {{"rt_p50_ns", pct[i].p50}, {"rt_p99_ns", pct[i].p99}, {"msgs_per_s", rate(i)}};
-    if (m.probe_before_ns > 0 && m.probe_after_ns > 0) {
-      const double probe = (m.probe_before_ns + m.probe_after_ns) / 2;
-      one["probe_before_ns"] = m.probe_before_ns;
-      one["probe_after_ns"] = m.probe_after_ns;
+    if (m.probe_before > 0 && m.probe_after > 0) {
+      const double probe = (m.probe_before + m.probe_after) / 2;
+      const double gbps = rate_of(m.run) * static_cast<double>(r.size) / 1e9;
+      one[round_trip ? "probe_before_ns" : "ring_before"] = m.probe_before;
+      one[round_trip ? "probe_after_ns" : "ring_after"] = m.probe_after;
       one["attempts"] = m.attempts;
       probes.push_back(probe);
-      ratios.push_back(pct[i].p50 / probe);
-    }
-    if (m.ring_before > 0 && m.ring_after > 0) {
-      const double ring = (m.ring_before + m.ring_after) / 2;
-      const double gbps = rate_of(m.run) * static_cast<double>(r.size) / 1e9;
-      one["ring_before"] = m.ring_before;
-      one["ring_after"] = m.ring_after;
-      one["attempts"] = m.attempts;
-      rings.push_back(ring);
-      ring_ratios.push_back((basis.gbps ? gbps : rate(i)) / ring);
-      if (m.payload_ring_before_gbps > 0 && m.payload_ring_after_gbps > 0) {
-        one["payload_ring_before_gbps"] = m.payload_ring_before_gbps;
-        one["payload_ring_after_gbps"] = m.payload_ring_after_gbps;
-        payload_ratios.push_back(gbps / ((m.payload_ring_before_gbps + m.payload_ring_after_gbps) / 2));
+      ratios.push_back(round_trip ? pct[i].p50 / probe : (basis.gbps ? gbps : rate(i)) / probe);
+      if (!brackets_agree(m.probe_before, m.probe_after)) ++unsettled;
+      if (m.payload_before_gbps > 0 && m.payload_after_gbps > 0) {
+        one["payload_ring_before_gbps"] = m.payload_before_gbps;
+        one["payload_ring_after_gbps"] = m.payload_after_gbps;
+        payload_ratios.push_back(gbps / ((m.payload_before_gbps + m.payload_after_gbps) / 2));
       }
     }
     runs_json.push_back(one);
@@ -260,38 +256,26 @@ json make_row(const Case& c, std::vector<Measured>* runs_in) {
   row["runs"] = runs_json;         // every repetition, in run order
   row["spread"] = {{"rt_p50_ns", spread_of(p50s)}, {"msgs_per_s", spread_of(rate_v)}};
   if (!probes.empty()) {
-    // The probe this row was measured against: the median of its repetitions'
-    // bracket means; the ratio is the median of each repetition's p50 over
-    // its own brackets, so a placement change between repetitions cancels.
-    row["probe_ns"] = median_of(probes);
-    row["probe_kind"] = distinct.size() == 1 ? "1cpu-yield" : "2cpu";
+    // The ratio is the median of each repetition's figure over its own
+    // brackets, so a placement change between repetitions cancels; the
+    // probe reported is the median of the repetitions' bracket means.
     row["ratio_to_limit"] = median_of(ratios);
     row["spread"]["ratio_to_limit"] = spread_of(ratios);
-    row["ratio_basis"] = "rt_p50_ns / probe_ns (each repetition against its bracketing cache-line probes)";
-    int unsettled = 0;
-    for (const Measured& m : runs)
-      if (std::max(m.probe_before_ns, m.probe_after_ns) >
-          kProbeAgreement * std::min(m.probe_before_ns, m.probe_after_ns))
-        ++unsettled;
-    if (unsettled) row["probe_unsettled_runs"] = unsettled;  // brackets still disagreed after the retries
-  }
-  if (!rings.empty()) {
-    // As for latency rows: each repetition against the ring measured around
-    // it, the row's ratio the median of those.
-    const std::string ring = std::to_string(basis.size) + " B";
-    row["ring_probe"] = median_of(rings);
-    row["ring_probe_unit"] = basis.gbps ? "gbytes_per_s" : "msgs_per_s";
-    row["ratio_to_limit"] = median_of(ring_ratios);
-    row["spread"]["ratio_to_limit"] = spread_of(ring_ratios);
-    row["ratio_basis"] = basis.gbps ? "gbytes_per_s / ring_probe (each repetition against the cross-core copy of " +
-                                          ring + " measured right before and after it)"
-                                    : "msgs_per_s / ring_probe (each repetition against the in-process ring of " +
-                                          ring + " measured right before and after it)";
-    if (!payload_ratios.empty()) row["ratio_to_payload_ring"] = median_of(payload_ratios);
-    int unsettled = 0;
-    for (const Measured& m : runs)
-      if (std::max(m.ring_before, m.ring_after) > kRingAgreement * std::min(m.ring_before, m.ring_after)) ++unsettled;
     if (unsettled) row["probe_unsettled_runs"] = unsettled;
+    if (round_trip) {
+      row["probe_ns"] = median_of(probes);
+      row["probe_kind"] = distinct.size() == 1 ? "1cpu-yield" : "2cpu";
+      row["ratio_basis"] = "rt_p50_ns / probe_ns (each repetition against its bracketing cache-line probes)";
+    } else {
+      const std::string ring = std::to_string(basis.size) + " B";
+      row["ring_probe"] = median_of(probes);
+      row["ring_probe_unit"] = basis.gbps ? "gbytes_per_s" : "msgs_per_s";
+      row["ratio_basis"] = basis.gbps ? "gbytes_per_s / ring_probe (each repetition against the cross-core copy of " +
+                                            ring + " measured right before and after it)"
+                                      : "msgs_per_s / ring_probe (each repetition against the in-process ring of " +
+                                            ring + " measured right before and after it)";
+      if (!payload_ratios.empty()) row["ratio_to_payload_ring"] = median_of(payload_ratios);
+    }
   }
   if (r.rate > 0) row["offered_msgs_per_s"] = r.rate;
   return row;

@@ -50,17 +50,15 @@ std::vector<Case> build_cases(const std::vector<std::unique_ptr<Transport>>& tra
                               nlohmann::json* skipped);
 
 // One repetition of a case, with the probes taken right before and right
-// after it (0: not probed): the cache-line round trip around a latency run,
-// the in-process ring (limits.hpp, ring_probe) around a two-process
-// throughput run.
+// after it (0: not probed): the cache-line round trip (ns) around a latency
+// run, the in-process ring (limits.hpp, ring_probe: msgs/s or GB/s, as
+// throughput_basis(size) says) around a two-process throughput run.
 struct Measured {
   RunResult run;
-  double probe_before_ns = 0;
-  double probe_after_ns = 0;
-  double ring_before = 0;  // msgs/s or GB/s, as throughput_basis(size) says
-  double ring_after = 0;
-  double payload_ring_before_gbps = 0;  // rows over 1 KiB: the ring doing the payload work
-  double payload_ring_after_gbps = 0;
+  double probe_before = 0;
+  double probe_after = 0;
+  double payload_before_gbps = 0;  // rows over 1 KiB: the ring doing the payload work
+  double payload_after_gbps = 0;
   int attempts = 1;  // > 1: the brackets disagreed and the run was measured again
 };
 

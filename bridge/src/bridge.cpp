@@ -230,13 +230,13 @@ void Bridge::stop() noexcept {
   impl_->stop.store(true, std::memory_order_relaxed);
   if (impl_->control.joinable()) impl_->control.join();
   for (auto& m : impl_->maps) {
-    if (m->core_sub != nullptr && reads_in_loop(m->cfg)) {
-      impl_->read_loop->remove(m.get());  // the loop no longer takes from it
-      natsSubscription_Unsubscribe(m->core_sub);
-      natsSubscription_Destroy(m->core_sub);
-      m->core_sub = nullptr;
-    } else if (m->core_sub != nullptr) {
-      if (natsSubscription_Drain(m->core_sub) == NATS_OK) natsSubscription_WaitForDrainCompletion(m->core_sub, 2000);
+    if (m->core_sub != nullptr) {
+      if (reads_in_loop(m->cfg)) {
+        impl_->read_loop->remove(m.get());  // the loop no longer takes from it
+        natsSubscription_Unsubscribe(m->core_sub);
+      } else if (natsSubscription_Drain(m->core_sub) == NATS_OK) {
+        natsSubscription_WaitForDrainCompletion(m->core_sub, 2000);
+      }
       natsSubscription_Destroy(m->core_sub);
       m->core_sub = nullptr;
     }

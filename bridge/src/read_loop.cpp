@@ -52,23 +52,20 @@ natsStatus ReadLoop::on_attach(void** user, void* loop, natsConnection* nc, nats
   return NATS_OK;
 }
 
+void ReadLoop::want(bool ReadLoop::*which, bool add) {
+  std::lock_guard lock(mu_);
+  if (this->*which == add) return;
+  this->*which = add;
+  changed();
+}
+
 natsStatus ReadLoop::on_read(void* user, bool add) {
-  auto* self = static_cast<ReadLoop*>(user);
-  std::lock_guard lock(self->mu_);
-  if (self->want_read_ != add) {
-    self->want_read_ = add;
-    self->changed();
-  }
+  static_cast<ReadLoop*>(user)->want(&ReadLoop::want_read_, add);
   return NATS_OK;
 }
 
 natsStatus ReadLoop::on_write(void* user, bool add) {
-  auto* self = static_cast<ReadLoop*>(user);
-  std::lock_guard lock(self->mu_);
-  if (self->want_write_ != add) {
-    self->want_write_ = add;
-    self->changed();
-  }
+  static_cast<ReadLoop*>(user)->want(&ReadLoop::want_write_, add);
   return NATS_OK;
 }
 

@@ -53,7 +53,8 @@ class ReadLoop {
  private:
   void run();
   void drain();
-  void changed();  // under mu_: the poll set must be rebuilt
+  void changed();                              // under mu_: the poll set must be rebuilt
+  void want(bool ReadLoop::*which, bool add);  // polls for reading or writing, or stops
 
   std::mutex mu_;
   natsConnection* nc_ = nullptr;  // under mu_

@@ -110,8 +110,8 @@ Measured fake_run(std::uint64_t p50, double before, double after) {
   m.run.latencies_ns = {p50 - 10, p50, p50 + 10};
   m.run.sent = m.run.delivered = 3;
   m.run.seconds = 1e-5;
-  m.probe_before_ns = before;
-  m.probe_after_ns = after;
+  m.probe_before = before;
+  m.probe_after = after;
   return m;
 }
 
@@ -267,9 +267,9 @@ Measured fake_stream_run(std::uint64_t messages, double ring_before, double ring
   m.run.latencies_ns = {100, 200, 300};
   m.run.sent = m.run.delivered = messages;
   m.run.seconds = 1.0;
-  m.ring_before = ring_before;
-  m.ring_after = ring_after;
-  m.payload_ring_before_gbps = m.payload_ring_after_gbps = payload;
+  m.probe_before = ring_before;
+  m.probe_after = ring_after;
+  m.payload_before_gbps = m.payload_after_gbps = payload;
   return m;
 }
 

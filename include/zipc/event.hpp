@@ -65,9 +65,11 @@ namespace detail {
 // Returns true if the caller should keep spinning, false to go to sleep.
 struct SpinState {
   std::uint64_t start_ns = 0;
-  std::uint64_t budget_ns = 0;    // this wait's spin phase (learned; see event.cpp)
-  std::uint64_t last_ns = 0;      // the spin's last clock read (every 64 iterations)
-  std::uint64_t step_ns = ~0ull;  // the shortest time between two of them
+  std::uint64_t budget_ns = 0;      // this wait's spin phase (learned; see event.cpp)
+  std::uint64_t last_ns = 0;        // the spin's last clock read (every 64 iterations; busy: 256)
+  std::uint64_t step_ns = ~0ull;    // the shortest time between two of them
+  std::uint64_t next_yield_ns = 0;  // busy_poll: when this wait yields the CPU next (event.cpp)
+  std::uint64_t yield_gap_ns = 0;   // busy_poll: polling in vain between two yields
   std::uint32_t iterations = 0;
   std::uint32_t yields = 0;
   bool spin_done = false;

@@ -135,13 +135,68 @@ void spin_gave_up(const SpinState& st) noexcept {
   if (st.budget_ns > 0) spin_failed();  // going to sleep
 }
 
-bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcept {
-  if (opt.strategy == WaitStrategy::busy_poll) {
-    platform::cpu_relax();
-    // Reading the clock costs ~20 ns; check the deadline every 256 spins.
-    if ((++st.iterations & 255u) == 0 && d.expired()) return false;
-    return true;
+namespace {
+// Busy polling on a CPU that other threads want. A busy poll keeps its CPU
+// for as long as the kernel lets it, so with more busy threads than CPUs each
+// one spins out whole time slices (milliseconds) while the thread it waits
+// for may be queued behind it: the five busy processes of a 1 -> 4 fan-out on
+// two vCPUs delivered 2.5 M or 6.5 M msgs/s depending on how the slices fell,
+// and 11-14 M with the rule below (1-CPU ping-pong: 8 ms -> 0.12 ms). A yield costs a
+// syscall, which a poller on a CPU of its own should not pay every few
+// microseconds, so (docs/design.md, "Waiting"):
+//  - a wait polls with PAUSE and reads the clock every kBusyPollsPerClockRead
+//    polls (the deadline, and the rest below);
+//  - once it has polled kBusyFirstYieldNs in vain it yields the CPU; a yield
+//    that comes straight back (nobody else wanted the CPU) doubles the time
+//    to the next one, up to kBusyMaxYieldGapNs;
+//  - a yield that gave the CPU away (it took longer than kYieldGaveAwayNs)
+//    shows another thread wants this CPU: from then on the thread's waits
+//    yield at every clock read, until kIdleYieldsToForget yields in a row
+//    came straight back (one is not enough: under EEVDF a yield does not
+//    switch when the other thread has had more than its share, and a 1-CPU
+//    busy ping-pong forgetting at once took 120 us a round trip).
+// (A poll descheduled between two clock reads says the same, but by then it
+// has polled in vain for longer than kBusyFirstYieldNs anyway.)
+thread_local bool t_busy_cpu_wanted = false;
+thread_local std::uint32_t t_busy_idle_yields = 0;  // yields in a row that came straight back
+constexpr std::uint32_t kIdleYieldsToForget = 8;
+constexpr std::uint32_t kBusyPollsPerClockRead = 256;  // ~5-8 us of PAUSEs here; a clock read is ~20 ns
+constexpr std::uint64_t kBusyFirstYieldNs = 50'000;
+constexpr std::uint64_t kBusyMaxYieldGapNs = 1'000'000;
+constexpr std::uint64_t kYieldGaveAwayNs = 5'000;  // an idle sched_yield returns in ~0.3-1 us here
+
+bool busy_poll_once(SpinState& st, const Deadline& d) noexcept {
+  platform::cpu_relax();
+  if ((++st.iterations % kBusyPollsPerClockRead) != 0) return true;
+  std::uint64_t now = platform::monotonic_ns();
+  if (!d.is_never() && now >= d.ns()) return false;
+  if (st.last_ns == 0) {  // the wait's first clock read
+    st.start_ns = now;
+    st.yield_gap_ns = kBusyFirstYieldNs;
+    st.next_yield_ns = t_busy_cpu_wanted ? now : now + kBusyFirstYieldNs;
   }
+  if (now >= st.next_yield_ns) {
+    platform::yield_cpu();
+    ++st.yields;
+    const std::uint64_t back = platform::monotonic_ns();
+    if (back - now > kYieldGaveAwayNs) {
+      t_busy_cpu_wanted = true;
+      t_busy_idle_yields = 0;
+    } else if (t_busy_cpu_wanted && ++t_busy_idle_yields >= kIdleYieldsToForget) {
+      t_busy_cpu_wanted = false;
+    }
+    st.yield_gap_ns =
+        t_busy_cpu_wanted ? 0 : std::min(std::max(2 * st.yield_gap_ns, kBusyFirstYieldNs), kBusyMaxYieldGapNs);
+    st.next_yield_ns = back + st.yield_gap_ns;
+    now = back;
+  }
+  st.last_ns = now;
+  return true;
+}
+}  // namespace
+
+bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcept {
+  if (opt.strategy == WaitStrategy::busy_poll) return busy_poll_once(st, d);
   // adaptive: spin, then yield, then (caller) sleep.
   if (st.iterations++ == 0) {
     st.start_ns = platform::monotonic_ns();

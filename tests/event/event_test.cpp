@@ -2,12 +2,15 @@
 #include <signal.h>
 #include <sys/mman.h>
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstring>
 #include <functional>
 #include <thread>
 #include <vector>
 
+#include "platform/cpu.hpp"
 #include "zipc/event.hpp"
 #include "zipc/segment.hpp"
 #include "zipc_test.hpp"
@@ -328,6 +331,74 @@ TEST(Event, AWaitThatComesTrueAtTheFirstYieldDoesNotStretchTheSpinBudget) {
     ASSERT_TRUE(starts_spinning(opt, &next));
     EXPECT_EQ(next.budget_ns, opt.spin_ns);
     zipc::detail::spin_succeeded(next);
+  });
+}
+// Busy polling (event.cpp, busy_poll_once).
+TEST(Event, ABusyPollThatPollsInVainYieldsNowAndThen) {
+  in_fresh_thread([] {
+    zipc::detail::SpinState st;
+    const WaitOptions opt = with(WaitStrategy::busy_poll);
+    const Deadline d = Deadline::after(1s);
+    while (st.yields == 0 && zipc::detail::spin_once(st, opt, d)) {
+    }
+    ASSERT_EQ(st.yields, 1u);                      // it yields,
+    EXPECT_GE(st.last_ns - st.start_ns, 50'000u);  // but not before 50 us in vain
+  });
+}
+
+// A thread spinning without ever yielding on the given CPU, until stopped.
+struct CpuHog {
+  explicit CpuHog(int cpu)
+      : t([this, cpu] {
+          (void)zipc::platform::pin_to_cpu(cpu);
+          pinned.store(true);
+          while (!stop.load(std::memory_order_relaxed)) {
+          }
+        }) {
+    while (!pinned.load()) std::this_thread::yield();
+  }
+  ~CpuHog() {
+    stop.store(true);
+    t.join();
+  }
+  std::atomic<bool> pinned{false}, stop{false};
+  std::thread t;
+};
+
+// A fresh wait: whether it yields at its first clock read.
+bool first_clock_read_yields() {
+  zipc::detail::SpinState st;
+  for (int i = 0; i < 256; ++i)
+    EXPECT_TRUE(zipc::detail::spin_once(st, with(WaitStrategy::busy_poll), Deadline::never()));
+  return st.yields > 0;
+}
+
+TEST(Event, BusyPollsThatShareACpuYieldItToEachOther) {
+  in_fresh_thread([] {
+    const int cpu = ::sched_getcpu();
+    ASSERT_GE(cpu, 0);
+    ASSERT_EQ(zipc::platform::pin_to_cpu(cpu), 0);
+    EXPECT_FALSE(first_clock_read_yields());  // nothing learned yet
+    {
+      CpuHog hog(cpu);
+      // A yield gives the CPU to the hog, which keeps it for a while: from
+      // then on this thread's waits yield at their first clock read. (Not
+      // every yield does: the scheduler may run us again at once when the
+      // hog has had more than its share.)
+      bool learned = false;
+      for (int i = 0; i < 1000 && !learned; ++i) {
+        zipc::detail::SpinState st;
+        while (st.yields == 0)
+          ASSERT_TRUE(zipc::detail::spin_once(st, with(WaitStrategy::busy_poll), Deadline::never()));
+        learned = first_clock_read_yields();
+      }
+      EXPECT_TRUE(learned);
+    }
+    // The hog gone, a yield comes straight back and the thread polls again
+    // (on a loaded machine another process may take the CPU a few times).
+    bool polls_again = false;
+    for (int i = 0; i < 1000 && !polls_again; ++i) polls_again = !first_clock_read_yields();
+    EXPECT_TRUE(polls_again);
   });
 }
 }  // namespace

@@ -216,8 +216,13 @@ std::string row_key(const json& r) {
     if (it == r.end() || it->is_null()) return "-";
     return it->is_string() ? it->get<std::string>() : it->dump();
   };
-  return s("workload") + "|" + s("transport") + "|" + s("size") + "|" + s("wait") + "|" + s("processes") + "|" +
-         s("cpus");
+  std::string key =
+      s("workload") + "|" + s("transport") + "|" + s("size") + "|" + s("wait") + "|" + s("processes") + "|" + s("cpus");
+  // Extras' rows told apart by more than the harness's fields (the heap
+  // extras' thread and worker counts, the WaitSet extra's queue count).
+  for (const char* k : {"threads", "workers", "queues"})
+    if (r.contains(k) && !r[k].is_null()) key += std::string("|") + k + "=" + s(k);
+  return key;
 }
 
 namespace {
@@ -357,6 +362,35 @@ bool measured_between_probes(const json& r) {
   return basis.find("probe_ns") != std::string::npos || basis.find("ring_probe") != std::string::npos;
 }
 
+namespace {
+// The figure a row is judged by: p50 for a round trip; else its rate
+// (messages, or an extra's operations, per second); else the latency an
+// extra reports (one-way p50, a recovery's p50, a liveness check).
+struct Headline {
+  const char* metric = nullptr;
+  bool lower_is_better = false;
+};
+Headline headline(const json& r) {
+  if (is_round_trip(r) && !std::isnan(num(r, "rt_p50_ns"))) return {"rt_p50_ns", true};
+  for (const char* m : {"msgs_per_s", "ops_per_s"})
+    if (!std::isnan(num(r, m))) return {m, false};
+  for (const char* m : {"rt_p50_ns", "oneway_p50_us", "p50_ms", "check_ns"})
+    if (!std::isnan(num(r, m))) return {m, true};
+  return {};
+}
+// For the table: a row's p50 in ns and its rate, whichever fields it has.
+double shown_p50_ns(const json& r) {
+  const double l = latency_ns(r, "p50");
+  if (!std::isnan(l)) return l;
+  const double ms = num(r, "p50_ms");
+  return std::isnan(ms) ? num(r, "check_ns") : ms * 1e6;
+}
+double shown_rate(const json& r) {
+  const double m = num(r, "msgs_per_s");
+  return std::isnan(m) ? num(r, "ops_per_s") : m;
+}
+}  // namespace
+
 std::string compare_documents(const json& old_doc, const json& new_doc, double threshold, CompareSummary* sum) {
   CompareSummary s;
   std::map<std::string, const json*> old_rows;
@@ -375,15 +409,15 @@ std::string compare_documents(const json& old_doc, const json& new_doc, double t
     auto it = old_rows.find(k);
     if (it == old_rows.end()) {
       ++s.only_new;
-      o << "| " << k << " | - | " << format_ns(num(r, "rt_p50_ns")) << " | new | - | "
-        << format_rate(num(r, "msgs_per_s")) << " | new | new row |\n";
+      o << "| " << k << " | - | " << format_ns(shown_p50_ns(r)) << " | new | - | " << format_rate(shown_rate(r))
+        << " | new | new row |\n";
       continue;
     }
     seen[k] = true;
     ++s.matched;
     const json& a = *it->second;
-    const double l0 = num(a, "rt_p50_ns"), l1 = num(r, "rt_p50_ns");
-    const double m0 = num(a, "msgs_per_s"), m1 = num(r, "msgs_per_s");
+    const double l0 = shown_p50_ns(a), l1 = shown_p50_ns(r);
+    const double m0 = shown_rate(a), m1 = shown_rate(r);
     bool worse = false, better = false;
     // A change counts when it passes the threshold and is wider than the
     // spread of either row's repetitions (a row without repetitions: none),
@@ -394,14 +428,12 @@ std::string compare_documents(const json& old_doc, const json& new_doc, double t
       const double d = std::fabs(v1 - v0);
       return d > v0 * threshold && d > spread_width(a, metric) && d > spread_width(r, metric);
     };
-    if (is_round_trip(a)) {
-      if (!std::isnan(l0) && !std::isnan(l1) && l0 > 0 && beyond(l0, l1, "rt_p50_ns")) {
-        worse |= l1 > l0;
-        better |= l1 < l0;
+    if (const Headline h = headline(a); h.metric != nullptr) {
+      const double v0 = num(a, h.metric), v1 = num(r, h.metric);
+      if (!std::isnan(v0) && !std::isnan(v1) && v0 > 0 && beyond(v0, v1, h.metric)) {
+        worse |= h.lower_is_better ? v1 > v0 : v1 < v0;
+        better |= h.lower_is_better ? v1 < v0 : v1 > v0;
       }
-    } else if (!std::isnan(m0) && !std::isnan(m1) && m0 > 0 && beyond(m0, m1, "msgs_per_s")) {
-      worse |= m1 < m0;
-      better |= m1 > m0;
     }
     bool host = false;
     if ((worse || better) && measured_between_probes(a) && measured_between_probes(r)) {
@@ -423,7 +455,7 @@ std::string compare_documents(const json& old_doc, const json& new_doc, double t
   for (const auto& [k, r] : old_rows) {
     if (seen.count(k)) continue;
     ++s.only_old;
-    o << "| " << k << " | " << format_ns(num(*r, "rt_p50_ns")) << " | - | gone | " << format_rate(num(*r, "msgs_per_s"))
+    o << "| " << k << " | " << format_ns(shown_p50_ns(*r)) << " | - | gone | " << format_rate(shown_rate(*r))
       << " | - | gone | missing in new |\n";
   }
   o << "\n"

@@ -7,7 +7,7 @@
 //   zipc-bench-heap_map [--full] --out FILE
 //
 // Every configuration runs in a forked process of its own, warm-up included;
-// best of 3 interleaved runs of 0.35 s (--full: 5 runs of 3 s, and N = 8 too);
+// the median of 5 interleaved runs of 0.35 s (--full: 5 runs of 3 s, and N = 8 too);
 // the default run takes about 20 s (5 lock/mode pairs x N = 1, 2, 4).
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "extra/isolated.hpp"
+#include "extra/repetitions.hpp"
 #include "zipc/heap.hpp"
 #include "zipc/mutex.hpp"
 #include "zipc/stl_allocator.hpp"
@@ -148,13 +149,14 @@ int main(int argc, char** argv) {
     configs.push_back({n, "zipc::SpinLock", true, [=] { return measure<zipc::SpinLock>(tag, n, true, seconds); }});
     configs.push_back({n, "zipc::Mutex", true, [=] { return measure<zipc::Mutex>(tag, n, true, seconds); }});
   }
-  // Best of `reps`, interleaved so a noisy moment on a shared machine hits
-  // every configuration alike.
-  std::vector<double> best(configs.size(), 0);
+  // The median of `reps`, interleaved so a noisy moment on a shared machine
+  // hits every configuration alike; every run and their spread go in the row.
+  std::vector<std::vector<double>> runs(configs.size());
   for (int rep = 0; rep < reps; ++rep) {
-    for (std::size_t i = 0; i < configs.size(); ++i)
-      best[i] = std::max(best[i], zipc::bench::isolated<double>(configs[i].run));
+    for (std::size_t i = 0; i < configs.size(); ++i) runs[i].push_back(zipc::bench::isolated<double>(configs[i].run));
   }
+  std::vector<double> best(configs.size(), 0);  // the median
+  for (std::size_t i = 0; i < configs.size(); ++i) best[i] = zipc::bench::median_of(runs[i]);
   nlohmann::json rows = nlohmann::json::array();
   double threads_spin = 0;
   for (std::size_t i = 0; i < configs.size(); ++i) {
@@ -169,6 +171,7 @@ int main(int argc, char** argv) {
                           {"threads", c.processes ? 1 : c.workers},
                           {"workers", c.workers},
                           {"ops_per_s", best[i]}};
+    zipc::bench::add_repetitions(row, "ops_per_s", runs[i]);
     if (spin && !c.processes) threads_spin = best[i];
     std::printf("workers=%d %-26s %12.0f ops/s", c.workers, transport.c_str(), best[i]);
     if (spin && c.processes && threads_spin > 0) {

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "extra/repetitions.hpp"
 #include "zipc/zipc.hpp"
 
 namespace {
@@ -141,9 +142,8 @@ double pct(std::vector<std::uint64_t> v, double p) {
   std::sort(v.begin(), v.end());
   return static_cast<double>(v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))]) / 1000.0;
 }
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
+double median(const std::vector<double>& v) {
+  return zipc::bench::median_of(v);
 }
 
 }  // namespace
@@ -212,6 +212,7 @@ int main(int argc, char** argv) {
                    {"oneway_p99_us", median(p99[i])},
                    {"x_baseline_p50", median(p50[i]) / base50},
                    {"x_baseline_p99", median(p99[i]) / base99}});
+    zipc::bench::add_repetitions(doc.back(), "oneway_p50_us", p50[i]);
   }
   if (!out.empty()) std::ofstream(out) << doc.dump(2) << "\n";
   return 0;

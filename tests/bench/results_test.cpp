@@ -154,6 +154,34 @@ TEST(Compare, FlagsASlowerRowAsARegressionAndAFasterOneAsImproved) {
   EXPECT_NE(sut.find("+100.0%"), std::string::npos) << sut;
 }
 
+// An extra's rows that differ only in their thread or worker count are
+// different rows, and a row judged by its operations per second (the heap
+// extras) or its one-way latency (the WaitSet extra) is judged, not skipped.
+TEST(Compare, JudgesExtrasRowsByTheirOwnFigureAndTellsThemApartByThreads) {
+  auto heap = [](int threads, double ops) {
+    return json{{"workload", "heap_alloc"}, {"transport", "zipc-heap"}, {"size", 0},          {"wait", "n/a"},
+                {"processes", 1},           {"threads", threads},       {"workers", threads}, {"ops_per_s", ops}};
+  };
+  auto wakeup = [](int queues, double p50_us) {
+    return json{{"workload", "wakeup-latency"},
+                {"transport", "zipc-waitset"},
+                {"size", 0},
+                {"wait", "block"},
+                {"processes", 2},
+                {"queues", queues},
+                {"oneway_p50_us", p50_us}};
+  };
+  const json old_doc = {{"results", json::array({heap(1, 50e6), heap(2, 95e6), wakeup(1, 5.0), wakeup(64, 5.0)})}};
+  const json new_doc = {{"results", json::array({heap(1, 51e6), heap(2, 47e6), wakeup(1, 5.1), wakeup(64, 9.0)})}};
+  CompareSummary s;
+  const std::string sut = compare_documents(old_doc, new_doc, 0.10, &s);
+  EXPECT_EQ(s.matched, 4) << sut;
+  EXPECT_EQ(s.regressions, 2) << sut;  // two workers halved; 64 queues' p50 up 80%
+  EXPECT_EQ(s.improvements, 0) << sut;
+  EXPECT_NE(sut.find("threads=2"), std::string::npos) << sut;
+  EXPECT_NE(sut.find("queues=64"), std::string::npos) << sut;
+}
+
 TEST(Compare, IdenticalDocumentsShowNoChange) {
   json doc = {{"results", json::array({sample_row("pipe", 1000, 1e5)})}};
   CompareSummary s;

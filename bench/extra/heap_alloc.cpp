@@ -147,7 +147,9 @@ Result measure(int workers, bool processes, std::size_t ops_per_worker, MakeAllo
     while (board->go.load() == 0) std::this_thread::yield();
     board->ns_total.fetch_add(run(a, ops, slots));  // survivors: the fragmentation probe below
     board->ready.fetch_add(1);
-    while (board->go.load() == 1) std::this_thread::yield();  // survivors stay for the fragmentation probe
+    // Survivors stay for the fragmentation probe; sleeping, not yielding: a
+    // worker done early must not take CPU time from the one still timed.
+    while (board->go.load() == 1) std::this_thread::sleep_for(std::chrono::microseconds(100));
     release_all(a, slots);
   };
   std::vector<std::thread> threads;
@@ -167,7 +169,11 @@ Result measure(int workers, bool processes, std::size_t ops_per_worker, MakeAllo
   }
   while (board->ready.load() < static_cast<unsigned>(workers)) std::this_thread::yield();
   board->go.store(1);
-  while (board->ready.load() < 2u * static_cast<unsigned>(workers)) std::this_thread::yield();
+  // Sleeping while the workers are timed: a yielding coordinator is a third
+  // runnable thread on two CPUs, and a worker that shares its CPU with it can
+  // be descheduled while it holds the heap's lock.
+  while (board->ready.load() < 2u * static_cast<unsigned>(workers))
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   Result r;
   r.fragmentation = fragmentation ? fragmentation() : -1;
   board->go.store(2);

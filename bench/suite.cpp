@@ -6,6 +6,7 @@
 
 #include "limits.hpp"
 #include "payload.hpp"
+#include "repetitions.hpp"
 #include "results.hpp"
 #include "schedule.hpp"
 #include "sysinfo.hpp"
@@ -153,18 +154,6 @@ namespace {
 
 double rate_of(const RunResult& res) {
   return res.seconds > 0 ? static_cast<double>(res.delivered) / res.seconds : 0;
-}
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
-json spread_of(const std::vector<double>& v) {
-  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-  const double med = median_of(v);
-  return {{"min", *lo}, {"max", *hi}, {"rel", med > 0 ? (*hi - *lo) / med : 0.0}};
 }
 
 }  // namespace

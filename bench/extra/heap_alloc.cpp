@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "extra/isolated.hpp"
-#include "extra/repetitions.hpp"
+#include "repetitions.hpp"
 #include "zipc/heap.hpp"
 
 namespace bip = boost::interprocess;
@@ -286,10 +286,6 @@ int main(int argc, char** argv) {
                          }});
     }
   }
-  // The median of `reps` runs (with all of them and their spread),
-  // repetitions interleaved so a noisy moment on a shared machine hits every
-  // configuration alike. (Best of the runs until 2026-11-25: it hid that the
-  // two-worker zipc rows have a slow mode, docs/heap.md.)
   if (!only.empty()) {
     std::erase_if(configs, [&](const Config& c) {
       return ("," + only + ",").find("," + std::string(c.transport) + ",") == std::string::npos;
@@ -299,24 +295,28 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // The median of `reps` runs (with all of them and their spread),
+  // repetitions interleaved so a noisy moment on a shared machine hits every
+  // configuration alike. (Best of the runs until 2026-11-25: it hid the
+  // two-worker slow mode, docs/heap.md.)
   std::vector<std::vector<Result>> runs(configs.size());
   for (int rep = 0; rep < reps; ++rep) {
     for (std::size_t i = 0; i < configs.size(); ++i) runs[i].push_back(zipc::bench::isolated<Result>(configs[i].run));
   }
-  std::vector<Result> best(configs.size());  // the median run, by ops/s
+  std::vector<Result> median_run(configs.size());
   for (std::size_t i = 0; i < configs.size(); ++i) {
-    std::vector<Result> v = runs[i];
-    std::sort(v.begin(), v.end(), [](const Result& a, const Result& b) { return a.ops_per_s < b.ops_per_s; });
-    best[i] = v[v.size() / 2];
     std::vector<double> rates;
     for (const Result& r : runs[i]) rates.push_back(r.ops_per_s);
-    add(configs[i].transport, configs[i].workers, configs[i].processes, best[i], rates);
+    std::nth_element(runs[i].begin(), runs[i].begin() + static_cast<std::ptrdiff_t>(runs[i].size() / 2), runs[i].end(),
+                     [](const Result& a, const Result& b) { return a.ops_per_s < b.ops_per_s; });
+    median_run[i] = runs[i][runs[i].size() / 2];
+    add(configs[i].transport, configs[i].workers, configs[i].processes, median_run[i], rates);
   }
   double malloc1 = 0, zipc1 = 0, boost1 = 0;
   for (std::size_t i = 0; i < configs.size(); ++i) {
     if (configs[i].workers != 1) continue;
     const std::string t = configs[i].transport;
-    (t == "glibc-malloc" ? malloc1 : t == "zipc-heap" ? zipc1 : boost1) = best[i].ops_per_s;
+    (t == "glibc-malloc" ? malloc1 : t == "zipc-heap" ? zipc1 : boost1) = median_run[i].ops_per_s;
   }
   if (malloc1 > 0 && boost1 > 0) {
     std::printf("single worker: zipc = %.2fx glibc malloc (goal >= 0.5), %.2fx Boost.Interprocess (goal >= 2)\n",
@@ -327,8 +327,8 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < configs.size(); ++i) {
     if (configs[i].workers != 2) continue;
     const std::string t = configs[i].transport;
-    if (t == "glibc-malloc") malloc2 = best[i].ops_per_s;
-    if (t == "zipc-heap") (configs[i].processes ? zipc2_processes : zipc2_threads) = best[i].ops_per_s;
+    if (t == "glibc-malloc") malloc2 = median_run[i].ops_per_s;
+    if (t == "zipc-heap") (configs[i].processes ? zipc2_processes : zipc2_threads) = median_run[i].ops_per_s;
   }
   if (zipc1 > 0 && malloc2 > 0 && zipc2_threads > 0) {
     std::printf(

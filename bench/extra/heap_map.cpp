@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "extra/isolated.hpp"
-#include "extra/repetitions.hpp"
+#include "repetitions.hpp"
 #include "zipc/heap.hpp"
 #include "zipc/mutex.hpp"
 #include "zipc/stl_allocator.hpp"
@@ -155,8 +155,8 @@ int main(int argc, char** argv) {
   for (int rep = 0; rep < reps; ++rep) {
     for (std::size_t i = 0; i < configs.size(); ++i) runs[i].push_back(zipc::bench::isolated<double>(configs[i].run));
   }
-  std::vector<double> best(configs.size(), 0);  // the median
-  for (std::size_t i = 0; i < configs.size(); ++i) best[i] = zipc::bench::median_of(runs[i]);
+  std::vector<double> median(configs.size(), 0);
+  for (std::size_t i = 0; i < configs.size(); ++i) median[i] = zipc::bench::median_of(runs[i]);
   nlohmann::json rows = nlohmann::json::array();
   double threads_spin = 0;
   for (std::size_t i = 0; i < configs.size(); ++i) {
@@ -170,13 +170,13 @@ int main(int argc, char** argv) {
                           {"processes", c.processes ? c.workers : 1},
                           {"threads", c.processes ? 1 : c.workers},
                           {"workers", c.workers},
-                          {"ops_per_s", best[i]}};
+                          {"ops_per_s", median[i]}};
     zipc::bench::add_repetitions(row, "ops_per_s", runs[i]);
-    if (spin && !c.processes) threads_spin = best[i];
-    std::printf("workers=%d %-26s %12.0f ops/s", c.workers, transport.c_str(), best[i]);
+    if (spin && !c.processes) threads_spin = median[i];
+    std::printf("workers=%d %-26s %12.0f ops/s", c.workers, transport.c_str(), median[i]);
     if (spin && c.processes && threads_spin > 0) {
-      row["ratio_vs_threads_spinlock"] = best[i] / threads_spin;
-      std::printf("  = %.2fx threads+SpinLock (goal >= 0.9)", best[i] / threads_spin);
+      row["ratio_vs_threads_spinlock"] = median[i] / threads_spin;
+      std::printf("  = %.2fx threads+SpinLock (goal >= 0.9)", median[i] / threads_spin);
     }
     std::printf("\n");
     rows.push_back(row);

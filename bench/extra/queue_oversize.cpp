@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "repetitions.hpp"
 #include "zipc/queue.hpp"
 
 using Clock = std::chrono::steady_clock;
@@ -145,11 +146,6 @@ Run run_once(bool oversize, std::uint64_t messages, int rep) {
   return r;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -202,10 +198,11 @@ int main(int argc, char** argv) {
               g_prefault ? ", prefaulted" : "");
   for (int k = 0; k < 2; ++k) {
     std::printf("%-9s mapped %12.3f MiB   %10.0f msg/s   %6.2f GB/s\n", names[k],
-                static_cast<double>(mapped[k]) / (1 << 20), median(rate[k]), median(gbps[k]));
+                static_cast<double>(mapped[k]) / (1 << 20), zipc::bench::median_of(rate[k]),
+                zipc::bench::median_of(gbps[k]));
   }
   std::printf("oversize/%s: mapped %.4f, throughput %.2f\n", names[1], static_cast<double>(mapped[0]) / mapped[1],
-              median(rate[0]) / median(rate[1]));
+              zipc::bench::median_of(rate[0]) / zipc::bench::median_of(rate[1]));
   if (!out.empty()) {  // rows for the bench harness (docs/bench.md, "extra program")
     nlohmann::json rows = nlohmann::json::array();
     for (int k = 0; k < 2; ++k) {
@@ -219,15 +216,10 @@ int main(int argc, char** argv) {
                       {"reps", reps},
                       {"prefault", g_prefault},
                       {"mapped_bytes", mapped[k]},
-                      {"msgs_per_s", median(rate[k])},
-                      {"repetitions", reps},
-                      {"msgs_per_s_runs", rate[k]},
-                      {"spread",
-                       {{"msgs_per_s",
-                         {{"min", *std::min_element(rate[k].begin(), rate[k].end())},
-                          {"max", *std::max_element(rate[k].begin(), rate[k].end())}}}}},
-                      {"gbytes_per_s", median(gbps[k])},
-                      {"ratio_to_second", median(rate[k]) / median(rate[1])}});
+                      {"msgs_per_s", zipc::bench::median_of(rate[k])},
+                      {"gbytes_per_s", zipc::bench::median_of(gbps[k])},
+                      {"ratio_to_second", zipc::bench::median_of(rate[k]) / zipc::bench::median_of(rate[1])}});
+      zipc::bench::add_repetitions(rows.back(), "msgs_per_s", rate[k]);
     }
     std::ofstream(out) << rows.dump(2) << "\n";
   }

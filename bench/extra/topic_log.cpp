@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "repetitions.hpp"
 #include "zipc/topic.hpp"
 
 namespace {
@@ -158,12 +159,9 @@ nlohmann::json median_row(const std::string& workload, int processes, std::uint6
   const auto rate = [records](const Figures& f) {
     return static_cast<double>(records) / (static_cast<double>(f.wall_ns) / 1e9);
   };
-  nlohmann::json runs = nlohmann::json::array();
+  std::vector<double> runs;
   for (const Figures& f : v) runs.push_back(rate(f));
-  const double lo = rate(v.back()), hi = rate(v.front()), med = r["msgs_per_s"].get<double>();
-  r["repetitions"] = v.size();
-  r["msgs_per_s_runs"] = runs;
-  r["spread"] = {{"msgs_per_s", {{"min", lo}, {"max", hi}, {"rel", med > 0 ? (hi - lo) / med : 0.0}}}};
+  zipc::bench::add_repetitions(r, "msgs_per_s", runs);
   return r;
 }
 

@@ -28,7 +28,7 @@
 #include <thread>
 #include <vector>
 
-#include "extra/repetitions.hpp"
+#include "repetitions.hpp"
 #include "zipc/zipc.hpp"
 
 namespace {
@@ -142,9 +142,6 @@ double pct(std::vector<std::uint64_t> v, double p) {
   std::sort(v.begin(), v.end());
   return static_cast<double>(v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))]) / 1000.0;
 }
-double median(const std::vector<double>& v) {
-  return zipc::bench::median_of(v);
-}
 
 }  // namespace
 
@@ -189,13 +186,14 @@ int main(int argc, char** argv) {
       p50[i].push_back(pct(lat, 0.5));
       p99[i].push_back(pct(lat, 0.99));
     }
-  const double base50 = median(p50[0]), base99 = median(p99[0]);
+  const double base50 = zipc::bench::median_of(p50[0]), base99 = zipc::bench::median_of(p99[0]);
   std::printf("%-36s %9s %9s %8s %8s   (median of %d alternating reps, %d msgs, gap %d us)\n", "row", "p50 us",
               "p99 us", "x p50", "x p99", reps, g_messages, g_gap_us);
   nlohmann::json doc = nlohmann::json::array();
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    std::printf("%-36s %9.1f %9.1f %8.2f %8.2f\n", rows[i].name, median(p50[i]), median(p99[i]),
-                median(p50[i]) / base50, median(p99[i]) / base99);
+    std::printf("%-36s %9.1f %9.1f %8.2f %8.2f\n", rows[i].name, zipc::bench::median_of(p50[i]),
+                zipc::bench::median_of(p99[i]), zipc::bench::median_of(p50[i]) / base50,
+                zipc::bench::median_of(p99[i]) / base99);
     const char* transport = rows[i].mode == Mode::recv      ? "zipc-queue-recv"
                             : rows[i].mode == Mode::waitset ? "zipc-waitset"
                                                             : "zipc-waitset-epoll";
@@ -208,10 +206,10 @@ int main(int argc, char** argv) {
                    {"messages", g_messages},
                    {"gap_us", g_gap_us},
                    {"repetitions", reps},
-                   {"oneway_p50_us", median(p50[i])},
-                   {"oneway_p99_us", median(p99[i])},
-                   {"x_baseline_p50", median(p50[i]) / base50},
-                   {"x_baseline_p99", median(p99[i]) / base99}});
+                   {"oneway_p50_us", zipc::bench::median_of(p50[i])},
+                   {"oneway_p99_us", zipc::bench::median_of(p99[i])},
+                   {"x_baseline_p50", zipc::bench::median_of(p50[i]) / base50},
+                   {"x_baseline_p99", zipc::bench::median_of(p99[i]) / base99}});
     zipc::bench::add_repetitions(doc.back(), "oneway_p50_us", p50[i]);
   }
   if (!out.empty()) std::ofstream(out) << doc.dump(2) << "\n";

@@ -141,8 +141,8 @@ namespace {
 // one spins out whole time slices (milliseconds) while the thread it waits
 // for may be queued behind it: the five busy processes of a 1 -> 4 fan-out on
 // two vCPUs delivered 2.5 M or 6.5 M msgs/s depending on how the slices fell,
-// and 11-14 M with the rule below (1-CPU ping-pong: 8 ms -> 0.12 ms). A yield costs a
-// syscall, which a poller on a CPU of its own should not pay every few
+// and 11-14 M with the rule below (1-CPU ping-pong: 8 ms -> 16 us). A yield
+// costs a syscall, which a poller on a CPU of its own should not pay every few
 // microseconds, so (docs/design.md, "Waiting"):
 //  - a wait polls with PAUSE and reads the clock every kBusyPollsPerClockRead
 //    polls (the deadline, and the rest below);

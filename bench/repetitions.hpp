@@ -1,0 +1,38 @@
+// A figure measured several times: the median a row reports, and every
+// repetition with their spread, as every row carries them (so `zipc-bench
+// --compare` flags a change only beyond both runs' spreads). Shared by the
+// harness (suite.cpp) and the bench/extra programs.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace zipc::bench {
+
+inline double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// {min, max, rel}: rel is (max - min) / median.
+inline nlohmann::json spread_of(const std::vector<double>& v) {
+  if (v.empty()) return {{"min", 0.0}, {"max", 0.0}, {"rel", 0.0}};
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  const double med = median_of(v);
+  return {{"min", *lo}, {"max", *hi}, {"rel", med > 0 ? (*hi - *lo) / med : 0.0}};
+}
+
+// Adds "<metric>_runs", "spread": {"<metric>": spread_of(runs)} and
+// "repetitions" to row; the row's own "<metric>" is the caller's.
+inline void add_repetitions(nlohmann::json& row, const std::string& metric, const std::vector<double>& runs) {
+  if (runs.empty()) return;
+  row[metric + "_runs"] = runs;
+  row["repetitions"] = runs.size();
+  row["spread"] = {{metric, spread_of(runs)}};
+}
+
+}  // namespace zipc::bench

@@ -58,6 +58,10 @@ bool is_round_trip(const nlohmann::json& row);
 // each of its repetitions (cache-line or ring), not the run's limits.
 bool measured_between_probes(const nlohmann::json& row);
 
+// True when the row (an extra program's) carries the cache-line probes
+// measured around its program (host_probe_ns).
+bool has_host_probes(const nlohmann::json& row);
+
 struct CompareSummary {
   int matched = 0, regressions = 0, improvements = 0, only_old = 0, only_new = 0;
   int host_moved = 0;  // moved beyond the spreads, but not against the probes measured around it
@@ -68,6 +72,9 @@ struct CompareSummary {
 // measured between their own probes (cache-line or ring), their ratios to
 // those probes must have moved the same way too: a change of the figure
 // that the probes moved with is the host's ("host moved"), not the code's.
+// An extra program's row is the host's too when either row's program ran
+// while its probes disagreed, or when the two rows' probes disagree and the
+// figure moved the way the probe did (slower probe, worse figure).
 std::string compare_documents(const nlohmann::json& old_doc, const nlohmann::json& new_doc, double threshold,
                               CompareSummary* summary);
 

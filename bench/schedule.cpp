@@ -23,44 +23,6 @@ bool ring_kind(const std::string& kind) {
   return kind.rfind("ring-", 0) == 0 || kind.rfind("xcore-", 0) == 0;
 }
 
-// Takes probes and remembers the last one: consecutive runs that take the
-// same probe (same kind, same CPUs) share one (the one after a run is the
-// one before the next).
-class Prober {
- public:
-  explicit Prober(std::vector<ProbeRecord>* log) : log_(log) { ::clock_gettime(CLOCK_MONOTONIC, &t0_); }
-
-  // `key` names the probe (kind and CPUs); `measure` fills value and kind.
-  template <class Measure>
-  const ProbeRecord& take(const std::string& key, const std::string& at, Measure measure) {
-    ProbeRecord p;
-    measure(&p);
-    p.t_s = seconds_since(t0_);
-    p.at = at;
-    log_->push_back(p);
-    last_key_ = key;
-    fresh_ = true;
-    return log_->back();
-  }
-  // The probe right before the next run: the last one if nothing ran since
-  // and it is the same probe, else a new one.
-  template <class Measure>
-  const ProbeRecord& before(const std::string& key, const std::string& at, Measure measure) {
-    if (fresh_ && last_key_ == key) {
-      log_->back().at += "; before " + at;
-      return log_->back();
-    }
-    return take(key, "before " + at, measure);
-  }
-  void ran_something() { fresh_ = false; }
-
- private:
-  std::vector<ProbeRecord>* log_;
-  timespec t0_{};
-  std::string last_key_;
-  bool fresh_ = false;
-};
-
 void probe_cpus(const Case& c, int* a, int* b) {
   const auto& cpus = c.config.cpus;
   *a = cpus.empty() ? 0 : cpus[0];
@@ -107,9 +69,62 @@ Measured run_bracketed(const Case& c, const std::string& what, Prober* prober) {
 
 }  // namespace
 
+Prober::Prober() {
+  ::clock_gettime(CLOCK_MONOTONIC, &t0_);
+}
+
+const ProbeRecord& Prober::take(const std::string& key, const std::string& at, const Measure& measure) {
+  ProbeRecord p;
+  measure(&p);
+  p.t_s = seconds_since(t0_);
+  p.at = at;
+  log_.push_back(p);
+  last_key_ = key;
+  fresh_ = true;
+  return log_.back();
+}
+
+const ProbeRecord& Prober::before(const std::string& key, const std::string& at, const Measure& measure) {
+  if (fresh_ && last_key_ == key) {
+    log_.back().at += "; before " + at;
+    return log_.back();
+  }
+  return take(key, "before " + at, measure);
+}
+
+HostBrackets run_between_cacheline_probes(const std::string& what, int cpu_a, int cpu_b, int max_retries,
+                                          Prober* prober, const std::function<bool()>& run) {
+  HostBrackets h;
+  const std::string key = "cacheline " + std::to_string(cpu_a) + "," + std::to_string(cpu_b);
+  const auto measure = [&](ProbeRecord* p) {
+    p->value = cacheline_probe_ns(cpu_a, cpu_b);
+    p->kind = cpu_a == cpu_b ? "1cpu-yield" : "2cpu";
+  };
+  for (int attempt = 1; attempt <= 1 + max_retries; ++attempt) {
+    const std::string at = what + " attempt " + std::to_string(attempt);
+    h.before_ns = prober->before(key, at, measure).value;
+    const bool ok = run();
+    prober->ran_something();
+    h.after_ns = prober->take(key, "after " + at, measure).value;
+    h.attempts = attempt;
+    if (!ok || brackets_agree(h.before_ns, h.after_ns)) break;
+  }
+  return h;
+}
+
+void add_host_probes(json* row, double before_ns, double after_ns, int attempts) {
+  if (before_ns <= 0 || after_ns <= 0) return;
+  json& r = *row;
+  r["host_probe_before_ns"] = before_ns;
+  r["host_probe_after_ns"] = after_ns;
+  r["host_probe_ns"] = (before_ns + after_ns) / 2;
+  r["host_probe_attempts"] = attempts;
+  if (!brackets_agree(before_ns, after_ns)) r["host_probe_unsettled"] = true;
+}
+
 ScheduleOutput run_schedule(const std::vector<Case>& cases, const ScheduleOptions& opt) {
   ScheduleOutput out;
-  Prober prober(&out.probes);
+  Prober& prober = out.prober;
   // Groups of one workload and size, in the order the cases came.
   std::vector<std::vector<std::size_t>> groups;
   std::map<std::string, std::size_t> group_of;

@@ -8,6 +8,8 @@
 // with its time.
 #pragma once
 
+#include <time.h>
+
 #include <algorithm>
 #include <functional>
 #include <string>
@@ -21,6 +23,7 @@ namespace zipc::bench {
 
 inline constexpr double kProbeAgreement = 1.25;  // max/min of a run's two brackets (either kind)
 inline constexpr int kMaxRetries = 2;            // extra attempts of a run whose brackets disagree
+inline constexpr int kMaxExtraRetries = 1;       // the same for an extra program (seconds to a minute each)
 
 // Both brackets measured and within kProbeAgreement of each other.
 inline bool brackets_agree(double before, double after) {
@@ -35,6 +38,45 @@ struct ProbeRecord {
   std::string at;           // what ran next to it: "before|after <case id> rep N attempt K"
 };
 
+// Takes probes, logs them with their time since the Prober was made, and
+// remembers the last one: consecutive runs that take the same probe (same
+// kind, same CPUs) share one (the one after a run is the one before the next).
+class Prober {
+ public:
+  using Measure = std::function<void(ProbeRecord*)>;  // fills value and kind
+  Prober();
+  // `key` names the probe (kind and CPUs).
+  const ProbeRecord& take(const std::string& key, const std::string& at, const Measure& measure);
+  // The probe right before the next run: the last one if nothing ran since
+  // and it is the same probe, else a new one.
+  const ProbeRecord& before(const std::string& key, const std::string& at, const Measure& measure);
+  void ran_something() { fresh_ = false; }
+  const std::vector<ProbeRecord>& log() const { return log_; }
+
+ private:
+  std::vector<ProbeRecord> log_;
+  timespec t0_{};
+  std::string last_key_;
+  bool fresh_ = false;
+};
+
+// The cache-line probes (ns) around the kept attempt of a run.
+struct HostBrackets {
+  double before_ns = 0, after_ns = 0;
+  int attempts = 0;
+};
+// Runs `run` (returns false on failure) between two cache-line probes on
+// cpu_a and cpu_b, again (at most max_retries times) while they disagree.
+// The extra programs are run this way: their rows say which placement of
+// the vCPUs they were measured in, and --compare can tell the host's move
+// from the code's.
+HostBrackets run_between_cacheline_probes(const std::string& what, int cpu_a, int cpu_b, int max_retries,
+                                          Prober* prober, const std::function<bool()>& run);
+// Writes an extra's brackets into one of its rows: host_probe_before_ns,
+// host_probe_after_ns, host_probe_ns (their mean), host_probe_attempts, and
+// host_probe_unsettled when they still disagree. Nothing when either is 0.
+void add_host_probes(nlohmann::json* row, double before_ns, double after_ns, int attempts);
+
 struct ScheduleOptions {
   bool probes = true;  // bracket latency and two-process throughput runs (false: --no-limits)
   std::function<void(std::size_t done, std::size_t total, const std::string& what)> progress;
@@ -43,7 +85,7 @@ struct ScheduleOptions {
 struct ScheduleOutput {
   nlohmann::json rows = nlohmann::json::array();
   nlohmann::json errors = nlohmann::json::array();  // {what, error}
-  std::vector<ProbeRecord> probes;
+  Prober prober;                                    // every probe taken; its clock started with the schedule
 };
 
 // Runs every case (grouped by workload and size, repetitions alternating

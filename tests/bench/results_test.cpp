@@ -9,6 +9,7 @@
 
 #include "extras.hpp"
 #include "results.hpp"
+#include "schedule.hpp"
 #include "sysinfo.hpp"
 #include "zipc_test.hpp"
 
@@ -180,6 +181,38 @@ TEST(Compare, JudgesExtrasRowsByTheirOwnFigureAndTellsThemApartByThreads) {
   EXPECT_EQ(s.improvements, 0) << sut;
   EXPECT_NE(sut.find("threads=2"), std::string::npos) << sut;
   EXPECT_NE(sut.find("queues=64"), std::string::npos) << sut;
+}
+
+// An extra program's rows carry the cache-line probes taken around the
+// program: a figure that moved the way the probe did, or one measured while
+// the probe moved, is the host's; one whose probes agree is the code's.
+TEST(Compare, AnExtrasRowThatMovedWithItsHostProbesIsTheHostsNotARegression) {
+  auto rpc = [](const char* wait, double p50_ns, double probe_before, double probe_after) {
+    json r = {{"workload", "reqrep"}, {"transport", "zipc-rpc"}, {"size", 128},        {"wait", wait},
+              {"processes", 2},       {"cpus", nullptr},         {"rt_p50_ns", p50_ns}};
+    add_host_probes(&r, probe_before, probe_after, 1);
+    return r;
+  };
+  const json old_doc = {
+      {"results", json::array({rpc("busy", 240, 75, 78), rpc("adaptive", 240, 75, 78), rpc("block", 240, 75, 78)})}};
+  const json new_doc = {{"results", json::array({
+                                        rpc("busy", 750, 450, 440),    // probe 6x slower: the host
+                                        rpc("adaptive", 750, 76, 74),  // probe the same: the code
+                                        rpc("block", 750, 76, 300),    // probe moved while it ran
+                                    })}};
+  CompareSummary s;
+  const std::string sut = compare_documents(old_doc, new_doc, 0.10, &s);
+  EXPECT_EQ(s.matched, 3) << sut;
+  EXPECT_EQ(s.host_moved, 2) << sut;
+  EXPECT_EQ(s.regressions, 1) << sut;
+  EXPECT_NE(sut.find("reqrep|zipc-rpc|128|adaptive|2|- | 240 ns | 750 ns | +212.5% | - | - | - | REGRESSION"),
+            std::string::npos)
+      << sut;
+  // A faster probe does not excuse a slower figure.
+  const json faster_probe = {{"results", json::array({rpc("busy", 750, 30, 31)})}};
+  compare_documents(old_doc, faster_probe, 0.10, &s);
+  EXPECT_EQ(s.regressions, 1) << "probe faster, figure slower: the code's";
+  EXPECT_EQ(s.host_moved, 0);
 }
 
 TEST(Compare, IdenticalDocumentsShowNoChange) {

@@ -186,10 +186,10 @@ TEST(Schedule, RepetitionsAlternateAndEveryLatencyRunIsBracketedByProbes) {
     }
   }
   // At least one probe per run plus the first; every probe has a time, in order.
-  ASSERT_GE(sut.probes.size(), 5u);
-  EXPECT_TRUE(std::is_sorted(sut.probes.begin(), sut.probes.end(),
+  ASSERT_GE(sut.prober.log().size(), 5u);
+  EXPECT_TRUE(std::is_sorted(sut.prober.log().begin(), sut.prober.log().end(),
                              [](const ProbeRecord& a, const ProbeRecord& b) { return a.t_s < b.t_s; }));
-  const json log = probes_to_json(sut.probes);
+  const json log = probes_to_json(sut.prober.log());
   EXPECT_TRUE(log[0].contains("t_s") && log[0].contains("ns") && log[0].contains("at"));
 }
 
@@ -241,7 +241,7 @@ TEST(Schedule, EveryTwoProcessStreamRunIsBracketedByRingProbes) {
       EXPECT_GT(run["payload_ring_before_gbps"].get<double>(), 0);
     }
   }
-  const json log = probes_to_json(sut.probes);
+  const json log = probes_to_json(sut.prober.log());
   ASSERT_FALSE(log.empty());
   for (const auto& p : log) {
     EXPECT_EQ(p["kind"], "xcore-3000") << p.dump();
@@ -271,6 +271,38 @@ Measured fake_stream_run(std::uint64_t messages, double ring_before, double ring
   m.probe_after = ring_after;
   m.payload_before_gbps = m.payload_after_gbps = payload;
   return m;
+}
+
+// The extra programs run between two cache-line probes, the one after a run
+// being the one before the next, and their rows carry them.
+TEST(Schedule, AnExtraProgramRunsBetweenCacheLineProbesThatItsRowsCarry) {
+  if (allowed_cpus().size() < 2) GTEST_SKIP() << "needs two CPUs";
+  const auto cpus = allowed_cpus();
+  Prober prober;
+  int runs = 0;
+  const HostBrackets first =
+      run_between_cacheline_probes("extra one", cpus[0], cpus[1], 1, &prober, [&] { return ++runs > 0; });
+  const HostBrackets second =
+      run_between_cacheline_probes("extra two", cpus[0], cpus[1], 1, &prober, [&] { return ++runs > 0; });
+  EXPECT_EQ(runs, first.attempts + second.attempts);
+  EXPECT_GT(first.before_ns, 0);
+  EXPECT_GT(first.after_ns, 0);
+  EXPECT_EQ(second.before_ns, first.after_ns) << "the probe after one program is the one before the next";
+  ASSERT_EQ(prober.log().size(), static_cast<std::size_t>(1 + first.attempts + second.attempts));
+  EXPECT_NE(prober.log()[0].at.find("before extra one attempt 1"), std::string::npos) << prober.log()[0].at;
+  EXPECT_EQ(prober.log()[0].kind, "2cpu");
+
+  json row = {{"workload", "heap_alloc"}};
+  add_host_probes(&row, 100, 400, 2);
+  EXPECT_DOUBLE_EQ(row["host_probe_ns"].get<double>(), 250);
+  EXPECT_EQ(row["host_probe_attempts"], 2);
+  EXPECT_TRUE(row.value("host_probe_unsettled", false)) << "100 and 400 ns disagree";
+  json settled = {{"workload", "heap_alloc"}};
+  add_host_probes(&settled, 100, 110, 1);
+  EXPECT_FALSE(settled.contains("host_probe_unsettled"));
+  json unmeasured = {{"workload", "heap_alloc"}};
+  add_host_probes(&unmeasured, 0, 110, 1);
+  EXPECT_FALSE(unmeasured.contains("host_probe_ns")) << "a failed probe is not recorded";
 }
 
 TEST(Row, AThroughputRowIsStatedAgainstTheRingMeasuredAroundEachRepetition) {

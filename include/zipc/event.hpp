@@ -65,11 +65,13 @@ namespace detail {
 // Returns true if the caller should keep spinning, false to go to sleep.
 struct SpinState {
   std::uint64_t start_ns = 0;
-  std::uint64_t budget_ns = 0;      // this wait's spin phase (learned; see event.cpp)
-  std::uint64_t last_ns = 0;        // the spin's last clock read (every 64 iterations; busy: 256)
-  std::uint64_t step_ns = ~0ull;    // the shortest time between two of them
-  std::uint64_t next_yield_ns = 0;  // busy_poll: when this wait yields the CPU next (event.cpp)
-  std::uint64_t yield_gap_ns = 0;   // busy_poll: polling in vain between two yields
+  std::uint64_t budget_ns = 0;           // this wait's spin phase (learned; see event.cpp)
+  std::uint64_t last_ns = 0;             // the spin's last clock read (every 64 iterations; busy: 256)
+  std::uint64_t step_ns = ~0ull;         // the shortest time between two of them
+  std::uint64_t next_yield_ns = 0;       // busy_poll: when this wait yields the CPU next (event.cpp)
+  std::uint64_t yield_gap_ns = 0;        // busy_poll: polling in vain between two yields
+  std::uint64_t next_load_check_ns = 0;  // adaptive, past spin_ns: when to check for a CPU to spare next
+  long switches = -1;                    // adaptive: the thread's involuntary switches 5 us into the spin
   std::uint32_t iterations = 0;
   std::uint32_t yields = 0;
   bool spin_done = false;
@@ -80,6 +82,9 @@ bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcep
 void spin_succeeded(const SpinState& st) noexcept;
 // Tells it that the wait goes on to sleep (its spin phase failed too).
 void spin_gave_up(const SpinState& st) noexcept;
+// Tells it that the wait that went to sleep (spin_gave_up) has ended: how
+// long it took teaches the next waits how long to spin (event.cpp).
+void slept_wait_succeeded(const WaitOptions& opt) noexcept;
 // True when this thread learned that spinning does not pay (it shares its
 // CPU with the peer it waits for, or the peer never answers within the spin
 // budget): it yields at once.
@@ -124,11 +129,15 @@ struct Event {
       const std::uint32_t token = register_sleeper();
       if (pred()) {
         unregister_sleeper();
+        detail::slept_wait_succeeded(opt);
         return Status::ok;
       }
       const bool timed_out = sleep(token, deadline);
       unregister_sleeper();
-      if (pred()) return Status::ok;
+      if (pred()) {
+        detail::slept_wait_succeeded(opt);
+        return Status::ok;
+      }
       if (timed_out || deadline.expired()) return Status::timeout;
     }
   }

@@ -1,11 +1,15 @@
 #include "cpu.hpp"
 
 #include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#include <fcntl.h>
+
 #include <cerrno>
+#include <cstring>
 
 #include "clock.hpp"
 
@@ -23,8 +27,35 @@ int allowed_cpu_count() noexcept {
 }
 
 int online_cpu_count() noexcept {
-  long n = ::sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? static_cast<int>(n) : 1;
+  static const int count = [] {
+    const long n = ::sysconf(_SC_NPROCESSORS_ONLN);  // reads /sys: once
+    return n > 0 ? static_cast<int>(n) : 1;
+  }();
+  return count;
+}
+
+int runnable_thread_count() noexcept {
+  static const int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[128];
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  // "0.61 0.93 1.11 3/412 12345": the number before the '/'.
+  const char* p = std::strchr(buf, '/');
+  if (p == nullptr) return -1;
+  const char* q = p;
+  while (q > buf && q[-1] >= '0' && q[-1] <= '9') --q;
+  if (q == p) return -1;
+  int v = 0;
+  for (; q < p && v < 1'000'000; ++q) v = v * 10 + (*q - '0');
+  return v;
+}
+
+long involuntary_switches() noexcept {
+  rusage u{};
+  if (::getrusage(RUSAGE_THREAD, &u) != 0) return -1;
+  return u.ru_nivcsw;
 }
 
 int pin_to_cpu(int cpu) noexcept {

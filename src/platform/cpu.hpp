@@ -62,6 +62,14 @@ void yield_cpu() noexcept;
 // Number of CPUs this thread may run on (sched_getaffinity).
 int allowed_cpu_count() noexcept;
 int online_cpu_count() noexcept;
+// Threads running or waiting for a CPU on the whole machine right now (the
+// kernel's nr_running, the fourth field of /proc/loadavg: one pread of a file
+// kept open, ~1-2 us). -1 when it cannot be read.
+int runnable_thread_count() noexcept;
+// How often the kernel switched the calling thread out while it could run
+// (getrusage RUSAGE_THREAD ru_nivcsw); -1 when unknown. A gap in a spin with
+// no new switch is the host's: it took the vCPU, not another thread.
+long involuntary_switches() noexcept;
 // Pins the calling thread to one CPU; returns 0 or -errno.
 int pin_to_cpu(int cpu) noexcept;
 

@@ -76,6 +76,26 @@ constexpr std::uint32_t kLastProbe = 16384;
 thread_local std::uint64_t t_learned_budget_ns = 0;
 constexpr std::uint64_t kMaxStretch = 8;
 constexpr std::uint32_t kYieldsBeforeLearning = 4;
+// Learned from waits that slept, too, but only while no thread on the machine
+// waits for a CPU: a wait that outlasted its spin and its yields, slept, and
+// came true within kMaxStretch x spin_ns (a 4 MiB rpc: ~100-250 us each way)
+// paid a futex sleep and a cross-CPU wake-up of an idle vCPU (~25 us here)
+// on each hop; the next waits spin twice that long. Spinning past spin_ns
+// is free only while a CPU is to spare: with more runnable threads than CPUs
+// (the NATS bridge's pipeline on two vCPUs) it takes CPU time from the work
+// it waits for, and cost that pipeline 10% of its throughput when learned
+// without this check. So a wait learns only when the kernel's count of
+// runnable threads (itself included) is at most the number of CPUs, and a
+// spin past spin_ns checks again every kLoadCheckGapNs and gives up, and
+// forgets what it learned, when it no longer holds.
+thread_local std::uint64_t t_slept_wait_start_ns = 0;  // the wait that went to sleep, if it may teach
+constexpr std::uint64_t kLoadCheckGapNs = 50'000;
+constexpr std::uint64_t kSwitchesSnapshotNs = 5'000;
+
+bool a_cpu_is_to_spare() noexcept {
+  const int running = platform::runnable_thread_count();
+  return running > 0 && running <= platform::online_cpu_count();
+}
 
 std::uint64_t budget_for_next_wait(const WaitOptions& opt) noexcept {
   if (!t_cpu_shared) {
@@ -132,7 +152,24 @@ void spin_succeeded(const SpinState& st) noexcept {
 }
 
 void spin_gave_up(const SpinState& st) noexcept {
+  // Only a thread that did not look shared, or a probe, may learn from this
+  // wait's end.
+  t_slept_wait_start_ns = t_cpu_shared && st.budget_ns == 0 ? 0 : st.start_ns;
   if (st.budget_ns > 0) spin_failed();  // going to sleep
+}
+
+void slept_wait_succeeded(const WaitOptions& opt) noexcept {
+  const std::uint64_t start = t_slept_wait_start_ns;
+  t_slept_wait_start_ns = 0;
+  if (start == 0 || opt.strategy != WaitStrategy::adaptive) return;
+  const std::uint64_t took = platform::monotonic_ns() - start;
+  // Shorter than the spin: it slept for another reason (the peer needed this
+  // CPU). Longer than the stretch: not worth a spin.
+  if (took <= opt.spin_ns || took > kMaxStretch * opt.spin_ns) return;
+  if (!a_cpu_is_to_spare()) return;
+  t_learned_budget_ns = 2 * took;  // capped where it is used
+  t_cpu_shared = false;
+  t_shared_votes = 0;
 }
 
 namespace {
@@ -216,14 +253,26 @@ bool spin_once(SpinState& st, const WaitOptions& opt, const Deadline& d) noexcep
       // Descheduled: a step far longer than the shortest one (a slow
       // predicate makes every step long, which is not a gap).
       const std::uint64_t step = now - st.last_ns;
-      const bool preempted = opt.stop_spinning_when_preempted && step > kPreemptedGapNs && step / 8 > st.step_ns;
+      // A gap in which the kernel did not switch this thread out (its count
+      // of involuntary switches the same as kSwitchesSnapshotNs into the
+      // spin) is the host's: it took the vCPU (gaps of 20-45 us, several a
+      // millisecond in long spins on this guest), no thread wanted our CPU.
+      // A gap before that snapshot counts as the kernel's.
+      const bool preempted = opt.stop_spinning_when_preempted && step > kPreemptedGapNs && step / 8 > st.step_ns &&
+                             (st.switches < 0 || platform::involuntary_switches() != st.switches);
+      if (st.switches < 0 && now - st.start_ns >= kSwitchesSnapshotNs) st.switches = platform::involuntary_switches();
       st.step_ns = std::min(st.step_ns, step);
       st.last_ns = now;
       if (preempted) {
         spin_preempted();
         st.spin_done = true;
       } else if (now - st.start_ns < st.budget_ns) {
-        return true;
+        if (now - st.start_ns < opt.spin_ns || now < st.next_load_check_ns) return true;
+        // Past spin_ns: a learned stretch, which holds while a CPU is to spare.
+        st.next_load_check_ns = now + kLoadCheckGapNs;
+        if (a_cpu_is_to_spare()) return true;
+        t_learned_budget_ns = 0;
+        st.spin_done = true;
       } else {
         st.spin_done = true;
       }

@@ -7,9 +7,11 @@
 #include <atomic>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
+#include "platform/clock.hpp"
 #include "platform/cpu.hpp"
 #include "zipc/event.hpp"
 #include "zipc/segment.hpp"
@@ -147,6 +149,25 @@ void in_fresh_thread(const std::function<void()>& f) {
   std::thread t(f);
   t.join();
 }
+// A thread that keeps one CPU busy until destroyed.
+struct CpuHog {
+  explicit CpuHog(int cpu)
+      : t([this, cpu] {
+          (void)zipc::platform::pin_to_cpu(cpu);
+          pinned.store(true);
+          while (!stop.load(std::memory_order_relaxed)) {
+          }
+        }) {
+    while (!pinned.load()) std::this_thread::yield();
+  }
+  ~CpuHog() {
+    stop.store(true);
+    t.join();
+  }
+  std::atomic<bool> pinned{false}, stop{false};
+  std::thread t;
+};
+
 WaitOptions learning_options() {
   WaitOptions opt = with(WaitStrategy::adaptive);
   opt.spin_ns = 2'000;
@@ -275,6 +296,70 @@ TEST(Event, AWaitThatOutlastsItsSpinOnAnotherCpuStretchesTheNextSpinBudget) {
   });
 }
 
+constexpr std::uint32_t kLongSpinNs = 1'000'000;
+
+// A wait that spun (spin_ns 1 ms), yielded and slept, then came true 300 us
+// later, `at_end` run just before; returns the budget of the wait after it.
+std::uint64_t budget_after_a_slept_wait(const std::function<void()>& at_end = [] {}) {
+  WaitOptions opt = learning_options();
+  opt.spin_ns = kLongSpinNs;
+  wait_that_sleeps(opt);
+  std::this_thread::sleep_for(300us);
+  at_end();
+  zipc::detail::slept_wait_succeeded(opt);
+  zipc::detail::SpinState next;
+  EXPECT_TRUE(starts_spinning(opt, &next));
+  return next.budget_ns;
+}
+
+// Waits that outlast their spin and their yields and sleep until the answer
+// (a 4 MiB rpc) teach the next waits to spin through, while no thread on the
+// machine waits for a CPU (spinning then costs nobody anything). A loaded
+// machine may have more runnable threads than CPUs now and then: one of a
+// few tries must learn.
+TEST(Event, AWaitThatSleptThroughALongAnswerStretchesTheNextSpinWhenACpuIsToSpare) {
+  std::uint64_t budget = 0;
+  for (int attempt = 0; attempt < 20 && budget <= kLongSpinNs; ++attempt) {
+    in_fresh_thread([&] { budget = budget_after_a_slept_wait(); });
+    if (budget <= kLongSpinNs) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_GT(budget, kLongSpinNs);       // twice the ~1.3 ms the wait took
+  EXPECT_LE(budget, 8u * kLongSpinNs);  // the stretch's cap
+}
+
+// With more runnable threads than CPUs a long spin takes CPU time from the
+// work it waits for: a slept wait teaches nothing then. (The threads that
+// want the CPUs come just before the wait ends, so the wait itself still
+// takes its usual ~1.3 ms.)
+TEST(Event, AWaitThatSleptDoesNotStretchTheSpinWhileThreadsWaitForACpu) {
+  const int cpus = zipc::platform::online_cpu_count();
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    in_fresh_thread([&] {
+      // More threads than CPUs, asleep until the wait is about to end.
+      std::atomic<bool> go{false}, stop{false};
+      std::vector<std::thread> hogs;
+      for (int i = 0; i <= cpus; ++i) {
+        hogs.emplace_back([&] {
+          go.wait(false);
+          while (!stop.load(std::memory_order_relaxed)) {
+          }
+        });
+      }
+      const std::uint64_t budget = budget_after_a_slept_wait([&] {
+        go.store(true);
+        go.notify_all();
+        const Deadline d = Deadline::after(1s);
+        while (zipc::platform::runnable_thread_count() <= cpus && !d.expired()) {
+        }
+        EXPECT_GT(zipc::platform::runnable_thread_count(), cpus);
+      });
+      stop.store(true);
+      for (auto& h : hogs) h.join();
+      EXPECT_EQ(budget, kLongSpinNs);
+    });
+  }
+}
+
 // A spin's steps of 64 iterations, each ended by a clock read; `pause`
 // stands for the time the thread lost before the last one.
 void spin_steps(zipc::detail::SpinState& st, const WaitOptions& opt, int steps, std::chrono::microseconds pause) {
@@ -288,15 +373,43 @@ void spin_steps(zipc::detail::SpinState& st, const WaitOptions& opt, int steps, 
 
 TEST(Event, ASpinTheKernelDeschedulesStopsTheSpinning) {
   in_fresh_thread([] {
+    const int cpu = ::sched_getcpu();
+    ASSERT_GE(cpu, 0);
+    ASSERT_EQ(zipc::platform::pin_to_cpu(cpu), 0);
     WaitOptions opt = with(WaitStrategy::adaptive);
     opt.spin_ns = 1'000'000'000;  // the budget never ends this spin
     zipc::detail::SpinState st;
     spin_steps(st, opt, 2, 0us);  // a step at full speed
     EXPECT_FALSE(st.spin_done);
-    spin_steps(st, opt, 1, 2ms);  // a step with 2 ms lost to another thread
-    EXPECT_TRUE(st.spin_done);    // on to yielding at once
+    // Another thread wants this CPU: the kernel switches the spin out (an
+    // involuntary switch), and the spin, back, stops spinning.
+    CpuHog hog(cpu);
+    const Deadline d = Deadline::after(10s);
+    while (!st.spin_done && !d.expired()) ASSERT_TRUE(zipc::detail::spin_once(st, opt, d));
+    EXPECT_TRUE(st.spin_done);  // on to yielding at once
     EXPECT_TRUE(zipc::detail::cpu_looks_shared());
   });
+}
+
+// A gap in a spin during which the kernel did not switch the thread out is
+// the host's (it took the vCPU): the spin goes on. Stood in for by a sleep,
+// which is a voluntary switch. An involuntary one can still fall into the
+// gap on a loaded machine, so one of a few tries must go on.
+TEST(Event, AGapWithoutAnInvoluntarySwitchIsTheHostsAndTheSpinGoesOn) {
+  bool went_on = false;
+  for (int attempt = 0; attempt < 5 && !went_on; ++attempt) {
+    in_fresh_thread([&] {
+      WaitOptions opt = with(WaitStrategy::adaptive);
+      opt.spin_ns = 1'000'000'000;
+      zipc::detail::SpinState st;
+      // Past the point where the spin notes the thread's switch count.
+      const std::uint64_t t0 = zipc::platform::monotonic_ns();
+      while (zipc::platform::monotonic_ns() - t0 < 20'000) spin_steps(st, opt, 1, 0us);
+      spin_steps(st, opt, 1, 2ms);
+      went_on = !st.spin_done && !zipc::detail::cpu_looks_shared();
+    });
+  }
+  EXPECT_TRUE(went_on);
 }
 
 TEST(Event, ASlowPredicateIsNotTakenForADescheduledSpin) {
@@ -347,24 +460,6 @@ TEST(Event, ABusyPollThatPollsInVainYieldsNowAndThen) {
 }
 
 // A thread spinning without ever yielding on the given CPU, until stopped.
-struct CpuHog {
-  explicit CpuHog(int cpu)
-      : t([this, cpu] {
-          (void)zipc::platform::pin_to_cpu(cpu);
-          pinned.store(true);
-          while (!stop.load(std::memory_order_relaxed)) {
-          }
-        }) {
-    while (!pinned.load()) std::this_thread::yield();
-  }
-  ~CpuHog() {
-    stop.store(true);
-    t.join();
-  }
-  std::atomic<bool> pinned{false}, stop{false};
-  std::thread t;
-};
-
 // A fresh wait: whether it yields at its first clock read.
 bool first_clock_read_yields() {
   zipc::detail::SpinState st;

@@ -200,13 +200,20 @@ bool ReaderSeatWatch::maybe_adopt(TopicState& s, std::uint64_t now_ns) noexcept 
   bool took = false;
   for (std::uint32_t k = 0; k < layout::kMaxReaderSeats; ++k) {
     Copy c;
-    if (read_seat(s, k, &c, /*reopen=*/true) != Read::ok) {
+    const auto live = [&c] { return c.state == layout::kSeatActive && c.owner != 0 && is_alive_packed(c.owner); };
+    // The file already open tells while its reader lives; one whose reader
+    // left or died may have been replaced at its path by a newer reader's,
+    // so it is opened again (and every file on a full scan).
+    const bool was_open = fds_[k] >= 0;
+    Read r = read_seat(s, k, &c, /*reopen=*/full);
+    if (!full && was_open && (r != Read::ok || !live())) r = read_seat(s, k, &c, /*reopen=*/true);
+    if (r != Read::ok) {
       // Readers take the lowest free seat: past a missing one there is
       // rarely another, so only the periodic full scan looks further.
       if (fds_[k] < 0 && !full) break;
       continue;
     }
-    if (c.state != layout::kSeatActive || c.owner == 0 || !is_alive_packed(c.owner)) continue;
+    if (!live()) continue;
     bool held = false;
     for (std::uint32_t i = 0; i < s.max_subscribers && !held; ++i) {
       const auto& slot = s.subscribers[i];

@@ -100,11 +100,11 @@ std::string format_ns(double ns) {
   return fixed(ns / 1e9, 2) + " s";
 }
 
-std::string format_rate(double v) {
-  if (std::isnan(v)) return "-";
-  if (v >= 1e6) return fixed(v / 1e6, 2) + " M";
-  if (v >= 1e3) return fixed(v / 1e3, 1) + " k";
-  return fixed(v, 0);
+std::string format_rate(double per_s) {
+  if (std::isnan(per_s)) return "-";
+  if (per_s >= 1e6) return fixed(per_s / 1e6, 2) + " M";
+  if (per_s >= 1e3) return fixed(per_s / 1e3, 1) + " k";
+  return fixed(per_s, 0);
 }
 
 void apply_ratio(json& row, const Limits& l) {

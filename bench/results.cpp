@@ -358,17 +358,19 @@ std::string reference_table(const json& doc) {
   return o.str();
 }
 
-bool has_host_probes(const json& r) {
-  const double p = num(r, "host_probe_ns");
-  return !std::isnan(p) && p > 0;
-}
-
 bool measured_between_probes(const json& r) {
   const std::string basis = r.value("ratio_basis", "");
   return basis.find("probe_ns") != std::string::npos || basis.find("ring_probe") != std::string::npos;
 }
 
 namespace {
+// The row (an extra program's) carries the cache-line probes measured around
+// its program (schedule.hpp, add_host_probes).
+bool has_host_probes(const json& r) {
+  const double p = num(r, "host_probe_ns");
+  return !std::isnan(p) && p > 0;
+}
+
 // The figure a row is judged by: p50 for a round trip; else its rate
 // (messages, or an extra's operations, per second); else the latency an
 // extra reports (one-way p50, a recovery's p50, a liveness check).

@@ -58,10 +58,6 @@ bool is_round_trip(const nlohmann::json& row);
 // each of its repetitions (cache-line or ring), not the run's limits.
 bool measured_between_probes(const nlohmann::json& row);
 
-// True when the row (an extra program's) carries the cache-line probes
-// measured around its program (host_probe_ns).
-bool has_host_probes(const nlohmann::json& row);
-
 struct CompareSummary {
   int matched = 0, regressions = 0, improvements = 0, only_old = 0, only_new = 0;
   int host_moved = 0;  // moved beyond the spreads, but not against the probes measured around it

@@ -18,7 +18,6 @@
 // modes in the spread. --cpus pins the receiver and the sender (by default
 // the scheduler places them; pinned to two CPUs, every wake-up is a
 // cross-CPU wake of an idle vCPU: ~23 us here).
-#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "platform/cpu.hpp"
 #include "repetitions.hpp"
 #include "zipc/zipc.hpp"
 
@@ -51,14 +51,6 @@ std::uint64_t now_ns() {
 int g_messages = 800;
 int g_gap_us = 200;
 int g_receiver_cpu = -1, g_sender_cpu = -1;
-
-bool pin(int cpu) {
-  if (cpu >= CPU_SETSIZE) return false;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return ::sched_setaffinity(0, sizeof set, &set) == 0;
-}
 
 enum class Mode { recv, waitset, epoll };
 struct Row {
@@ -89,7 +81,7 @@ std::vector<std::uint64_t> run(const Row& row, const std::string& base) {
   const std::string active_name = base + "." + std::to_string(active);
   const pid_t child = fork();
   if (child == 0) {
-    if (g_sender_cpu >= 0 && !pin(g_sender_cpu)) _exit(3);
+    if (g_sender_cpu >= 0 && zipc::platform::pin_to_cpu(g_sender_cpu) != 0) _exit(3);
     zipc::WaitOptions w;
     w.strategy = zipc::WaitStrategy::block;
     auto q = zipc::Queue::open(active_name, zipc::Role::producer, w);
@@ -204,12 +196,12 @@ int main(int argc, char** argv) {
   std::vector<std::vector<double>> p50(rows.size()), p99(rows.size());
   // The sender's CPU is tried here first, so a bad one is named now, not as
   // a sender that never sent.
-  if (g_sender_cpu >= 0 && !pin(g_sender_cpu)) {
-    std::fprintf(stderr, "--cpus: cannot pin the sender to CPU %d: %s\n", g_sender_cpu, std::strerror(errno));
+  if (const int e = g_sender_cpu >= 0 ? zipc::platform::pin_to_cpu(g_sender_cpu) : 0; e != 0) {
+    std::fprintf(stderr, "--cpus: cannot pin the sender to CPU %d: %s\n", g_sender_cpu, std::strerror(-e));
     return 2;
   }
-  if (g_receiver_cpu >= 0 && !pin(g_receiver_cpu)) {
-    std::fprintf(stderr, "--cpus: cannot pin the receiver to CPU %d: %s\n", g_receiver_cpu, std::strerror(errno));
+  if (const int e = g_receiver_cpu >= 0 ? zipc::platform::pin_to_cpu(g_receiver_cpu) : 0; e != 0) {
+    std::fprintf(stderr, "--cpus: cannot pin the receiver to CPU %d: %s\n", g_receiver_cpu, std::strerror(-e));
     return 2;
   }
   const std::string base = "bench-wsl-" + std::to_string(getpid());

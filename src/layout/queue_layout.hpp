@@ -12,8 +12,9 @@
 //         line 5 also holds the two shared stall clocks (consumers, producers)
 //  768    ParticipantRecord[max_participants]  (128 bytes each; one writer per record)
 //  cells  Cell[capacity], each `stride` bytes, starting at a 128-byte boundary:
-//           0   8  seq    Vyukov sequence word (MPMC) / unused (SPSC)
-//           8   8  owner  (participant slot + 1) << 48 | tag (2*pos + phase) & (2^48-1)
+//           0   8  seq    Vyukov sequence word (MPMC) / pos + 1 once published (SPSC)
+//           8   8  owner  (participant slot + 1) << 48 | tag (2*pos + phase) & (2^48-1) (MPMC) /
+//                         pos + 1 once committed, publish()'s mark (SPSC)
 //           16  4  size   payload length (SPSC: | flag bits)
 //           20  4  big_length (oversize queues; else unused)
 //           24  8  big_offset (oversize queues; else unused)
@@ -72,7 +73,6 @@ inline constexpr std::uint64_t kOwnerTagMask = (1ull << kOwnerSlotShift) - 1;
 // SPSC size-word flags (producer-/consumer-local bookkeeping for out-of-order loans).
 inline constexpr std::uint32_t kSizeMask = (1u << 25) - 1;  // 16 MiB + 1 fits
 inline constexpr std::uint32_t kSizeSkip = 1u << 29;        // aborted loan: consumer skips it
-inline constexpr std::uint32_t kSizeDone = 1u << 30;        // committed (producer-side bookkeeping)
 inline constexpr std::uint32_t kSizeReleased = 1u << 28;    // released out of order (consumer-side bookkeeping)
 
 struct QueueControl {

@@ -5,9 +5,11 @@
 //  - Each side owns its positions privately in QueueImpl (producer:
 //    p_reserved, p_tail, p_head_cache; consumer: c_acquired, c_head,
 //    c_head_pub). No CAS: only one thread of one process moves each.
-//  - Producer -> consumer: commit() writes the payload and the size word
-//    (relaxed, kSizeDone); publish() then stores each finished cell's seq =
-//    pos + 1 with release, in position order. The consumer's acquire load of
+//  - Producer -> consumer: the caller writes the payload, commit() the size
+//    word and the commit mark (the cell's owner word = pos + 1, relaxed);
+//    publish() then stores each marked cell's seq = pos + 1 with release, in
+//    position order. Reserving writes nothing into the cell (the consumer
+//    may be polling its line). The consumer's acquire load of
 //    seq == pos + 1 in try_acquire() pairs with it: payload and size are
 //    visible. ctl->tail is stored (release) only for the off-hot-path readers
 //    (closed drain, size_approx, a successor's take-over).
@@ -23,7 +25,8 @@
 //    drained" while a producer that missed closed still holds a reservation.
 //  - Crash: a dead side's positions are taken over by its successor at attach
 //    (queue_recovery.cpp: spsc_take_over_producer / _consumer), from `claim`
-//    and `done` in its record.
+//    and `done` in its record; a producer's successor clears the commit
+//    marks its predecessor left beyond the tail (committed, never published).
 // The many-sided ring is VyukovRing (vyukov_ring.hpp); the API glue picks one
 // per public call (rings.hpp).
 #pragma once

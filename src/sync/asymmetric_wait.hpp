@@ -121,11 +121,17 @@ class AsymmetricWait {
       }
       if (pred()) {
         ev.unregister_sleeper();
+        detail::slept_wait_succeeded(opt);
         return Status::ok;
       }
       (void)ev.sleep(token, until);
       ev.unregister_sleeper();
-      if (pred()) return Status::ok;
+      if (pred()) {
+        // How long the wait took past its spin teaches the next waits how
+        // long to spin where a CPU is to spare (Event::wait_until does the same).
+        detail::slept_wait_succeeded(opt);
+        return Status::ok;
+      }
       if (slice.expired()) return Status::timeout;
     }
   }

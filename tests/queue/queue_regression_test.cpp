@@ -69,6 +69,40 @@ TEST(QueueRegression, ProducerKilledBetweenPublishingBlocksAndStoringTailCanBeRe
   EXPECT_EQ(recv_string(sut), "and more");
 }
 
+// A single producer marks a committed block in its cell (LamportRing::commit)
+// and publish() passes marked blocks in order. One that died holding blocks 0
+// and 1, block 1 committed (marked) but unpublished behind the uncommitted 0,
+// leaves that mark where its successor reserves position 1 again: the
+// successor must not publish position 1 before it commits it itself.
+TEST(QueueRegression, ACommitADeadSingleProducerNeverPublishedIsNotTakenForItsSuccessors) {
+  zipc::test::TempName name("q");
+  auto sut = Queue::create(name.str(), queue_options(zipc::test::kSpsc, 16), Role::consumer);
+  auto child = zipc::test::spawn([&]() -> int {
+    auto q = Queue::open(name.str(), Role::producer);
+    std::array<zipc::QueueWriteLoan, 2> loans;
+    if (q.reserve_batch(loans, 0ns) != 2) return 1;
+    std::memcpy(loans[1].data().data(), "dead", 4);
+    if (!loans[1].commit(4).ok()) return 2;  // out of order: nothing is published
+    ::_exit(0);                              // dies holding both, without detaching
+  });
+  ASSERT_EQ(child.wait().exit_code, 0);
+  EXPECT_EQ(recv_string(sut), "<empty>");
+
+  auto tx = Queue::open(name.str(), Role::producer);  // takes over from the dead one
+  std::array<zipc::QueueWriteLoan, 2> loans;
+  ASSERT_EQ(tx.reserve_batch(loans, 0ns), 2u);
+  std::memcpy(loans[0].data().data(), "first", 5);
+  const zipc::CommitResult c0 = loans[0].commit(5);
+  ASSERT_TRUE(c0.ok());
+  EXPECT_EQ(c0.sequence, 0u);  // the successor starts where nothing was published
+  EXPECT_EQ(recv_string(sut), "first");
+  EXPECT_EQ(recv_string(sut), "<empty>");  // position 1 is reserved, not committed
+  std::memcpy(loans[1].data().data(), "second", 6);
+  ASSERT_TRUE(loans[1].commit(6).ok());
+  EXPECT_EQ(recv_string(sut), "second");
+  EXPECT_EQ(recv_string(sut), "<empty>");
+}
+
 // Finding 6: a producer (consumer) whose CAS on tail (head) lost to another
 // and which then found the ring full (empty) left its claim on the winner's
 // position; were the winner killed before its owner stores, recovery would

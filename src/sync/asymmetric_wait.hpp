@@ -121,17 +121,15 @@ class AsymmetricWait {
       }
       if (pred()) {
         ev.unregister_sleeper();
-        detail::slept_wait_succeeded(opt);
         return Status::ok;
       }
+      // Unlike Event::wait_until, a wait that slept here teaches the next
+      // spins nothing (no slept_wait_succeeded): a paced stream would teach
+      // every reader to spin through its gaps (docs/bench.md, "Waits that
+      // learn from sleeping: the rpc's, not the channels'").
       (void)ev.sleep(token, until);
       ev.unregister_sleeper();
-      if (pred()) {
-        // How long the wait took past its spin teaches the next waits how
-        // long to spin where a CPU is to spare (Event::wait_until does the same).
-        detail::slept_wait_succeeded(opt);
-        return Status::ok;
-      }
+      if (pred()) return Status::ok;
       if (slice.expired()) return Status::timeout;
     }
   }

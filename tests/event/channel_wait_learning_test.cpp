@@ -1,11 +1,12 @@
 // The adaptive wait's learning from slept waits (docs/design.md, "Waiting")
-// in the channels' own wait loops: a queue consumer or a topic subscriber
-// whose wait outlasts its spin and its yields and sleeps until the answer
-// comes (a multi-megabyte message) teaches the thread's next waits to spin
-// through, where a CPU is to spare, as Event::wait_until does for the rpc.
-// (A read-only topic reader does not learn: publishers cannot know it
-// sleeps, so its sleeps end at its 1 ms poll slices, which says nothing
-// about how long the answer took.)
+// is Event::wait_until's (the rpc's waits) and not the channels': a queue
+// consumer or topic subscriber that slept until the next message must not
+// teach the thread's next waits to spin longer. A paced stream (messages
+// 200 us apart) would otherwise teach every reader to spin through the gaps
+// between messages; on two vCPUs that took the CPU from the threads the
+// readers wait for, and cost the NATS bridge's pipeline 10% of its 4 KiB
+// throughput and ~20 us of added p50 (docs/bench.md, "Waits that learn from
+// sleeping: the rpc's, not the channels'").
 #include <gtest/gtest.h>
 
 #include <array>
@@ -27,13 +28,13 @@ namespace {
 
 // A queue's first wait slice ends at its stall filter's grace (1 ms,
 // recovery_wait.hpp), and each slice spins anew: spin and answer stay well
-// inside it, as a 50 us spin and a ~200 us 4 MiB answer do.
+// inside it, as a 50 us spin and a message 200-400 us later do.
 constexpr std::uint32_t kSpinNs = 100'000;
 
-// Spins 100 us, yields a few times, then sleeps. Preemption of the
-// test thread (a loaded machine) must not end the spin early: its rule has
-// tests of its own (event_test.cpp).
-WaitOptions learning_options() {
+// Spins 100 us, yields a few times, then sleeps. Preemption of the test
+// thread (a loaded machine) must not end the spin early: its rule has tests
+// of its own (event_test.cpp).
+WaitOptions paced_reader_options() {
   WaitOptions o;
   o.strategy = WaitStrategy::adaptive;
   o.spin_ns = kSpinNs;
@@ -51,32 +52,29 @@ std::uint64_t next_budget(const WaitOptions& o) {
 
 // Runs `wait_once` (a blocking receive that the peer answers ~400 us later,
 // after the spin and the yields, so the wait sleeps) in a fresh thread (the
-// learning is per thread) and returns the budget of that thread's next wait.
-// A loaded machine may have more runnable threads than CPUs at the moment
-// the wait ends, and then nothing is learnt (rightly): one of a few tries
-// must learn.
-std::uint64_t budget_after_slept_wait(const std::function<bool()>& wait_once, const std::function<void()>& answer) {
-  std::uint64_t budget = 0;
-  for (int attempt = 0; attempt < 20 && budget <= kSpinNs; ++attempt) {
+// learning is per thread) and returns the budget of that thread's next
+// wait. Every one of a few rounds must leave the budget as it was (one round
+// could miss a learning that happens only while a CPU is to spare).
+void expect_no_learning(const std::function<bool()>& wait_once, const std::function<void()>& answer) {
+  for (int round = 0; round < 5; ++round) {
+    std::uint64_t budget = 0;
     std::thread peer([&] {
       std::this_thread::sleep_for(400us);
       answer();
     });
     std::thread waiter([&] {
-      const bool got = wait_once();
-      EXPECT_TRUE(got);
-      budget = next_budget(learning_options());
+      EXPECT_TRUE(wait_once());
+      budget = next_budget(paced_reader_options());
     });
     waiter.join();
     peer.join();
-    if (budget <= kSpinNs) std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(budget, kSpinNs) << "round " << round;
   }
-  return budget;
 }
 
 }  // namespace
 
-TEST(ChannelWaitLearning, AQueueConsumerThatSleptThroughALongAnswerSpinsLongerNextTime) {
+TEST(ChannelWaitLearning, AQueueConsumerThatSleptUntilTheNextMessageDoesNotLearnToSpinLonger) {
   zipc::test::TempName name("waitlearn-q");
   zipc::QueueOptions qo;
   qo.block_size = 64;
@@ -84,19 +82,17 @@ TEST(ChannelWaitLearning, AQueueConsumerThatSleptThroughALongAnswerSpinsLongerNe
   qo.producers = zipc::Multiplicity::single;
   qo.consumers = zipc::Multiplicity::single;
   auto producer = zipc::Queue::create(name.str(), qo, zipc::Role::producer);
-  auto consumer = zipc::Queue::open(name.str(), zipc::Role::consumer, learning_options());
+  auto consumer = zipc::Queue::open(name.str(), zipc::Role::consumer, paced_reader_options());
   const std::array<std::byte, 8> msg{};
-  const std::uint64_t budget = budget_after_slept_wait(
+  expect_no_learning(
       [&] {
         std::array<std::byte, 64> buf{};
         return consumer.recv(buf, 10s).status == zipc::Status::ok;
       },
       [&] { EXPECT_EQ(producer.send(msg, 1s), zipc::Status::ok); });
-  EXPECT_GT(budget, kSpinNs);         // twice the ~400 us the wait took, at most the cap
-  EXPECT_LE(budget, 8ull * kSpinNs);  // the stretch's cap
 }
 
-TEST(ChannelWaitLearning, ATopicSubscriberThatSleptThroughALongAnswerSpinsLongerNextTime) {
+TEST(ChannelWaitLearning, ATopicSubscriberThatSleptUntilTheNextMessageDoesNotLearnToSpinLonger) {
   zipc::test::TempName name("waitlearn-t");
   zipc::TopicOptions to;
   to.capacity_bytes = 1 << 16;
@@ -104,16 +100,14 @@ TEST(ChannelWaitLearning, ATopicSubscriberThatSleptThroughALongAnswerSpinsLonger
   auto writer = zipc::Topic::create(name.str(), to);
   auto pub = writer.publisher();
   zipc::TopicOptions ro = to;
-  ro.wait = learning_options();
+  ro.wait = paced_reader_options();
   auto reader_topic = zipc::Topic::open(name.str(), ro);
   auto sub = reader_topic.subscribe({zipc::From::latest(), zipc::Delivery::reliable});
   const std::array<std::byte, 8> msg{};
-  const std::uint64_t budget = budget_after_slept_wait(
+  expect_no_learning(
       [&] {
         std::array<std::byte, 64> buf{};
         return sub.read(buf, 10s).status == zipc::Status::ok;
       },
       [&] { EXPECT_TRUE(pub.publish(msg, 1s).ok()); });
-  EXPECT_GT(budget, kSpinNs);
-  EXPECT_LE(budget, 8ull * kSpinNs);
 }

@@ -103,6 +103,35 @@ TEST(QueueRegression, ACommitADeadSingleProducerNeverPublishedIsNotTakenForItsSu
   EXPECT_EQ(recv_string(sut), "<empty>");
 }
 
+// The same marks left by a live producer that detaches while a loan it
+// leaked (never committed nor aborted) holds back a block it committed.
+TEST(QueueRegression, ACommitHeldBackByALeakedLoanIsNotTakenForTheNextProducers) {
+  zipc::test::TempName name("q");
+  auto sut = Queue::create(name.str(), queue_options(zipc::test::kSpsc, 16), Role::consumer);
+  auto* leaked = new zipc::QueueWriteLoan;
+  {
+    auto q = Queue::open(name.str(), Role::producer);
+    std::array<zipc::QueueWriteLoan, 2> loans;
+    ASSERT_EQ(q.reserve_batch(loans, 0ns), 2u);
+    *leaked = std::move(loans[0]);  // never committed, aborted or destroyed while q lives
+    std::memcpy(loans[1].data().data(), "held", 4);
+    ASSERT_TRUE(loans[1].commit(4).ok());  // behind the leaked one: not published
+  }                                        // q detaches
+  EXPECT_EQ(recv_string(sut), "<empty>");
+  auto tx = Queue::open(name.str(), Role::producer);
+  std::array<zipc::QueueWriteLoan, 2> loans;
+  ASSERT_EQ(tx.reserve_batch(loans, 0ns), 2u);
+  std::memcpy(loans[0].data().data(), "first", 5);
+  ASSERT_TRUE(loans[0].commit(5).ok());
+  EXPECT_EQ(recv_string(sut), "first");
+  EXPECT_EQ(recv_string(sut), "<empty>");  // position 1 is the new producer's, uncommitted
+  std::memcpy(loans[1].data().data(), "second", 6);
+  ASSERT_TRUE(loans[1].commit(6).ok());
+  EXPECT_EQ(recv_string(sut), "second");
+  // The leaked loan names a handle that is gone: it is forgotten, not used.
+  ::operator delete(static_cast<void*>(leaked));
+}
+
 // Finding 6: a producer (consumer) whose CAS on tail (head) lost to another
 // and which then found the ring full (empty) left its claim on the winner's
 // position; were the winner killed before its owner stores, recovery would

@@ -10,13 +10,15 @@
 // the two vCPUs (docs/bench.md, "The queue's own work per hop").
 //
 // Variants, alternated (A B C A B C ...) over the repetitions:
+// Every variant writes and checks the harness's payload (bench/payload.hpp).
 //   slot    the same payload writes and reads through a one-slot handoff
 //           (a sequence word, a length, the payload; what shm-spin-slot does):
 //           the floor a transport with no bookkeeping reaches
 //   loans   Queue::reserve / QueueWriteLoan::commit / Queue::acquire /
 //           QueueReadLoan::release (zero copy)
 //   copy    Queue::send / Queue::recv (the copy API)
-// Each row: ns per send+receive, median over repetitions and min-max.
+// Each row: ns per send+receive, the median over repetitions and their spread
+// (bench/repetitions.hpp, as every benchmark row).
 //   zipc-hop-study [--reps 5] [--messages 5000000] [--size 64] [--json FILE]
 #include <unistd.h>
 
@@ -33,29 +35,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "payload.hpp"
+#include "repetitions.hpp"
 #include "zipc/queue.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Writes n bytes (a multiple of 8) the receiver can check: the same code, out
-// of line, for every variant, so that only the transport's work differs.
-[[gnu::noinline]] void fill(std::byte* p, std::size_t n, std::uint64_t i) noexcept {
-  for (std::size_t k = 0; k < n; k += 8) {
-    const std::uint64_t v = i * 0x9E3779B97F4A7C15ull + k;
-    std::memcpy(p + k, &v, 8);
-  }
-}
-// Reads every byte back; returns a checksum the caller keeps.
-[[gnu::noinline]] std::uint64_t sum(const std::byte* p, std::size_t n) noexcept {
-  std::uint64_t s = 0;
-  for (std::size_t k = 0; k < n; k += 8) {
-    std::uint64_t v = 0;
-    std::memcpy(&v, p + k, 8);
-    s += v;
-  }
-  return s;
+// The harness's payload (bench/payload.hpp): the sender writes a header and a
+// pattern, the receiver reads every byte and checks it. Out of line in
+// zipc_bench_payload, so every variant does the same payload work, the work
+// a ping-pong row does.
+zipc::bench::MessageHeader header_of(std::uint64_t i) noexcept {
+  return {i, 0, 1, zipc::bench::kFlagData, 0};
 }
 
 struct Slot {
@@ -64,21 +57,26 @@ struct Slot {
   alignas(64) std::byte data[4096];
 };
 
-double run_slot(std::size_t size, std::uint64_t messages, std::uint64_t* check) {
+double run_slot(std::size_t size, std::uint64_t messages) {
   static Slot s;
   const auto t0 = Clock::now();
   for (std::uint64_t i = 1; i <= messages; ++i) {
-    fill(s.data, size, i);
+    zipc::bench::fill_message(s.data, size, header_of(i));
     s.length = size;
     s.published.store(i, std::memory_order_release);  // release: publishes data + length
     // acquire: pairs with the store above (same thread: the pattern, not the need).
     if (s.published.load(std::memory_order_acquire) != i) return -1;
-    *check += sum(s.data, s.length);
+    zipc::bench::MessageHeader h;
+    if (!zipc::bench::check_message(s.data, s.length, &h) || h.seq != i) return -1;
   }
   return std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / static_cast<double>(messages);
 }
 
-zipc::Queue make_queue(const std::string& name, std::size_t size) {
+// Both ends of one single-producer/single-consumer queue, busy waiting.
+struct QueuePair {
+  zipc::Queue producer, consumer;
+};
+QueuePair make_pair(const std::string& name, std::size_t size) {
   zipc::QueueOptions o;
   o.block_size = std::max<std::size_t>(8, (size + 7) / 8 * 8);
   o.block_count = 1024;
@@ -86,24 +84,23 @@ zipc::Queue make_queue(const std::string& name, std::size_t size) {
   o.consumers = zipc::Multiplicity::single;
   o.wait.strategy = zipc::WaitStrategy::busy_poll;
   zipc::Queue::remove(name);
-  return zipc::Queue::create(name, o, zipc::Role::producer);  // throws zipc::Error naming what failed
+  // Both throw zipc::Error naming what failed.
+  zipc::Queue p = zipc::Queue::create(name, o, zipc::Role::producer);
+  return {std::move(p), zipc::Queue::open(name, zipc::Role::consumer, o.wait)};
 }
 
-double run_loans(const std::string& name, std::size_t size, std::uint64_t messages, std::uint64_t* check) {
-  zipc::Queue p = make_queue(name, size);
-  zipc::WaitOptions w;
-  w.strategy = zipc::WaitStrategy::busy_poll;
-  zipc::Queue c = zipc::Queue::open(name, zipc::Role::consumer, w);
+double run_loans(const std::string& name, std::size_t size, std::uint64_t messages) {
+  auto [p, c] = make_pair(name, size);
   const auto forever = std::chrono::nanoseconds::max();
   const auto t0 = Clock::now();
   for (std::uint64_t i = 1; i <= messages; ++i) {
     zipc::QueueWriteLoan out = p.reserve(forever);
     if (!out) return -1;
-    fill(out.data().data(), size, i);
+    zipc::bench::fill_message(out.data().data(), size, header_of(i));
     if (!out.commit(size).ok()) return -1;
     zipc::QueueReadLoan in = c.acquire(forever);
-    if (!in) return -1;
-    *check += sum(in.data().data(), in.size());
+    zipc::bench::MessageHeader h;
+    if (!in || !zipc::bench::check_message(in.data().data(), in.size(), &h) || h.seq != i) return -1;
     in.release();
   }
   const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
@@ -111,20 +108,17 @@ double run_loans(const std::string& name, std::size_t size, std::uint64_t messag
   return ns / static_cast<double>(messages);
 }
 
-double run_copy(const std::string& name, std::size_t size, std::uint64_t messages, std::uint64_t* check) {
-  zipc::Queue p = make_queue(name, size);
-  zipc::WaitOptions w;
-  w.strategy = zipc::WaitStrategy::busy_poll;
-  zipc::Queue c = zipc::Queue::open(name, zipc::Role::consumer, w);
+double run_copy(const std::string& name, std::size_t size, std::uint64_t messages) {
+  auto [p, c] = make_pair(name, size);
   std::vector<std::byte> out(size), in(size);
   const auto forever = std::chrono::nanoseconds::max();
   const auto t0 = Clock::now();
   for (std::uint64_t i = 1; i <= messages; ++i) {
-    fill(out.data(), size, i);
+    zipc::bench::fill_message(out.data(), size, header_of(i));
     if (p.send(out, forever) != zipc::Status::ok) return -1;
     const zipc::IoResult r = c.recv(in, forever);
-    if (r.status != zipc::Status::ok) return -1;
-    *check += sum(in.data(), r.size);
+    zipc::bench::MessageHeader h;
+    if (r.status != zipc::Status::ok || !zipc::bench::check_message(in.data(), r.size, &h) || h.seq != i) return -1;
   }
   const double ns = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
   zipc::Queue::remove(name);
@@ -141,30 +135,24 @@ int main(int argc, char** argv) {
   std::string json_path;
   app.add_option("--reps", reps, "repetitions of each variant, alternated")->check(CLI::Range(1, 100));
   app.add_option("--messages", messages, "messages per repetition")->check(CLI::Range(1000, 1'000'000'000));
-  app.add_option("--size", size, "payload bytes, a multiple of 8")->check(CLI::Range(8, 4096));
+  app.add_option("--size", size, "payload bytes (at least the 32-byte message header)")
+      ->check(CLI::Range(zipc::bench::kMinMessage, std::size_t{4096}));
   app.add_option("--json", json_path, "also write the rows here");
   CLI11_PARSE(app, argc, argv);
-  if (size % 8 != 0) {
-    std::fprintf(stderr, "zipc-hop-study: --size %zu is not a multiple of 8\n", size);
-    return 2;
-  }
 
   const std::string name = "hop-study-" + std::to_string(::getpid());
   const char* variants[] = {"slot", "loans", "copy"};
+  const auto run = [&](int v, std::uint64_t n) {
+    return v == 0 ? run_slot(size, n) : v == 1 ? run_loans(name, size, n) : run_copy(name, size, n);
+  };
   std::vector<double> ns[3];
-  std::uint64_t check = 0;
-  // Warm-up: one short pass of each (page faults, caches, the CPU's clock).
-  (void)run_slot(size, messages / 10, &check);
-  (void)run_loans(name, size, messages / 10, &check);
-  (void)run_copy(name, size, messages / 10, &check);
+  for (int v = 0; v < 3; ++v) (void)run(v, messages / 10);  // warm-up: page faults, caches, the CPU's clock
   for (int r = 0; r < reps; ++r) {
     for (int v = 0; v < 3; ++v) {
-      const double x = v == 0   ? run_slot(size, messages, &check)
-                       : v == 1 ? run_loans(name, size, messages, &check)
-                                : run_copy(name, size, messages, &check);
+      const double x = run(v, messages);
       if (x < 0) {
-        std::fprintf(stderr, "zipc-hop-study: variant %s failed (queue '%s' could not be made or used)\n", variants[v],
-                     name.c_str());
+        std::fprintf(stderr, "zipc-hop-study: variant %s: a message arrived wrong or the queue '%s' refused a call\n",
+                     variants[v], name.c_str());
         return 1;
       }
       ns[v].push_back(x);
@@ -172,23 +160,16 @@ int main(int argc, char** argv) {
   }
   nlohmann::json rows = nlohmann::json::array();
   std::printf("%-6s %10s %16s %10s\n", "hop", "ns p50", "min-max", "vs slot");
-  std::vector<double> slot_sorted = ns[0];
-  std::sort(slot_sorted.begin(), slot_sorted.end());
-  const double slot_med = slot_sorted[slot_sorted.size() / 2];
+  const double slot_med = zipc::bench::median_of(ns[0]);
   for (int v = 0; v < 3; ++v) {
-    std::vector<double> s = ns[v];
-    std::sort(s.begin(), s.end());
-    const double med = s[s.size() / 2];
-    std::printf("%-6s %10.2f %7.2f-%-8.2f %9.2fx\n", variants[v], med, s.front(), s.back(), med / slot_med);
-    rows.push_back({{"variant", variants[v]},
-                    {"size", size},
-                    {"messages", messages},
-                    {"ns_per_hop_median", med},
-                    {"ns_per_hop_min", s.front()},
-                    {"ns_per_hop_max", s.back()},
-                    {"runs", ns[v]}});
+    const double med = zipc::bench::median_of(ns[v]);
+    nlohmann::json row = {{"variant", variants[v]}, {"size", size}, {"messages", messages}, {"ns_per_hop", med}};
+    zipc::bench::add_repetitions(row, "ns_per_hop", ns[v]);
+    const auto& spread = row["spread"]["ns_per_hop"];
+    std::printf("%-6s %10.2f %7.2f-%-8.2f %9.2fx\n", variants[v], med, spread["min"].get<double>(),
+                spread["max"].get<double>(), med / slot_med);
+    rows.push_back(row);
   }
-  std::printf("(checksum %llu)\n", static_cast<unsigned long long>(check));
   if (!json_path.empty()) {
     std::ofstream f(json_path);
     f << rows.dump(2) << "\n";

@@ -91,7 +91,7 @@ struct QueueStats {
   std::uint64_t full_waits = 0;   // blocking sends that had to wait for room
   std::uint64_t empty_waits = 0;  // blocking receives that had to wait for data
   std::uint64_t redelivered = 0;  // messages taken back from consumers that died holding them
-  std::uint64_t abandoned = 0;    // blocks reserved by producers that died before committing
+  std::uint64_t abandoned = 0;    // blocks reserved and never published: the producer died or leaked the loan
   // Oversize region (all zero without one).
   std::uint64_t oversize_bytes = 0;       // arena bytes
   std::uint64_t oversize_free_bytes = 0;  // bytes in free blocks (block headers included)

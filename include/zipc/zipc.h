@@ -280,7 +280,7 @@ typedef struct zipc_queue_stats {
   uint64_t full_waits;  /* blocking sends that had to wait for room */
   uint64_t empty_waits; /* blocking receives that had to wait for data */
   uint64_t redelivered; /* messages taken back from consumers that died holding them */
-  uint64_t abandoned;   /* blocks reserved by producers that died before committing */
+  uint64_t abandoned;   /* blocks reserved, never published: producer died or leaked a loan */
 } zipc_queue_stats_t;
 
 typedef struct zipc_queue_info {

@@ -269,6 +269,13 @@ void LamportRing::flush_head(QueueImpl& q) noexcept {
   q.wake(q.ctl->not_full, true);
 }
 
+void LamportRing::abandon(QueueImpl& q, std::uint64_t from, std::uint64_t reserved) noexcept {
+  if (reserved <= from || reserved - from > q.cap) return;
+  q.ctl->abandoned.fetch_add(reserved - from, std::memory_order_relaxed);  // relaxed: a counter
+  // relaxed: these cells are the producer side's until its next publish (release).
+  for (std::uint64_t p = from; p < reserved; ++p) q.cell(p)->owner.store(0, std::memory_order_relaxed);
+}
+
 void LamportRing::released(QueueImpl& q, std::size_t count) noexcept {
   if (count > 0) {
     q.n_received += count;

@@ -66,6 +66,12 @@ struct LamportRing {
 
   // ---- helpers of the two sides
   static void flush_head(QueueImpl& q) noexcept;  // consumer: publish every release now
+  // Producer that leaves (detach) or takes over from a dead one: positions
+  // [from, reserved) were reserved and never published. Counts them in
+  // `abandoned` and clears their commit marks, or the next publish() would
+  // take a mark left there for its own. A range beyond the ring is
+  // scribbled and ignored.
+  static void abandon(QueueImpl& q, std::uint64_t from, std::uint64_t reserved) noexcept;
   // Producer: the consumer's released-up-to from its record (0 if unknown).
   static std::uint64_t consumer_done(QueueImpl& q) noexcept;
   // Consumer: the end of what the producer published or still holds reserved

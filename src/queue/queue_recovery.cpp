@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "queue/lamport_ring.hpp"
 #include "queue/queue_impl.hpp"
 #include "zipc/log.hpp"
 #include "zipc/process.hpp"
@@ -289,14 +290,8 @@ void QueueImpl::spsc_take_over_producer(std::uint64_t dead_pid) noexcept {
   for (std::uint32_t i = 0; i < max_participants; ++i) {
     ParticipantRecord& r = recs[i];
     if (!take_dead_record(r, dead_pid)) continue;
-    const std::uint64_t reserved = r.claim.load(std::memory_order_relaxed);  // relaxed: the owner is dead
-    if (reserved > tail && reserved - tail <= cap) {
-      ctl->abandoned.fetch_add(reserved - tail, std::memory_order_relaxed);  // relaxed: a counter
-      // Its commits beyond the tail were never published: clear their marks
-      // (LamportRing::commit), or our publish() would take them for ours
-      // when we reserve the same positions. relaxed: ours until we publish.
-      for (std::uint64_t p = tail; p < reserved; ++p) cell(p)->owner.store(0, std::memory_order_relaxed);
-    }
+    // relaxed: the owner is dead; its last claim is all it will ever write.
+    LamportRing::abandon(*this, tail, r.claim.load(std::memory_order_relaxed));
     free_record(r);
   }
 }

@@ -264,11 +264,9 @@ struct QueueAttach {
     if (q.ring == RingKind::lamport) {
       LamportRing::flush_head(q);  // a batched head goes out now
       // A loan never committed nor aborted (leaked) holds back the blocks
-      // behind it: their commit marks must not outlive us, or the next
-      // producer's publish() would take them for its own. relaxed: ours
-      // until a successor takes the single-producer word (release below).
-      if (q.single_p && q.p_reserved > q.p_tail && q.p_reserved - q.p_tail <= q.cap)
-        for (std::uint64_t p = q.p_tail; p < q.p_reserved; ++p) q.cell(p)->owner.store(0, std::memory_order_relaxed);
+      // behind it: counted as abandoned, their marks cleared before a
+      // successor can take the single-producer word (release below).
+      if (q.single_p) LamportRing::abandon(q, q.p_tail, q.p_reserved);
     }
     release_single_sides(q);
     q.free_record(*q.me);

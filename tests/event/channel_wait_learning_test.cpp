@@ -14,15 +14,15 @@
 #include <functional>
 #include <thread>
 
+#include "spin_learning.hpp"
 #include "zipc/event.hpp"
 #include "zipc/queue.hpp"
 #include "zipc/topic.hpp"
 #include "zipc_test.hpp"
 
 using namespace std::chrono_literals;
-using zipc::Deadline;
-using zipc::WaitOptions;
-using zipc::WaitStrategy;
+using zipc::test::learning_options;
+using zipc::test::starts_spinning;
 
 namespace {
 
@@ -30,25 +30,6 @@ namespace {
 // recovery_wait.hpp), and each slice spins anew: spin and answer stay well
 // inside it, as a 50 us spin and a message 200-400 us later do.
 constexpr std::uint32_t kSpinNs = 100'000;
-
-// Spins 100 us, yields a few times, then sleeps. Preemption of the test
-// thread (a loaded machine) must not end the spin early: its rule has tests
-// of its own (event_test.cpp).
-WaitOptions paced_reader_options() {
-  WaitOptions o;
-  o.strategy = WaitStrategy::adaptive;
-  o.spin_ns = kSpinNs;
-  o.yields = 4;
-  o.stop_spinning_when_preempted = false;
-  return o;
-}
-
-// The spin budget the calling thread's next adaptive wait starts with.
-std::uint64_t next_budget(const WaitOptions& o) {
-  zipc::detail::SpinState st;
-  EXPECT_TRUE(zipc::detail::spin_once(st, o, Deadline::after(10s)));
-  return st.budget_ns;
-}
 
 // Runs `wait_once` (a blocking receive that the peer answers ~400 us later,
 // after the spin and the yields, so the wait sleeps) in a fresh thread (the
@@ -64,7 +45,9 @@ void expect_no_learning(const std::function<bool()>& wait_once, const std::funct
     });
     std::thread waiter([&] {
       EXPECT_TRUE(wait_once());
-      budget = next_budget(paced_reader_options());
+      zipc::detail::SpinState next;
+      (void)starts_spinning(learning_options(kSpinNs), &next);
+      budget = next.budget_ns;
     });
     waiter.join();
     peer.join();
@@ -82,7 +65,7 @@ TEST(ChannelWaitLearning, AQueueConsumerThatSleptUntilTheNextMessageDoesNotLearn
   qo.producers = zipc::Multiplicity::single;
   qo.consumers = zipc::Multiplicity::single;
   auto producer = zipc::Queue::create(name.str(), qo, zipc::Role::producer);
-  auto consumer = zipc::Queue::open(name.str(), zipc::Role::consumer, paced_reader_options());
+  auto consumer = zipc::Queue::open(name.str(), zipc::Role::consumer, learning_options(kSpinNs));
   const std::array<std::byte, 8> msg{};
   expect_no_learning(
       [&] {
@@ -100,7 +83,7 @@ TEST(ChannelWaitLearning, ATopicSubscriberThatSleptUntilTheNextMessageDoesNotLea
   auto writer = zipc::Topic::create(name.str(), to);
   auto pub = writer.publisher();
   zipc::TopicOptions ro = to;
-  ro.wait = paced_reader_options();
+  ro.wait = learning_options(kSpinNs);
   auto reader_topic = zipc::Topic::open(name.str(), ro);
   auto sub = reader_topic.subscribe({zipc::From::latest(), zipc::Delivery::reliable});
   const std::array<std::byte, 8> msg{};

@@ -13,6 +13,7 @@
 
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
+#include "spin_learning.hpp"
 #include "zipc/event.hpp"
 #include "zipc/segment.hpp"
 #include "zipc_test.hpp"
@@ -23,6 +24,8 @@ using zipc::Event;
 using zipc::Status;
 using zipc::WaitOptions;
 using zipc::WaitStrategy;
+using zipc::test::learning_options;
+using zipc::test::starts_spinning;
 
 namespace {
 
@@ -168,15 +171,6 @@ struct CpuHog {
   std::thread t;
 };
 
-WaitOptions learning_options() {
-  WaitOptions opt = with(WaitStrategy::adaptive);
-  opt.spin_ns = 2'000;
-  opt.yields = 4;
-  // These scenarios script where waits end; a preemption of the test thread
-  // (a loaded CI machine) must not end a spin early. Its own tests are below.
-  opt.stop_spinning_when_preempted = false;
-  return opt;
-}
 // A wait whose whole spin phase failed and that came true right after the
 // first yield: the peer could only run once we gave up the CPU.
 void wait_that_looks_shared(const WaitOptions& opt) {
@@ -187,13 +181,6 @@ void wait_that_looks_shared(const WaitOptions& opt) {
   ASSERT_EQ(st.yields, 1u);
   zipc::detail::spin_succeeded(st);
 }
-// Starts a wait (its first spin step): true when it spins, i.e. it is a
-// probe while the CPU looks shared. The caller ends it in *st.
-bool starts_spinning(const WaitOptions& opt, zipc::detail::SpinState* st) {
-  EXPECT_TRUE(zipc::detail::spin_once(*st, opt, Deadline::after(10s)));
-  return st->budget_ns > 0 && !st->spin_done;
-}
-
 // A wait that spun, yielded and went on to sleep.
 void wait_that_sleeps(const WaitOptions& opt) {
   zipc::detail::SpinState st;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 
+#include "platform/cpu.hpp"
 #include "zipc/event.hpp"
 
 namespace zipc::test {
@@ -30,6 +31,14 @@ inline WaitOptions learning_options(std::uint32_t spin_ns = 2'000) {
 inline bool starts_spinning(const WaitOptions& opt, detail::SpinState* st) {
   EXPECT_TRUE(detail::spin_once(*st, opt, Deadline::after(std::chrono::seconds(10))));
   return st->budget_ns > 0 && !st->spin_done;
+}
+
+// What the learning from slept waits checks before it learns (event.cpp):
+// the kernel counts no more runnable threads than CPUs. While it does not,
+// nothing is learnt either way, so such a moment tests nothing.
+inline bool a_cpu_is_to_spare() {
+  const int running = platform::runnable_thread_count();
+  return running > 0 && running <= platform::online_cpu_count();
 }
 
 }  // namespace zipc::test

@@ -67,11 +67,17 @@ bool read_commit_pair(const TopicState& s, std::uint64_t* cursor, std::uint64_t*
     *next_sequence = n;
     if (v1 == v2 && (v1 & 1) == 0) return true;
     // relaxed: a process-local note (see TopicState::stuck_version).
-    if ((v1 & 1) != 0 && v1 == s.stuck_version.load(std::memory_order_relaxed) && tries >= 16) return false;
+    if ((v1 & 1) != 0 && v1 == s.stuck_version.load(std::memory_order_relaxed) && tries >= 16) {
+      if (settle_dead_commit(s)) continue;  // its writer has died since
+      return false;
+    }
     if (tries < 2000) {
       platform::cpu_relax();
       continue;
     }
+    // Past the quick tries: a writer that died half-way is settled at once
+    // (a liveness check each round of the slow wait).
+    if ((v1 & 1) != 0 && v1 == v2 && settle_dead_commit(s)) continue;
     const std::uint64_t now = platform::monotonic_ns();
     if (give_up_ns == 0) give_up_ns = now + s.recovery_ns / 4 + 1;
     if (now >= give_up_ns) {

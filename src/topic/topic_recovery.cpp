@@ -13,10 +13,87 @@ namespace detail {
 
 namespace {
 
+// The recovery lock: a packed ProcessId (`me`, never 0), taken over when its holder is dead.
+bool take_recovery_lock(const TopicState& s, std::uint64_t me) noexcept {
+  auto& admin = s.admin();
+  std::uint64_t holder = 0;
+  // acq_rel: taking the lock orders our reads after the previous recoverer's writes.
+  if (admin.recovery_owner.compare_exchange_strong(holder, me, std::memory_order_acq_rel)) return true;
+  if (holder == me || is_alive_packed(holder)) return false;
+  // acq_rel: as above, stealing from a dead holder.
+  return admin.recovery_owner.compare_exchange_strong(holder, me, std::memory_order_acq_rel);
+}
+
+void release_recovery_lock(const TopicState& s) noexcept {
+  // release: our writes happen before the next recoverer's.
+  s.admin().recovery_owner.store(0, std::memory_order_release);
+}
+
+// The version `odd` was left by a writer of the (cursor, next_sequence) pair
+// that died between its version stores; no live process can be writing the
+// pair (the caller checked, under the recovery lock). The writer stores
+// next_sequence, then the cursor: if it died between the two, next_sequence
+// is ahead of the cursor, whose first finished data record (every record of
+// a commit is finished, its tag stored, before the pair changes) still
+// carries the sequence the cursor stands for. Rolls next_sequence back to it,
+// then makes the version even. A live publisher that claimed since, and reads
+// the odd version as it commits, stores odd_version_after it: the CAS keeps
+// the version from going back.
+void repair_half_commit(const TopicState& s, std::uint64_t odd) noexcept {
+  auto& pub = s.pub();
+  // acquire: pairs with the dead writer's release store of the cursor, if it made it.
+  const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
+  const std::uint64_t n = pub.next_sequence.load(std::memory_order_relaxed);  // relaxed: after the cursor
+  // acquire: pairs with the claim CAS; the claims below it are the walk's bound.
+  const std::uint64_t t = pub.tail.load(std::memory_order_acquire);
+  if (t > c && t - c <= s.capacity && aligned(c)) {
+    std::uint64_t p = c;
+    for (std::uint64_t steps = 0; steps <= s.capacity / layout::kRecordHeaderSize + 2; ++steps) {
+      p = skip_implicit_padding(s, p);
+      if (p >= t) break;
+      if (tag_of(s, p).load(std::memory_order_acquire) != p) break;  // acquire: pairs with the commit's tag store
+      const layout::RecordHeader h = header_at(s, p);
+      const RecordCheck hc = check_record(s, h, p, t);
+      if (!hc.ok) break;
+      if (hc.kind == layout::RecordKind::data) {
+        // relaxed: the version's release below publishes it.
+        if (h.sequence < n) pub.next_sequence.store(h.sequence, std::memory_order_relaxed);
+        break;
+      }
+      p += hc.total;
+    }
+  }
+  std::uint64_t expected = odd;
+  // release: the repaired pair happens before a reader's acquire of the even version.
+  (void)pub.commit_version.compare_exchange_strong(expected, odd + 1, std::memory_order_release,
+                                                   std::memory_order_relaxed);
+}
+
+// No live publisher can be half-way through writing the pair: single mode,
+// its publisher is gone or dead; multi mode, no live publisher's claim is at
+// the cursor (only the claim there, holding the commit token, writes the
+// pair; a live publisher that left the version odd after moving the cursor
+// has nothing left to write but the version, which the CAS above respects).
+bool no_live_committer(const TopicState& s) noexcept {
+  if (s.mode == layout::PublisherMode::single) {
+    // acquire: pairs with the attach CAS.
+    const std::uint64_t owner = s.admin().single_publisher.load(std::memory_order_acquire);
+    return owner == 0 || !is_alive_packed(owner);
+  }
+  // acquire: pairs with the commit's release store of the cursor.
+  const std::uint64_t c = s.pub().cursor.load(std::memory_order_acquire);
+  for (auto& slot : s.control->publishers) {
+    const std::uint64_t owner = slot.owner.load(std::memory_order_acquire);  // acquire: pairs with attach
+    // relaxed: stored before the claim CAS, which the cursor reaching it follows.
+    if (owner != 0 && slot.intent.load(std::memory_order_relaxed) == c && is_alive_packed(owner)) return false;
+  }
+  return true;
+}
+
 // One claim at the frontier `stalled_cursor`: if its owner is dead, keeps what
 // it finished and turns the rest into a hole. Runs under the recovery lock.
 // True when the cursor moved.
-bool recover_claim(TopicState& s, std::uint64_t stalled_cursor) noexcept {
+bool recover_claim(const TopicState& s, std::uint64_t stalled_cursor) noexcept {
   auto& pub = s.pub();
   auto& admin = s.admin();
   bool moved = false;
@@ -49,6 +126,11 @@ bool recover_claim(TopicState& s, std::uint64_t stalled_cursor) noexcept {
     }
     (void)owner_known;
     if (!owner_alive) {
+      // The claim's owner held the commit token: if it died half-way through
+      // writing the pair, set the pair right before reading next_sequence.
+      // acquire: pairs with the committer's release stores of the version.
+      const std::uint64_t v = pub.commit_version.load(std::memory_order_acquire);
+      if ((v & 1) != 0) repair_half_commit(s, v);
       // The dead publisher may have finished records (tag stored, the commit's
       // last step) without moving the cursor: those are committed, keep them.
       // relaxed: we hold the recovery lock and the token's owner is dead.
@@ -78,12 +160,14 @@ bool recover_claim(TopicState& s, std::uint64_t stalled_cursor) noexcept {
       }
       const std::uint64_t new_cursor = hole ? end : done;
       if (new_cursor > c) {
-        // release: the version is odd while the pair changes (readers retry).
-        pub.commit_version.fetch_add(1, std::memory_order_release);
+        // relaxed + release fence: the version is odd while the pair changes (readers retry).
+        const std::uint64_t odd = odd_version_after(pub.commit_version.load(std::memory_order_relaxed));
+        pub.commit_version.store(odd, std::memory_order_relaxed);
+        fence_release();
         pub.next_sequence.store(next, std::memory_order_relaxed);  // relaxed: the cursor's release covers it
         // release: publishes the kept records and the hole to readers, the token to the next claimant.
         pub.cursor.store(new_cursor, std::memory_order_release);
-        pub.commit_version.fetch_add(1, std::memory_order_release);  // release: pair consistent again
+        pub.commit_version.store(odd + 1, std::memory_order_release);  // release: pair consistent again
         moved = true;
       }
     }
@@ -91,24 +175,14 @@ bool recover_claim(TopicState& s, std::uint64_t stalled_cursor) noexcept {
   return moved;
 }
 
-}  // namespace
-
-bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
+// Every dead claim in a row from `stalled_cursor`, under the recovery lock:
+// after a hole the next claim is at the frontier, and its owner may be dead
+// too (N dead publishers cost one recovery time, not N). Stops at a live
+// owner or the tail; bounded by the publisher slots (each dead claim belongs
+// to a distinct dead slot, plus records a dead publisher finished) and then
+// by the ring. True when the cursor moved.
+bool recover_claims_locked(const TopicState& s, std::uint64_t stalled_cursor) noexcept {
   auto& pub = s.pub();
-  auto& admin = s.admin();
-  // The recovery lock: a packed ProcessId, taken over when its holder is dead.
-  std::uint64_t holder = 0;
-  // acq_rel: taking the lock orders our reads after the previous recoverer's writes.
-  if (!admin.recovery_owner.compare_exchange_strong(holder, s.me, std::memory_order_acq_rel)) {
-    if (holder == s.me || is_alive_packed(holder)) return false;
-    // acq_rel: as above, stealing from a dead holder.
-    if (!admin.recovery_owner.compare_exchange_strong(holder, s.me, std::memory_order_acq_rel)) return false;
-  }
-  // Every dead claim in a row in one pass: after a hole the next claim is at
-  // the frontier, and its owner may be dead too (N dead publishers cost one
-  // recovery time, not N). Stops at a live owner or the tail; bounded by the
-  // publisher slots (each dead claim belongs to a distinct dead slot, plus
-  // records a dead publisher finished) and then by the ring.
   bool moved = false;
   std::uint64_t at = stalled_cursor;
   for (std::uint32_t round = 0; round < 4 * layout::kMaxPublishers + 4; ++round) {
@@ -119,15 +193,49 @@ bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
     // acquire: pairs with the claim CAS.
     if (at >= pub.tail.load(std::memory_order_acquire)) break;
   }
-  // release: our writes happen before the next recoverer's.
-  admin.recovery_owner.store(0, std::memory_order_release);
-  if (moved) detail::log_message(LogLevel::info, s.name(), "recovered the claim of a dead publisher (hole skipped)");
-  if (moved) {
-    s.events().commit.notify_all();
-    s.events().data.notify_all();
-    s.events().space.notify_all();  // publishers waiting for room behind the hole
-  }
   return moved;
+}
+
+// After the lock is released: tells the log and wakes every waiter.
+void announce_recovery(const TopicState& s) noexcept {
+  detail::log_message(LogLevel::info, s.name(), "recovered the claim of a dead publisher (hole skipped)");
+  s.events().commit.notify_all();
+  s.events().data.notify_all();
+  s.events().space.notify_all();  // publishers waiting for room behind the hole
+}
+
+}  // namespace
+
+bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
+  if (!take_recovery_lock(s, s.me)) return false;
+  const bool moved = recover_claims_locked(s, stalled_cursor);
+  release_recovery_lock(s);
+  if (moved) announce_recovery(s);
+  return moved;
+}
+
+bool settle_dead_commit(const TopicState& s) noexcept {
+  auto& pub = s.pub();
+  // acquire: pairs with the committer's release stores of the version.
+  const std::uint64_t v = pub.commit_version.load(std::memory_order_acquire);
+  if ((v & 1) == 0) return true;
+  // This process, not s.me: a handle that never attached a role has none yet.
+  if (s.read_only || !no_live_committer(s) || !take_recovery_lock(s, pack(ProcessId::current()))) return false;
+  // Under the lock: still the same odd version, still no live committer.
+  // acquire: as above.
+  bool moved = false;
+  if (pub.commit_version.load(std::memory_order_acquire) == v && no_live_committer(s)) {
+    repair_half_commit(s, v);
+    detail::log_message(LogLevel::warn, s.name(), "settled the commit of a publisher that died half-way through it");
+    // The records it finished are kept now, not a recovery time from now
+    // (a process restarted after the crash sees them in next_sequence).
+    // acquire: pairs with the commit's release store of the cursor.
+    moved = recover_claims_locked(s, pub.cursor.load(std::memory_order_acquire));
+  }
+  release_recovery_lock(s);
+  if (moved) announce_recovery(s);
+  // acquire: as above.
+  return (pub.commit_version.load(std::memory_order_acquire) & 1) == 0;
 }
 
 void recover_frontier(TopicState& s) noexcept {

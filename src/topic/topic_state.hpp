@@ -104,7 +104,27 @@ RecordCheck check_record(const TopicState& s, const layout::RecordHeader& h, std
 // Reads a consistent (cursor, next_sequence) pair; false if none could be had.
 // A version caught odd (a commit half-way) is waited for, up to a quarter of
 // the recovery time, unless that same odd value already outlasted such a wait.
+// A writable handle settles a version whose writer died half-way
+// (settle_dead_commit) and reads on.
 bool read_commit_pair(const TopicState& s, std::uint64_t* cursor, std::uint64_t* next_sequence) noexcept;
+
+// The odd value a writer of the (cursor, next_sequence) pair stores first,
+// given the version `v` it read; it stores that plus one when done. v + 1 after
+// an even v. After an odd v (a writer died half-way, or a settle raced us):
+// v + 2, so that no version a reader saw on one side of our change is the
+// value we leave (a reader compares its two reads of the version).
+inline std::uint64_t odd_version_after(std::uint64_t v) noexcept {
+  return (v + 1) | 1;
+}
+
+// A commit version left odd by a writer that died between its two version
+// stores: makes the pair consistent (next_sequence rolled back to the first
+// finished record at the cursor when the writer died before moving the
+// cursor) and the version even, under the recovery lock. Only when no live
+// publisher can be half-way through a commit: single mode, the publisher is
+// dead or gone; multi mode, no live publisher's claim is at the cursor (the
+// commit token). True when the version is even on return.
+bool settle_dead_commit(const TopicState& s) noexcept;
 
 // Sequence of the first data record at or after `position` (a record
 // boundary in [oldest, cursor]); false if the walk met garbage or was lapped.

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "extras.hpp"
 #include "limits.hpp"
@@ -237,7 +238,7 @@ int main(int argc, char** argv) {
         else
           host = run_between_cacheline_probes("extra zipc-bench-" + e.name, opt.cpus.front(),
                                               opt.cpus.size() > 1 ? opt.cpus[1] : opt.cpus.front(), kMaxExtraRetries,
-                                              &ran.prober, run_it);
+                                              &ran.prober, run_it, /*bandwidth=*/true);
         prog.done();
         if (!out.ok) {
           std::printf("ERROR extra zipc-bench-%s: %s\n", e.name.c_str(), out.error.c_str());
@@ -254,6 +255,7 @@ int main(int argc, char** argv) {
           if (!no_limits) {
             apply_ratio(r, limits);
             add_host_probes(&r, host.before_ns, host.after_ns, host.attempts);
+            add_host_bandwidth(&r, host, static_cast<int>(std::thread::hardware_concurrency()));
           }
           rows.push_back(r);
           ++kept;

@@ -371,6 +371,17 @@ bool has_host_probes(const json& r) {
   return !std::isnan(p) && p > 0;
 }
 
+// The row carries the memory-bandwidth probes measured around its program
+// (schedule.hpp, add_host_bandwidth).
+bool has_bandwidth_probes(const json& r) {
+  const double b = num(r, "host_membw_gbps");
+  return !std::isnan(b) && b > 0;
+}
+
+// A share of the run's CPU time the host took (steal) above which the run
+// says more about the host than about the code.
+constexpr double kStealShare = 0.05;
+
 // The figure a row is judged by: p50 for a round trip; else its rate
 // (messages, or an extra's operations, per second); else the latency an
 // extra reports (one-way p50, a recovery's p50, a liveness check).
@@ -461,6 +472,21 @@ std::string compare_documents(const json& old_doc, const json& new_doc, double t
       const bool unsettled = a.value("host_probe_unsettled", false) || r.value("host_probe_unsettled", false);
       const bool placement = !brackets_agree(p0, p1) && (p1 > p0) == worse;
       if (unsettled || placement) {
+        host = true;
+        worse = better = false;
+      }
+    }
+    if ((worse || better) && !host && has_bandwidth_probes(a) && has_bandwidth_probes(r)) {
+      // The same for the memory bandwidth the host gave (a row that streams
+      // from memory follows it; the cache-line probe does not see it) and
+      // the CPU time it took away: measured while the bandwidth moved, with
+      // a bandwidth that moved the way the figure did, or with a share of
+      // its CPU time stolen.
+      const double b0 = num(a, "host_membw_gbps"), b1 = num(r, "host_membw_gbps");
+      const bool unsettled = a.value("host_membw_unsettled", false) || r.value("host_membw_unsettled", false);
+      const bool moved = !brackets_agree(b0, b1) && (b1 < b0) == worse;
+      const double steal = std::max(a.value("host_steal_share", 0.0), r.value("host_steal_share", 0.0));
+      if (unsettled || moved || steal > kStealShare) {
         host = true;
         worse = better = false;
       }

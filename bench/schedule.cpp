@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "host_state.hpp"
 #include "limits.hpp"
 
 namespace zipc::bench {
@@ -92,24 +93,62 @@ const ProbeRecord& Prober::before(const std::string& key, const std::string& at,
   return take(key, "before " + at, measure);
 }
 
+void Prober::note(const std::string& at, const Measure& measure) {
+  ProbeRecord p;
+  measure(&p);
+  p.t_s = seconds_since(t0_);
+  p.at = at;
+  log_.push_back(p);
+}
+
 HostBrackets run_between_cacheline_probes(const std::string& what, int cpu_a, int cpu_b, int max_retries,
-                                          Prober* prober, const std::function<bool()>& run) {
+                                          Prober* prober, const std::function<bool()>& run, bool bandwidth) {
   HostBrackets h;
   const std::string key = "cacheline " + std::to_string(cpu_a) + "," + std::to_string(cpu_b);
   const auto measure = [&](ProbeRecord* p) {
     p->value = cacheline_probe_ns(cpu_a, cpu_b);
     p->kind = cpu_a == cpu_b ? "1cpu-yield" : "2cpu";
   };
+  double membw = 0;
+  const auto measure_membw = [&](ProbeRecord* p) {
+    p->value = membw = memory_read_gbps();
+    p->kind = "membw";
+  };
   for (int attempt = 1; attempt <= 1 + max_retries; ++attempt) {
     const std::string at = what + " attempt " + std::to_string(attempt);
+    if (bandwidth) {
+      prober->note("before " + at, measure_membw);
+      h.membw_before_gbps = membw;
+    }
     h.before_ns = prober->before(key, at, measure).value;
+    const double steal0 = bandwidth ? steal_ms() : -1;
+    timespec t0{};
+    ::clock_gettime(CLOCK_MONOTONIC, &t0);
     const bool ok = run();
+    h.seconds = seconds_since(t0);
+    const double steal1 = bandwidth ? steal_ms() : -1;
+    h.steal_ms = steal0 >= 0 && steal1 >= steal0 ? steal1 - steal0 : -1;
     prober->ran_something();
     h.after_ns = prober->take(key, "after " + at, measure).value;
+    if (bandwidth) {
+      prober->note("after " + at, measure_membw);
+      h.membw_after_gbps = membw;
+    }
     h.attempts = attempt;
     if (!ok || brackets_agree(h.before_ns, h.after_ns)) break;
   }
   return h;
+}
+
+void add_host_bandwidth(json* row, const HostBrackets& h, int cpus) {
+  json& r = *row;
+  if (h.membw_before_gbps > 0 && h.membw_after_gbps > 0) {
+    r["host_membw_before_gbps"] = h.membw_before_gbps;
+    r["host_membw_after_gbps"] = h.membw_after_gbps;
+    r["host_membw_gbps"] = (h.membw_before_gbps + h.membw_after_gbps) / 2;
+    if (!brackets_agree(h.membw_before_gbps, h.membw_after_gbps)) r["host_membw_unsettled"] = true;
+  }
+  if (h.steal_ms >= 0 && h.seconds > 0 && cpus > 0) r["host_steal_share"] = h.steal_ms / (1000.0 * h.seconds * cpus);
 }
 
 void add_host_probes(json* row, double before_ns, double after_ns, int attempts) {
@@ -186,7 +225,10 @@ json probes_to_json(const std::vector<ProbeRecord>& probes) {
   json a = json::array();
   for (const auto& p : probes) {
     json one = {{"t_s", p.t_s}, {"kind", p.kind}, {"at", p.at}};
-    if (ring_kind(p.kind)) {
+    if (p.kind == "membw") {
+      one["value"] = p.value;
+      one["unit"] = "gbytes_per_s";
+    } else if (ring_kind(p.kind)) {
       one["value"] = p.value;
       one["unit"] = p.kind.rfind("xcore-", 0) == 0 ? "gbytes_per_s" : "msgs_per_s";
       if (p.payload_gbps > 0) one["payload_gbps"] = p.payload_gbps;

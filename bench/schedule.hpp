@@ -50,6 +50,9 @@ class Prober {
   // The probe right before the next run: the last one if nothing ran since
   // and it is the same probe, else a new one.
   const ProbeRecord& before(const std::string& key, const std::string& at, const Measure& measure);
+  // Logs a probe that moves nothing (memory bandwidth, in this process): the
+  // last cache-line probe still stands for the next run.
+  void note(const std::string& at, const Measure& measure);
   void ran_something() { fresh_ = false; }
   const std::vector<ProbeRecord>& log() const { return log_; }
 
@@ -60,22 +63,33 @@ class Prober {
   bool fresh_ = false;
 };
 
-// The cache-line probes (ns) around the kept attempt of a run.
+// The cache-line probes (ns) around the kept attempt of a run, and what the
+// host gave around it: memory read bandwidth (GB/s, host_state.hpp) before
+// and after, steal time during it (ms, all CPUs; -1 unknown) and its length.
 struct HostBrackets {
   double before_ns = 0, after_ns = 0;
   int attempts = 0;
+  double membw_before_gbps = 0, membw_after_gbps = 0;
+  double steal_ms = -1;
+  double seconds = 0;
 };
 // Runs `run` (returns false on failure) between two cache-line probes on
-// cpu_a and cpu_b, again (at most max_retries times) while they disagree.
-// The extra programs are run this way: their rows say which placement of
-// the vCPUs they were measured in, and --compare can tell the host's move
-// from the code's.
+// cpu_a and cpu_b, again (at most max_retries times) while they disagree;
+// with `bandwidth`, also between two memory-bandwidth probes, with the steal
+// time counted. The extra programs are run this way: their rows say which
+// placement of the vCPUs, and which memory bandwidth, they were measured
+// in, and --compare can tell the host's move from the code's.
 HostBrackets run_between_cacheline_probes(const std::string& what, int cpu_a, int cpu_b, int max_retries,
-                                          Prober* prober, const std::function<bool()>& run);
+                                          Prober* prober, const std::function<bool()>& run, bool bandwidth = false);
 // Writes an extra's brackets into one of its rows: host_probe_before_ns,
 // host_probe_after_ns, host_probe_ns (their mean), host_probe_attempts, and
 // host_probe_unsettled when they still disagree. Nothing when either is 0.
 void add_host_probes(nlohmann::json* row, double before_ns, double after_ns, int attempts);
+// The same for the bandwidth brackets: host_membw_before_gbps,
+// host_membw_after_gbps, host_membw_gbps (their mean), host_membw_unsettled
+// when they disagree by more than kProbeAgreement; and host_steal_share,
+// the share of the run's CPU time (cpus x seconds) the host took, when known.
+void add_host_bandwidth(nlohmann::json* row, const HostBrackets& h, int cpus);
 
 struct ScheduleOptions {
   bool probes = true;  // bracket latency and two-process throughput runs (false: --no-limits)

@@ -352,6 +352,7 @@ void Publisher::publish_commit(std::uint64_t end, std::uint64_t next) noexcept {
     // reader may settle the odd version under us (settle_dead_commit) if we
     // stall right here; a CAS keeps our late even value from setting the
     // version back past commits made since.
+    detail::test_point(detail::TestPoint::before_last_version, end);
     std::uint64_t expected = odd;
     // release: the pair is consistent again; relaxed on failure: it was already settled.
     (void)pub.commit_version.compare_exchange_strong(expected, odd + 1, std::memory_order_release,

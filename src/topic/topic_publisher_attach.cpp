@@ -36,8 +36,18 @@ Publisher Topic::publisher() {
             Errc::busy, s.name(),
             "single-publisher topic already has a live publisher (pid " + std::to_string(unpack(holder).pid) + ")");
       }
-      // The previous publisher died: turn its unfinished claim into a hole first.
-      detail::recover_hole(s, pub.cursor.load(std::memory_order_acquire));  // acquire: as in recovery
+      // The previous publisher died: turn its unfinished claim into a hole
+      // first. A reader may hold the recovery lock right now (settling the
+      // dead publisher's commit, which recovers the claim too): wait for it,
+      // a bounded while, rather than fail the attach.
+      const std::uint64_t give_up_ns = platform::monotonic_ns() + s.recovery_ns / 4 + 1;
+      for (;;) {
+        const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);  // acquire: as in recovery
+        // acquire: pairs with the claim's tail store.
+        if (pub.tail.load(std::memory_order_acquire) == c || detail::recover_hole(s, c)) break;
+        if (platform::monotonic_ns() >= give_up_ns) break;
+        platform::yield_cpu();
+      }
       // acq_rel: as above.
       if (!admin.single_publisher.compare_exchange_strong(holder, s.me, std::memory_order_acq_rel)) {
         detail::topic_fail(Errc::busy, s.name(), "another process took the publisher role first");

@@ -75,11 +75,11 @@ bool read_commit_pair(const TopicState& s, std::uint64_t* cursor, std::uint64_t*
       platform::cpu_relax();
       continue;
     }
-    // Past the quick tries: a writer that died half-way is settled at once
-    // (a liveness check each round of the slow wait).
-    if ((v1 & 1) != 0 && v1 == v2 && settle_dead_commit(s)) continue;
     const std::uint64_t now = platform::monotonic_ns();
     if (give_up_ns == 0) give_up_ns = now + s.recovery_ns / 4 + 1;
+    // Past the quick tries: a writer that died half-way is settled at once
+    // (a liveness check each round of the slow wait, which stays bounded).
+    if ((v1 & 1) != 0 && v1 == v2 && now < give_up_ns && settle_dead_commit(s)) continue;
     if (now >= give_up_ns) {
       if ((v1 & 1) != 0 && v1 == v2) s.stuck_version.store(v1, std::memory_order_relaxed);  // relaxed: as above
       return false;

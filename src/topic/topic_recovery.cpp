@@ -29,46 +29,6 @@ void release_recovery_lock(const TopicState& s) noexcept {
   s.admin().recovery_owner.store(0, std::memory_order_release);
 }
 
-// The version `odd` was left by a writer of the (cursor, next_sequence) pair
-// that died between its version stores; no live process can be writing the
-// pair (the caller checked, under the recovery lock). The writer stores
-// next_sequence, then the cursor: if it died between the two, next_sequence
-// is ahead of the cursor, whose first finished data record (every record of
-// a commit is finished, its tag stored, before the pair changes) still
-// carries the sequence the cursor stands for. Rolls next_sequence back to it,
-// then makes the version even. A live publisher that claimed since, and reads
-// the odd version as it commits, stores odd_version_after it: the CAS keeps
-// the version from going back.
-void repair_half_commit(const TopicState& s, std::uint64_t odd) noexcept {
-  auto& pub = s.pub();
-  // acquire: pairs with the dead writer's release store of the cursor, if it made it.
-  const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
-  const std::uint64_t n = pub.next_sequence.load(std::memory_order_relaxed);  // relaxed: after the cursor
-  // acquire: pairs with the claim CAS; the claims below it are the walk's bound.
-  const std::uint64_t t = pub.tail.load(std::memory_order_acquire);
-  if (t > c && t - c <= s.capacity && aligned(c)) {
-    std::uint64_t p = c;
-    for (std::uint64_t steps = 0; steps <= s.capacity / layout::kRecordHeaderSize + 2; ++steps) {
-      p = skip_implicit_padding(s, p);
-      if (p >= t) break;
-      if (tag_of(s, p).load(std::memory_order_acquire) != p) break;  // acquire: pairs with the commit's tag store
-      const layout::RecordHeader h = header_at(s, p);
-      const RecordCheck hc = check_record(s, h, p, t);
-      if (!hc.ok) break;
-      if (hc.kind == layout::RecordKind::data) {
-        // relaxed: the version's release below publishes it.
-        if (h.sequence < n) pub.next_sequence.store(h.sequence, std::memory_order_relaxed);
-        break;
-      }
-      p += hc.total;
-    }
-  }
-  std::uint64_t expected = odd;
-  // release: the repaired pair happens before a reader's acquire of the even version.
-  (void)pub.commit_version.compare_exchange_strong(expected, odd + 1, std::memory_order_release,
-                                                   std::memory_order_relaxed);
-}
-
 // No live publisher can be half-way through writing the pair: single mode,
 // its publisher is gone or dead; multi mode, no live publisher's claim is at
 // the cursor (only the claim there, holding the commit token, writes the
@@ -80,14 +40,68 @@ bool no_live_committer(const TopicState& s) noexcept {
     const std::uint64_t owner = s.admin().single_publisher.load(std::memory_order_acquire);
     return owner == 0 || !is_alive_packed(owner);
   }
+  // acquire: pairs with the claim CAS (release), which follows the claimant's
+  // intent store: every claim below the tail read here has its intent visible.
+  (void)s.pub().tail.load(std::memory_order_acquire);
   // acquire: pairs with the commit's release store of the cursor.
   const std::uint64_t c = s.pub().cursor.load(std::memory_order_acquire);
   for (auto& slot : s.control->publishers) {
     const std::uint64_t owner = slot.owner.load(std::memory_order_acquire);  // acquire: pairs with attach
-    // relaxed: stored before the claim CAS, which the cursor reaching it follows.
+    // relaxed: made visible by the tail's acquire above.
     if (owner != 0 && slot.intent.load(std::memory_order_relaxed) == c && is_alive_packed(owner)) return false;
   }
   return true;
+}
+
+// The version `odd` was left by a writer of the (cursor, next_sequence) pair
+// that died between its version stores; the caller holds the recovery lock
+// and found no live committer. What the dead writer stored is visible to us
+// because it is dead (the kernel tore it down), not through these loads.
+//  - tail == cursor: no claim at the cursor, so the writer had moved the
+//    cursor and the pair is whole; a new publisher may claim and commit
+//    there right now, so the pair is not touched, only the version CASed.
+//  - tail > cursor: the claim at the cursor is the dead writer's (no live
+//    claim is there: checked after the tail's acquire, which makes every
+//    claimant's intent below it visible), and while the cursor stays there
+//    only the lock holder moves it. The writer stores next_sequence, then
+//    the cursor: if it died between the two, next_sequence is ahead of the
+//    cursor, whose first finished data record (every record of a commit is
+//    finished, its tag stored, before the pair changes) still carries the
+//    sequence the cursor stands for: next_sequence is rolled back to it.
+// A live publisher that reads the odd version as it commits stores
+// odd_version_after it: the CAS keeps the version from going back.
+// True when our CAS made the version even.
+bool repair_half_commit(const TopicState& s, std::uint64_t odd) noexcept {
+  auto& pub = s.pub();
+  // acquire: pairs with the claim CAS (release), which follows the claimant's intent store.
+  const std::uint64_t t = pub.tail.load(std::memory_order_acquire);
+  // acquire: pairs with a committer's release store of the cursor.
+  const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
+  if (t > c && t - c <= s.capacity && aligned(c) && no_live_committer(s)) {
+    const std::uint64_t n = pub.next_sequence.load(std::memory_order_relaxed);  // relaxed: the dead writer's
+    std::uint64_t p = c;
+    for (std::uint64_t steps = 0; steps <= s.capacity / layout::kRecordHeaderSize + 2; ++steps) {
+      p = skip_implicit_padding(s, p);
+      if (p >= t) break;
+      if (tag_of(s, p).load(std::memory_order_acquire) != p) break;  // acquire: pairs with the commit's tag store
+      const layout::RecordHeader h = header_at(s, p);
+      const RecordCheck hc = check_record(s, h, p, t);
+      if (!hc.ok) break;
+      if (hc.kind == layout::RecordKind::data) {
+        std::uint64_t expected = n;
+        // relaxed: the version's release below publishes it; a CAS, so a
+        // value nobody should have written since is never overwritten.
+        if (h.sequence < n)
+          (void)pub.next_sequence.compare_exchange_strong(expected, h.sequence, std::memory_order_relaxed);
+        break;
+      }
+      p += hc.total;
+    }
+  }
+  std::uint64_t expected = odd;
+  // release: the repaired pair happens before a reader's acquire of the even version.
+  return pub.commit_version.compare_exchange_strong(expected, odd + 1, std::memory_order_release,
+                                                    std::memory_order_relaxed);
 }
 
 // One claim at the frontier `stalled_cursor`: if its owner is dead, keeps what
@@ -128,9 +142,9 @@ bool recover_claim(const TopicState& s, std::uint64_t stalled_cursor) noexcept {
     if (!owner_alive) {
       // The claim's owner held the commit token: if it died half-way through
       // writing the pair, set the pair right before reading next_sequence.
-      // acquire: pairs with the committer's release stores of the version.
-      const std::uint64_t v = pub.commit_version.load(std::memory_order_acquire);
-      if ((v & 1) != 0) repair_half_commit(s, v);
+      // relaxed: the dead writer's value, visible because it died; we hold the lock.
+      const std::uint64_t v = pub.commit_version.load(std::memory_order_relaxed);
+      if ((v & 1) != 0) (void)repair_half_commit(s, v);
       // The dead publisher may have finished records (tag stored, the commit's
       // last step) without moving the cursor: those are committed, keep them.
       // relaxed: we hold the recovery lock and the token's owner is dead.
@@ -167,7 +181,13 @@ bool recover_claim(const TopicState& s, std::uint64_t stalled_cursor) noexcept {
         pub.next_sequence.store(next, std::memory_order_relaxed);  // relaxed: the cursor's release covers it
         // release: publishes the kept records and the hole to readers, the token to the next claimant.
         pub.cursor.store(new_cursor, std::memory_order_release);
-        pub.commit_version.store(odd + 1, std::memory_order_release);  // release: pair consistent again
+        // The cursor store passed the commit token on: its next holder may
+        // already have read our odd version and be writing the pair under
+        // odd + 2; a CAS keeps us from setting the version back under it.
+        std::uint64_t expected = odd;
+        // release: pair consistent again; relaxed on failure: the next committer moved it on.
+        (void)pub.commit_version.compare_exchange_strong(expected, odd + 1, std::memory_order_release,
+                                                         std::memory_order_relaxed);
         moved = true;
       }
     }
@@ -216,26 +236,28 @@ bool recover_hole(TopicState& s, std::uint64_t stalled_cursor) noexcept {
 
 bool settle_dead_commit(const TopicState& s) noexcept {
   auto& pub = s.pub();
-  // acquire: pairs with the committer's release stores of the version.
+  // acquire: a committer's release store of the version (the pair it wrote).
   const std::uint64_t v = pub.commit_version.load(std::memory_order_acquire);
   if ((v & 1) == 0) return true;
   // This process, not s.me: a handle that never attached a role has none yet.
   if (s.read_only || !no_live_committer(s) || !take_recovery_lock(s, pack(ProcessId::current()))) return false;
+  bool settled = false, moved = false;
   // Under the lock: still the same odd version, still no live committer.
-  // acquire: as above.
-  bool moved = false;
-  if (pub.commit_version.load(std::memory_order_acquire) == v && no_live_committer(s)) {
-    repair_half_commit(s, v);
-    detail::log_message(LogLevel::warn, s.name(), "settled the commit of a publisher that died half-way through it");
+  // relaxed: compared with v only; the CAS in repair_half_commit decides.
+  if (pub.commit_version.load(std::memory_order_relaxed) == v && no_live_committer(s)) {
+    settled = repair_half_commit(s, v);
     // The records it finished are kept now, not a recovery time from now
     // (a process restarted after the crash sees them in next_sequence).
     // acquire: pairs with the commit's release store of the cursor.
-    moved = recover_claims_locked(s, pub.cursor.load(std::memory_order_acquire));
+    if (settled) moved = recover_claims_locked(s, pub.cursor.load(std::memory_order_acquire));
   }
   release_recovery_lock(s);
+  if (settled) {
+    detail::log_message(LogLevel::warn, s.name(), "settled the commit of a publisher that died half-way through it");
+  }
   if (moved) announce_recovery(s);
-  // acquire: as above.
-  return (pub.commit_version.load(std::memory_order_acquire) & 1) == 0;
+  // relaxed: compared with v only; the caller reads the pair again (acquire).
+  return pub.commit_version.load(std::memory_order_relaxed) != v;
 }
 
 void recover_frontier(TopicState& s) noexcept {

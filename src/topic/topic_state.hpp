@@ -120,10 +120,12 @@ inline std::uint64_t odd_version_after(std::uint64_t v) noexcept {
 // A commit version left odd by a writer that died between its two version
 // stores: makes the pair consistent (next_sequence rolled back to the first
 // finished record at the cursor when the writer died before moving the
-// cursor) and the version even, under the recovery lock. Only when no live
-// publisher can be half-way through a commit: single mode, the publisher is
-// dead or gone; multi mode, no live publisher's claim is at the cursor (the
-// commit token). True when the version is even on return.
+// cursor) and the version even, under the recovery lock, then recovers the
+// dead claim at once. Only when no live publisher can be half-way through a
+// commit: single mode, the publisher is dead or gone; multi mode, no live
+// publisher's claim is at the cursor (the commit token). True when the
+// version is even or no longer the odd value it found (settled here, or
+// moved on by a commit): read the pair again.
 bool settle_dead_commit(const TopicState& s) noexcept;
 
 // Sequence of the first data record at or after `position` (a record
@@ -167,6 +169,7 @@ enum class TestPoint : std::uint8_t {
   reader_checked_record,  // a reliable reader validated the record at `position`, before using it
   subscriber_slot_freed,  // a publisher freed the slot of a dead subscriber (`position`: slot index)
   before_claim_cas,       // multi mode: a publisher stored its intent `position`, before the tail CAS
+  before_last_version,    // multi mode: a committer moved the cursor to `position`, before its last version store
 };
 void topic_test_point(TestPoint point, std::uint64_t position) noexcept __attribute__((weak));
 inline void test_point(TestPoint point, std::uint64_t position) noexcept {

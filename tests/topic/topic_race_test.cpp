@@ -470,3 +470,38 @@ TEST(TopicRace, ALossyReaderLappedWhileAPublisherIsPreemptedMidCommitReportsTheO
   EXPECT_EQ(r.status, Status::overrun);
   EXPECT_GT(sut.lost(), 0u);
 }
+
+// Multi mode passes the commit token with the cursor store, before the
+// committer's last version store. The next committer, committing at once,
+// reads the odd version and marks its own change with odd + 2; the first
+// one's late last store must not set the version back to odd + 1 (a value a
+// reader may have taken for a consistent pair while the second wrote it):
+// it is a CAS from its own odd value.
+TEST(TopicRace, ACommitterStalledBeforeItsLastVersionStoreDoesNotSetTheVersionBack) {
+  zipc::test::TempName name("topic");
+  TopicOptions o = small_ring();
+  o.publishers = zipc::Multiplicity::multi;
+  auto topic = Topic::create(name.str(), o);
+  auto reader = topic.subscribe({From::oldest(), Delivery::reliable});
+  auto first = topic.publisher();
+  auto second = topic.publisher();
+  auto& version = control_of(topic)->pub.commit_version;
+  std::uint64_t stalled_at = 0, after_second = 0;
+  bool raced = false;
+  AtPoint race([&](TestPoint p, std::uint64_t) {
+    if (p != TestPoint::before_last_version || raced) return;
+    raced = true;
+    stalled_at = version.load();  // the first committer's odd value
+    ASSERT_EQ(second.try_publish(bytes(40, 1)).sequence, 1u);
+    after_second = version.load();
+  });
+  ASSERT_EQ(first.try_publish(bytes(40, 0)).sequence, 0u);
+  ASSERT_TRUE(raced);
+  EXPECT_EQ(stalled_at % 2, 1u);
+  EXPECT_EQ(after_second % 2, 0u) << "the second committer leaves the version even";
+  EXPECT_GT(after_second, stalled_at + 1);
+  EXPECT_EQ(version.load(), after_second) << "the first committer's late store set the version back";
+  std::vector<std::byte> buf(256);
+  EXPECT_EQ(reader.try_read(buf).sequence, 0u);
+  EXPECT_EQ(reader.try_read(buf).sequence, 1u);
+}

@@ -81,14 +81,15 @@ const ProbeRecord& Prober::take(const std::string& key, const std::string& at, c
   p.at = at;
   log_.push_back(p);
   last_key_ = key;
+  last_index_ = log_.size() - 1;
   fresh_ = true;
   return log_.back();
 }
 
 const ProbeRecord& Prober::before(const std::string& key, const std::string& at, const Measure& measure) {
   if (fresh_ && last_key_ == key) {
-    log_.back().at += "; before " + at;
-    return log_.back();
+    log_[last_index_].at += "; before " + at;
+    return log_[last_index_];
   }
   return take(key, "before " + at, measure);
 }

@@ -60,6 +60,7 @@ class Prober {
   std::vector<ProbeRecord> log_;
   timespec t0_{};
   std::string last_key_;
+  std::size_t last_index_ = 0;  // the last probe take() logged (note() logs others after it)
   bool fresh_ = false;
 };
 

@@ -38,6 +38,9 @@ enum class RingKind : std::uint8_t {
 struct QueueImpl {
   // Largest number of positions one internal call takes at once.
   static constexpr std::size_t kChunk = 64;
+  // Busy-poll waits poll the attempt itself this many times (~5 us of
+  // PAUSEs here) before the recovery-sliced wait (queue_wait.hpp).
+  static constexpr std::uint32_t kTightPolls = 256;
   // Bound on CAS retries of one try_* call, so a scribbled segment cannot
   // make a non-blocking call spin forever.
   static constexpr std::uint32_t kMaxRetries = 1u << 20;

@@ -4,6 +4,7 @@
 
 #include "core/recovery_wait.hpp"
 #include "platform/clock.hpp"
+#include "platform/cpu.hpp"
 #include "queue/queue_impl.hpp"
 
 namespace zipc::detail {
@@ -49,6 +50,17 @@ template <class Ring, class Attempt>
   if (!d.is_never() && platform::monotonic_ns() >= d.ns()) return Status::timeout;
   ++waits;
   waits_stat.store(waits, std::memory_order_relaxed);  // relaxed: statistics, single writer
+  if (wait.strategy == WaitStrategy::busy_poll) {
+    // Busy polling: poll the attempt itself for a few microseconds first.
+    // When the peer answers within them (a ping-pong), the attempt that sees
+    // it returns at once, instead of the wait's predicate seeing it and the
+    // wait, the slice and a second attempt returning in turn. The deadline
+    // and the stall clock are looked at after them.
+    for (std::uint32_t i = 0; i < kTightPolls; ++i) {
+      platform::cpu_relax();
+      if (again()) return st;
+    }
+  }
   const bool done = recovery_sliced_wait(
       stall, d, again, key,
       [&](Deadline slice) noexcept {

@@ -308,6 +308,33 @@ TEST(Schedule, AnExtraProgramRunsBetweenCacheLineProbesThatItsRowsCarry) {
   EXPECT_FALSE(unmeasured.contains("host_probe_ns")) << "a failed probe is not recorded";
 }
 
+// The same with the memory-bandwidth probes and steal time around each
+// program: the bandwidth probes are logged too, but the cache-line probe
+// after one program is still the one before the next (run 21 of 2026-11-27
+// recorded each extra's bandwidth probe as its cache-line probe before).
+TEST(Schedule, AnExtraProgramRunsBetweenBandwidthProbesTooWithoutTakingThemForCacheLineProbes) {
+  if (allowed_cpus().size() < 2) GTEST_SKIP() << "needs two CPUs";
+  const auto cpus = allowed_cpus();
+  Prober prober;
+  const HostBrackets first = run_between_cacheline_probes(
+      "extra one", cpus[0], cpus[1], 0, &prober, [] { return true; }, true);
+  const HostBrackets second = run_between_cacheline_probes(
+      "extra two", cpus[0], cpus[1], 0, &prober, [] { return true; }, true);
+  EXPECT_EQ(second.before_ns, first.after_ns) << "the cache-line probe after one program is the one before the next";
+  EXPECT_GT(first.membw_before_gbps, 0);
+  EXPECT_GT(second.membw_after_gbps, 0);
+  EXPECT_GE(first.steal_ms, 0);
+  EXPECT_GE(first.seconds, 0);
+  std::size_t membw = 0, cacheline = 0;
+  for (const auto& p : prober.log()) (p.kind == "membw" ? membw : cacheline) += 1;
+  EXPECT_EQ(membw, 4u);
+  EXPECT_EQ(cacheline, 3u);
+  json row = {{"workload", "topic-log"}};
+  add_host_bandwidth(&row, first, 2);
+  EXPECT_GT(row["host_membw_gbps"].get<double>(), 0);
+  EXPECT_TRUE(row.contains("host_steal_share"));
+}
+
 TEST(Row, AThroughputRowIsStatedAgainstTheRingMeasuredAroundEachRepetition) {
   auto all = all_transports();
   Case c = short_case(all, "pipe", "stream", Shape::stream, 100, "zrr");

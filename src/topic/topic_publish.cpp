@@ -334,30 +334,8 @@ void Publisher::count_commit(std::uint32_t size) noexcept {
 
 void Publisher::publish_commit(std::uint64_t end, std::uint64_t next) noexcept {
   TopicState& s = *state_;
-  auto& pub = s.pub();
   // (Streaming stores were fenced by the caller, before the tags.)
-  // relaxed + release fence: the version is odd while (cursor, next_sequence)
-  // change. v + 1 normally; past an odd version a dead committer left, the
-  // next odd one (this commit settles it).
-  const std::uint64_t odd = detail::odd_version_after(pub.commit_version.load(std::memory_order_relaxed));
-  pub.commit_version.store(odd, std::memory_order_relaxed);
-  detail::fence_release();
-  pub.next_sequence.store(next, std::memory_order_relaxed);  // relaxed: cursor's release covers it
-  // release: publishes the records (and next_sequence) to readers and the token to the next claimant.
-  pub.cursor.store(end, std::memory_order_release);
-  if (s.mode == layout::PublisherMode::single) {
-    pub.commit_version.store(odd + 1, std::memory_order_release);  // release: the pair is consistent again
-  } else {
-    // Multi mode: once the cursor moved, our claim is no longer at it and a
-    // reader may settle the odd version under us (settle_dead_commit) if we
-    // stall right here; a CAS keeps our late even value from setting the
-    // version back past commits made since.
-    detail::test_point(detail::TestPoint::before_last_version, end);
-    std::uint64_t expected = odd;
-    // release: the pair is consistent again; relaxed on failure: it was already settled.
-    (void)pub.commit_version.compare_exchange_strong(expected, odd + 1, std::memory_order_release,
-                                                     std::memory_order_relaxed);
-  }
+  detail::write_commit_pair(s, end, next, s.mode == layout::PublisherMode::multi);
   if (s.mode == layout::PublisherMode::multi) {
     s.barrier.wake(s.events().commit, true);
     // A publisher waiting for room may be waiting for this commit (claims

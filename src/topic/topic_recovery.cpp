@@ -33,7 +33,7 @@ void release_recovery_lock(const TopicState& s) noexcept {
 // its publisher is gone or dead; multi mode, no live publisher's claim is at
 // the cursor (only the claim there, holding the commit token, writes the
 // pair; a live publisher that left the version odd after moving the cursor
-// has nothing left to write but the version, which the CAS above respects).
+// has nothing left to write but the version, which write_commit_pair's CAS respects).
 bool no_live_committer(const TopicState& s) noexcept {
   if (s.mode == layout::PublisherMode::single) {
     // acquire: pairs with the attach CAS.
@@ -51,57 +51,6 @@ bool no_live_committer(const TopicState& s) noexcept {
     if (owner != 0 && slot.intent.load(std::memory_order_relaxed) == c && is_alive_packed(owner)) return false;
   }
   return true;
-}
-
-// The version `odd` was left by a writer of the (cursor, next_sequence) pair
-// that died between its version stores; the caller holds the recovery lock
-// and found no live committer. What the dead writer stored is visible to us
-// because it is dead (the kernel tore it down), not through these loads.
-//  - tail == cursor: no claim at the cursor, so the writer had moved the
-//    cursor and the pair is whole; a new publisher may claim and commit
-//    there right now, so the pair is not touched, only the version CASed.
-//  - tail > cursor: the claim at the cursor is the dead writer's (no live
-//    claim is there: checked after the tail's acquire, which makes every
-//    claimant's intent below it visible), and while the cursor stays there
-//    only the lock holder moves it. The writer stores next_sequence, then
-//    the cursor: if it died between the two, next_sequence is ahead of the
-//    cursor, whose first finished data record (every record of a commit is
-//    finished, its tag stored, before the pair changes) still carries the
-//    sequence the cursor stands for: next_sequence is rolled back to it.
-// A live publisher that reads the odd version as it commits stores
-// odd_version_after it: the CAS keeps the version from going back.
-// True when our CAS made the version even.
-bool repair_half_commit(const TopicState& s, std::uint64_t odd) noexcept {
-  auto& pub = s.pub();
-  // acquire: pairs with the claim CAS (release), which follows the claimant's intent store.
-  const std::uint64_t t = pub.tail.load(std::memory_order_acquire);
-  // acquire: pairs with a committer's release store of the cursor.
-  const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
-  if (t > c && t - c <= s.capacity && aligned(c) && no_live_committer(s)) {
-    const std::uint64_t n = pub.next_sequence.load(std::memory_order_relaxed);  // relaxed: the dead writer's
-    std::uint64_t p = c;
-    for (std::uint64_t steps = 0; steps <= s.capacity / layout::kRecordHeaderSize + 2; ++steps) {
-      p = skip_implicit_padding(s, p);
-      if (p >= t) break;
-      if (tag_of(s, p).load(std::memory_order_acquire) != p) break;  // acquire: pairs with the commit's tag store
-      const layout::RecordHeader h = header_at(s, p);
-      const RecordCheck hc = check_record(s, h, p, t);
-      if (!hc.ok) break;
-      if (hc.kind == layout::RecordKind::data) {
-        std::uint64_t expected = n;
-        // relaxed: the version's release below publishes it; a CAS, so a
-        // value nobody should have written since is never overwritten.
-        if (h.sequence < n)
-          (void)pub.next_sequence.compare_exchange_strong(expected, h.sequence, std::memory_order_relaxed);
-        break;
-      }
-      p += hc.total;
-    }
-  }
-  std::uint64_t expected = odd;
-  // release: the repaired pair happens before a reader's acquire of the even version.
-  return pub.commit_version.compare_exchange_strong(expected, odd + 1, std::memory_order_release,
-                                                    std::memory_order_relaxed);
 }
 
 // One claim at the frontier `stalled_cursor`: if its owner is dead, keeps what
@@ -140,15 +89,18 @@ bool recover_claim(const TopicState& s, std::uint64_t stalled_cursor) noexcept {
     }
     (void)owner_known;
     if (!owner_alive) {
-      // The claim's owner held the commit token: if it died half-way through
-      // writing the pair, set the pair right before reading next_sequence.
-      // relaxed: the dead writer's value, visible because it died; we hold the lock.
-      const std::uint64_t v = pub.commit_version.load(std::memory_order_relaxed);
-      if ((v & 1) != 0) (void)repair_half_commit(s, v);
       // The dead publisher may have finished records (tag stored, the commit's
       // last step) without moving the cursor: those are committed, keep them.
       // relaxed: we hold the recovery lock and the token's owner is dead.
       std::uint64_t next = pub.next_sequence.load(std::memory_order_relaxed);
+      // A version left odd: the token's owner died writing the pair. It
+      // stores next_sequence before the cursor: dead between the two, it
+      // left next_sequence ahead of the cursor, whose first finished data
+      // record (every record of a commit is finished before the pair
+      // changes) still carries the sequence the cursor stands for. A
+      // rollback is at most one per record that fits in the claim (a
+      // scribbled sequence is not taken). relaxed: the dead writer's value.
+      bool half_written = (pub.commit_version.load(std::memory_order_relaxed) & 1) != 0;
       std::uint64_t done = c;
       while (done < end) {
         const std::uint64_t p = skip_implicit_padding(s, done);
@@ -156,8 +108,14 @@ bool recover_claim(const TopicState& s, std::uint64_t stalled_cursor) noexcept {
         if (tag_of(s, p).load(std::memory_order_acquire) != p) break;  // acquire: pairs with the commit's tag store
         const layout::RecordHeader h = header_at(s, p);                // the fields checked are the fields used
         const RecordCheck hc = check_record(s, h, p, end);
-        if (!hc.ok || (hc.kind == layout::RecordKind::data && h.sequence != next)) break;
-        if (hc.kind == layout::RecordKind::data) ++next;
+        if (!hc.ok) break;
+        if (hc.kind == layout::RecordKind::data) {
+          if (half_written && h.sequence < next && next - h.sequence <= (end - c) / layout::kRecordHeaderSize)
+            next = h.sequence;
+          half_written = false;  // only the first data record says where the cursor stands
+          if (h.sequence != next) break;
+          ++next;
+        }
         done = p + hc.total;
       }
       const std::uint64_t at = skip_implicit_padding(s, done);
@@ -174,20 +132,8 @@ bool recover_claim(const TopicState& s, std::uint64_t stalled_cursor) noexcept {
       }
       const std::uint64_t new_cursor = hole ? end : done;
       if (new_cursor > c) {
-        // relaxed + release fence: the version is odd while the pair changes (readers retry).
-        const std::uint64_t odd = odd_version_after(pub.commit_version.load(std::memory_order_relaxed));
-        pub.commit_version.store(odd, std::memory_order_relaxed);
-        fence_release();
-        pub.next_sequence.store(next, std::memory_order_relaxed);  // relaxed: the cursor's release covers it
-        // release: publishes the kept records and the hole to readers, the token to the next claimant.
-        pub.cursor.store(new_cursor, std::memory_order_release);
-        // The cursor store passed the commit token on: its next holder may
-        // already have read our odd version and be writing the pair under
-        // odd + 2; a CAS keeps us from setting the version back under it.
-        std::uint64_t expected = odd;
-        // release: pair consistent again; relaxed on failure: the next committer moved it on.
-        (void)pub.commit_version.compare_exchange_strong(expected, odd + 1, std::memory_order_release,
-                                                         std::memory_order_relaxed);
+        // Publishes the kept records and the hole, passing the token on.
+        write_commit_pair(s, new_cursor, next, /*token_passes=*/true);
         moved = true;
       }
     }
@@ -243,13 +189,26 @@ bool settle_dead_commit(const TopicState& s) noexcept {
   if (s.read_only || !no_live_committer(s) || !take_recovery_lock(s, pack(ProcessId::current()))) return false;
   bool settled = false, moved = false;
   // Under the lock: still the same odd version, still no live committer.
-  // relaxed: compared with v only; the CAS in repair_half_commit decides.
+  // relaxed: compared with v only; the CAS below or recovery decides.
   if (pub.commit_version.load(std::memory_order_relaxed) == v && no_live_committer(s)) {
-    settled = repair_half_commit(s, v);
-    // The records it finished are kept now, not a recovery time from now
-    // (a process restarted after the crash sees them in next_sequence).
-    // acquire: pairs with the commit's release store of the cursor.
-    if (settled) moved = recover_claims_locked(s, pub.cursor.load(std::memory_order_acquire));
+    // acquire: pairs with the claim CAS (release); then the cursor's release store.
+    const std::uint64_t t = pub.tail.load(std::memory_order_acquire);
+    const std::uint64_t c = pub.cursor.load(std::memory_order_acquire);
+    if (t == c) {
+      // Nothing claimed at the cursor: the writer had moved it, the pair is
+      // whole. A new publisher may be claiming and committing there right
+      // now, so only the version is touched, by a CAS (it moves past ours).
+      std::uint64_t expected = v;
+      // release: the pair happens before a reader's acquire of the even version.
+      settled = pub.commit_version.compare_exchange_strong(expected, v + 1, std::memory_order_release,
+                                                           std::memory_order_relaxed);
+    } else {
+      // The claim at the cursor is the dead writer's: recovering it now rolls
+      // next_sequence back if need be, keeps what it finished and writes the
+      // pair (recover_claim), not a recovery time from now.
+      moved = recover_claims_locked(s, c);
+      settled = moved;
+    }
   }
   release_recovery_lock(s);
   if (settled) {

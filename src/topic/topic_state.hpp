@@ -169,11 +169,40 @@ enum class TestPoint : std::uint8_t {
   reader_checked_record,  // a reliable reader validated the record at `position`, before using it
   subscriber_slot_freed,  // a publisher freed the slot of a dead subscriber (`position`: slot index)
   before_claim_cas,       // multi mode: a publisher stored its intent `position`, before the tail CAS
-  before_last_version,    // multi mode: a committer moved the cursor to `position`, before its last version store
+  before_last_version,    // multi mode or recovery: the cursor moved to `position`, before the last version store
 };
 void topic_test_point(TestPoint point, std::uint64_t position) noexcept __attribute__((weak));
 inline void test_point(TestPoint point, std::uint64_t position) noexcept {
   if (topic_test_point != nullptr) topic_test_point(point, position);
+}
+
+// The one writer of the (cursor, next_sequence) pair (read_commit_pair is its
+// reader): the version odd while the pair changes, then even. The odd value
+// is odd_version_after the one read, so a version a writer that died
+// half-way left odd is moved on, not reused. The cursor store passes the
+// commit token on; when the next holder may already be committing (multi
+// mode, and recovery: `token_passes`), it may have read our odd version and
+// be writing the pair under a later one, so our last store is a CAS from our
+// own odd value and never sets the version back under it.
+inline void write_commit_pair(const TopicState& s, std::uint64_t cursor, std::uint64_t next,
+                              bool token_passes) noexcept {
+  auto& pub = s.pub();
+  // relaxed + release fence: the version is odd before either half of the pair changes.
+  const std::uint64_t odd = odd_version_after(pub.commit_version.load(std::memory_order_relaxed));
+  pub.commit_version.store(odd, std::memory_order_relaxed);
+  fence_release();
+  pub.next_sequence.store(next, std::memory_order_relaxed);  // relaxed: the cursor's release covers it
+  // release: publishes the records (and next_sequence) to readers and the token to the next claimant.
+  pub.cursor.store(cursor, std::memory_order_release);
+  if (!token_passes) {
+    pub.commit_version.store(odd + 1, std::memory_order_release);  // release: the pair is consistent again
+    return;
+  }
+  test_point(TestPoint::before_last_version, cursor);
+  std::uint64_t expected = odd;
+  // release: the pair is consistent again; relaxed on failure: settled, or moved on by the next holder.
+  (void)pub.commit_version.compare_exchange_strong(expected, odd + 1, std::memory_order_release,
+                                                   std::memory_order_relaxed);
 }
 
 [[noreturn]] void topic_fail(Errc code, std::string_view name, const std::string& why);

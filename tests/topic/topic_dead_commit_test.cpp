@@ -12,12 +12,15 @@
 #include <string>
 
 #include "layout/topic_layout.hpp"
+#include "topic_support.hpp"
 #include "zipc/error.hpp"
 #include "zipc/process.hpp"
 #include "zipc/topic.hpp"
 #include "zipc_test.hpp"
 
 using namespace std::chrono_literals;
+using topic_test::control_of;
+using topic_test::dead_process;
 using zipc::Delivery;
 using zipc::From;
 using zipc::Status;
@@ -44,18 +47,6 @@ std::string to_string(DiedAfter d) {
     case DiedAfter::cursor: return "cursor";
   }
   return "?";
-}
-
-zipc::layout::TopicControl* control_of(const Topic& t) {
-  return reinterpret_cast<zipc::layout::TopicControl*>(t.segment().payload());
-}
-
-// A packed id of a process that is gone (forked, exited, reaped).
-std::uint64_t dead_process() {
-  auto child = zipc::test::spawn([] { return 0; });
-  const pid_t pid = child.pid();
-  (void)child.wait();
-  return zipc::pack(zipc::ProcessId{pid, 1});
 }
 
 std::array<std::byte, kMessage> message(std::uint64_t seq) {

@@ -20,6 +20,8 @@
 #include "zipc_test.hpp"
 
 using namespace std::chrono_literals;
+using topic_test::control_of;
+using topic_test::dead_process;
 using topic_test::Stamp;
 using zipc::Delivery;
 using zipc::From;
@@ -42,10 +44,6 @@ class AtPoint {
   AtPoint& operator=(const AtPoint&) = delete;
 };
 
-zipc::layout::TopicControl* control_of(const Topic& t) {
-  return reinterpret_cast<zipc::layout::TopicControl*>(t.segment().payload());
-}
-
 zipc::layout::RecordHeader* header_at(const Topic& t, std::uint64_t position) {
   std::byte* ring = t.segment().payload() + control_of(t)->config.ring_offset;
   return reinterpret_cast<zipc::layout::RecordHeader*>(ring + (position & (t.capacity_bytes() - 1)));
@@ -53,14 +51,6 @@ zipc::layout::RecordHeader* header_at(const Topic& t, std::uint64_t position) {
 
 zipc::layout::SubscriberSlot* subscriber_slot(const Topic& t, std::uint32_t i) {
   return reinterpret_cast<zipc::layout::SubscriberSlot*>(t.segment().payload() + zipc::layout::sub_table_offset()) + i;
-}
-
-// A packed id of a process that is gone (forked, exited, reaped).
-std::uint64_t dead_process() {
-  auto child = zipc::test::spawn([] { return 0; });
-  const pid_t pid = child.pid();
-  (void)child.wait();
-  return zipc::pack(zipc::ProcessId{pid, 1});
 }
 
 std::vector<std::byte> bytes(std::size_t n, std::uint64_t seed) {

@@ -10,7 +10,10 @@
 #include <thread>
 #include <vector>
 
+#include "layout/topic_layout.hpp"
+#include "zipc/process.hpp"
 #include "zipc/segment.hpp"
+#include "zipc/topic.hpp"
 #include "zipc_test.hpp"
 
 namespace topic_test {
@@ -98,6 +101,19 @@ inline std::uint64_t scaled(std::uint64_t n) {
   const double s = zipc::test::stress_scale() * (sanitized() ? 0.1 : 1.0);
   const auto v = static_cast<std::uint64_t>(static_cast<double>(n) * s);
   return v > 10 ? v : 10;
+}
+
+// The topic's control block, to set up a state a test needs.
+inline zipc::layout::TopicControl* control_of(const zipc::Topic& t) {
+  return reinterpret_cast<zipc::layout::TopicControl*>(t.segment().payload());
+}
+
+// A packed id of a process that is gone (forked, exited, reaped).
+inline std::uint64_t dead_process() {
+  auto child = zipc::test::spawn([] { return 0; });
+  const pid_t pid = child.pid();
+  (void)child.wait();
+  return zipc::pack(zipc::ProcessId{pid, 1});
 }
 
 }  // namespace topic_test

@@ -17,6 +17,7 @@
 
 #include "extras.hpp"
 #include "limits.hpp"
+#include "repetitions.hpp"
 #include "results.hpp"
 #include "schedule.hpp"
 #include "suite.hpp"
@@ -130,7 +131,7 @@ int main(int argc, char** argv) {
   app.add_option("--budget", opt.budget_s, "seconds each run measures at most (default 0.2, --full 3)");
   app.add_option("--repetitions", opt.repetitions,
                  "repetitions of each row, alternating with the other transports of its workload and size; the "
-                 "median is reported with the spread (default 3)");
+                 "median is reported with the spread (default 5)");
   app.add_option("--cpus", cpus, "comma-separated CPUs to pin processes to (default: all allowed)");
   app.add_option("--json", json_path, "result file (default bench/results/<date>-<host>.json)");
   app.add_option("--markdown", markdown_path, "also write the tables to this file");
@@ -268,7 +269,7 @@ int main(int argc, char** argv) {
                    {"filter", opt.filter},
                    {"cpus", opt.cpus},
                    {"budget_s", opt.budget_s},
-                   {"repetitions", opt.repetitions > 0 ? opt.repetitions : 3},
+                   {"repetitions", opt.repetitions > 0 ? opt.repetitions : kDefaultRepetitions},
                    {"iterations", opt.iterations}};
     json doc = make_document(machine, limits, config, rows, skipped, errors);
     doc["reference"] = reference_rows(doc);

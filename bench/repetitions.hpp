@@ -12,6 +12,16 @@
 
 namespace zipc::bench {
 
+// Repetitions of a row by default (the harness's rows and the extras'; --full
+// runs more). Five, not three: `--compare` flags a change beyond both rows'
+// ranges, and two medians of three draws from one and the same distribution
+// land outside both ranges of three for 6% of rows (0.4% with five, 0.02%
+// with seven), so over the ~150 zipc rows of a run three repetitions flag
+// about nine rows that did not change (docs/bench.md, "How many
+// repetitions").
+inline constexpr int kDefaultRepetitions = 5;
+inline constexpr int kFullRepetitions = 7;
+
 inline double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "reference.hpp"
+#include "repetitions.hpp"
 #include "schedule.hpp"
 #include "sysinfo.hpp"
 
@@ -270,7 +271,29 @@ std::string spread_text(const json& r) {
   const double med = num(r, metric);
   const double w = spread_width(r, metric);
   if (std::isnan(med) || med <= 0 || w <= 0) return "-";
-  return "±" + fixed(w / 2 / med * 100, 0) + "% " + (rt ? "p50" : "rate");
+  return "±" + fixed(w / 2 / med * 100, 0) + "% " + (rt ? "p50" : "rate") +
+         (rt && has_two_modes(r) ? ", two modes" : "");
+}
+
+namespace {
+// The median of a row's repetitions' rates, or its rate without them.
+double median_rate(const json& r) {
+  auto runs = r.find("msgs_per_s_runs");
+  if (runs == r.end() || !runs->is_array() || runs->empty()) return num(r, "msgs_per_s");
+  std::vector<double> v;
+  for (const auto& x : *runs)
+    if (x.is_number()) v.push_back(x.get<double>());
+  return v.empty() ? num(r, "msgs_per_s") : median_of(v);
+}
+}  // namespace
+
+bool has_two_modes(const json& r) {
+  auto sp = r.find("spread");
+  if (sp == r.end() || !sp->is_object()) return false;
+  auto m = sp->find("rt_p50_ns");
+  if (m == sp->end() || !m->is_object()) return false;
+  const double lo = m->value("min", 0.0), hi = m->value("max", 0.0);
+  return lo > 0 && hi > kTwoModes * lo;
 }
 
 double spread_width(const json& row, const std::string& metric) {
@@ -447,15 +470,26 @@ std::string compare_documents(const json& old_doc, const json& new_doc, double t
       const double d = std::fabs(v1 - v0);
       return d > v0 * threshold && d > spread_width(a, metric) && d > spread_width(r, metric);
     };
-    if (const Headline h = headline(a); h.metric != nullptr) {
-      const double v0 = num(a, h.metric), v1 = num(r, h.metric);
+    Headline h = headline(a);
+    // A round trip with two modes in either run is judged by its rate (the
+    // mean round trip, which weighs both modes), not by a p50 that tells
+    // which mode held half the round trips (has_two_modes).
+    const bool by_rate = h.metric != nullptr && std::string(h.metric) == "rt_p50_ns" &&
+                         (has_two_modes(a) || has_two_modes(r)) && !std::isnan(num(a, "msgs_per_s")) &&
+                         !std::isnan(num(r, "msgs_per_s"));
+    if (by_rate) h = {"msgs_per_s", false};
+    if (h.metric != nullptr) {
+      // Judged by rate for its two modes: the median of the repetitions'
+      // rates (the row's own rate is the one of its median repetition by p50).
+      const auto figure = [&](const json& row) { return by_rate ? median_rate(row) : num(row, h.metric); };
+      const double v0 = figure(a), v1 = figure(r);
       if (!std::isnan(v0) && !std::isnan(v1) && v0 > 0 && beyond(v0, v1, h.metric)) {
         worse |= h.lower_is_better ? v1 > v0 : v1 < v0;
         better |= h.lower_is_better ? v1 < v0 : v1 > v0;
       }
     }
     bool host = false;
-    if ((worse || better) && measured_between_probes(a) && measured_between_probes(r)) {
+    if ((worse || better) && !by_rate && measured_between_probes(a) && measured_between_probes(r)) {
       // Lower is better for a latency row's ratio, higher for a throughput row's.
       const double q0 = num(a, "ratio_to_limit"), q1 = num(r, "ratio_to_limit");
       const bool q_worse = is_round_trip(a) ? q1 > q0 : q1 < q0;

@@ -48,8 +48,18 @@ nlohmann::json reference_rows(const nlohmann::json& doc);
 // for older files msgs_per_s_runs); 0 when the row has no repetitions.
 double spread_width(const nlohmann::json& row, const std::string& metric);
 
-// "±N% p50" / "±N% rate": half the spread of the row's headline figure over its median.
+// "±N% p50" / "±N% rate": half the spread of the row's headline figure over
+// its median (", two modes" after a round trip's that has_two_modes).
 std::string spread_text(const nlohmann::json& row);
+
+// A round trip whose repetitions' p50s lie more than kTwoModes apart has two
+// modes: a blocking wait that finds the answer before it sleeps in some round
+// trips and is woken in the others (~0.5 us against ~30 us here). Its p50
+// then says which mode held half the round trips, a coin toss between runs,
+// so `--compare` judges it by its rate (the mean round trip, which weighs
+// both modes) and the table says so.
+inline constexpr double kTwoModes = 4.0;
+bool has_two_modes(const nlohmann::json& row);
 
 // A round-trip row (headline figure: p50) rather than a throughput row (msgs/s).
 bool is_round_trip(const nlohmann::json& row);

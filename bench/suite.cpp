@@ -121,10 +121,10 @@ std::vector<Case> build_cases(const std::vector<std::unique_ptr<Transport>>& tra
             r.iterations = opt.full ? 1'000'000 : 200'000;
             r.warmup = 100;
           }
-          // Every row but the fixed-rate one runs three times, alternating with
+          // Every row but the fixed-rate one runs five times, alternating with
           // the other transports of its workload and size (schedule.cpp); the
           // row is the median repetition and says how far the others fell.
-          if (r.rate == 0) c.repetitions = opt.repetitions > 0 ? opt.repetitions : 3;
+          if (r.rate == 0) c.repetitions = opt.repetitions > 0 ? opt.repetitions : kDefaultRepetitions;
           if (opt.iterations) r.iterations = opt.iterations;
           if (r.warmup > r.iterations) r.warmup = r.iterations / 10;
           r.timeout_s = 20 + r.budget_s * 4;
@@ -165,6 +165,7 @@ json make_row(const Case& c, std::vector<Measured>* runs_in) {
   const double per = r.broadcast ? r.receivers : 1;
   // Percentiles once per repetition (sorts its samples).
   std::vector<Percentiles> pct;
+  pct.reserve(runs.size());
   for (Measured& m : runs) pct.push_back(percentiles(m.run.latencies_ns));
   auto rate = [&](std::size_t i) { return rate_of(runs[i].run) / per; };
   std::vector<std::size_t> order(runs.size());

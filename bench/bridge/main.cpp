@@ -2,12 +2,12 @@
 // beside the raw NATS C client (publish and subscribe on the same server) and
 // beside local zipc (one topic, no network). Core and JetStream bridge modes.
 //
-//   zipc-bench-bridge [--server nats://127.0.0.1:4222] [--repetitions 3] [--json out.json]
+//   zipc-bench-bridge [--server nats://127.0.0.1:4222] [--repetitions 5] [--json out.json]
 //   zipc-bench-bridge --out rows.json [--full]     (as an extra of zipc-bench / make bench)
 //
 // Rows are written in zipc-bench's form (workload "nats-bridge", one-way
 // latency, ratios to raw NATS). As an extra (--out) it runs the main rows
-// only: local zipc, raw NATS, bridge core and JetStream, 3 repetitions;
+// only: local zipc, raw NATS, bridge core and JetStream, 5 repetitions;
 // --full adds the diagnostic rows (busy, adaptive, 60 KiB batches) and runs 9.
 //
 // Without --server it starts its own nats-server (JetStream store in a
@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "nats_server.hpp"
+#include "repetitions.hpp"
 #include "zipc/bridge.hpp"
 #include "zipc/topic.hpp"
 
@@ -304,7 +305,7 @@ int run(int argc, char** argv) {
   CLI::App app{"zipc-bench-bridge: the NATS bridge beside raw NATS and local zipc"};
   std::string server, json_out, rows_out;
   bool full = false;
-  int reps = 3;
+  int reps = zipc::bench::kDefaultRepetitions;
   std::uint64_t n_small = 200000, n_large = 40000, n_lat = 5000;
   double rate = 5000;
   app.add_option("--server", server, "an existing nats-server URL (default: start one)");
@@ -369,10 +370,7 @@ int run(int argc, char** argv) {
   // the raw NATS run next to it in time, so a placement change of the host's
   // vCPUs between repetitions does not enter them); the table shows their
   // median and, in brackets, their range over the repetitions.
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  };
+  const auto median = [](const std::vector<double>& v) { return zipc::bench::median_of(v); };
   auto range = [](const std::vector<double>& v) {
     const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
     return std::pair{*lo, *hi};

@@ -10,8 +10,8 @@
 // 2-worker runs use threads (and, for the shared-memory allocators, also
 // processes). Each configuration runs in its own forked process, with a
 // warm-up pass first; pools are prefaulted (glibc: trimming off) so no
-// allocator pays first-touch page faults in the timed loop; the median of 3
-// runs (5 with --full), interleaved, with all of them and their spread. Fragmentation = largest free block / free
+// allocator pays first-touch page faults in the timed loop; the median of 5
+// runs (7 with --full), interleaved, with all of them and their spread. Fragmentation = largest free block / free
 // bytes, taken after the workload with the survivors still allocated.
 #include <malloc.h>
 #include <sys/mman.h>
@@ -205,7 +205,7 @@ int main(int argc, char** argv) {
     }
   }
   const std::size_t ops = full ? 10'000'000 : 800'000;
-  const int reps = full ? 5 : 3;
+  const int reps = full ? zipc::bench::kFullRepetitions : zipc::bench::kDefaultRepetitions;
   const std::string tag = std::to_string(::getpid());
   nlohmann::json rows = nlohmann::json::array();
   auto add = [&](const char* transport, int workers, bool processes, const Result& r, const std::vector<double>& runs) {

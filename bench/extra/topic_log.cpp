@@ -8,8 +8,8 @@
 // record back (copying it out and checking its number and content). Rows: the
 // publish time and, per subscriber count, the time for every subscriber to
 // read them all. A second pair of rows ("topic-log-live") runs publisher and
-// subscribers at the same time over a 64 MiB ring. Each measurement runs 3
-// times (--full: 5); a row is the median by wall time, with the spread of
+// subscribers at the same time over a 64 MiB ring. Each measurement runs 5
+// times (--full: 7); a row is the median by wall time, with the spread of
 // the rate across them. Rows carry wall time ("ms") and the measured
 // process's CPU time ("cpu_ms"; the slowest subscriber's).
 #include <sys/wait.h>
@@ -188,7 +188,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s [--full] [--records N] --out FILE\n", argv[0]);
     return 2;
   }
-  const int repeats = full ? 5 : 3;
+  const int repeats = full ? zipc::bench::kFullRepetitions : zipc::bench::kDefaultRepetitions;
   const std::string name = "bench-topic-log-" + std::to_string(::getpid());
   nlohmann::json rows = nlohmann::json::array();
   bool ok = true;

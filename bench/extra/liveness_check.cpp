@@ -15,7 +15,9 @@
 //         (median of rounds of 1000 calls);
 // attach: the first ProcessId::current() of a freshly forked child, ns (median
 //         over N children): opening the file and claiming a token, or reading /proc.
-// Prints one line per row with the ratio token / proc.
+// The rounds run as kDefaultRepetitions repetitions (--full: kFullRepetitions)
+// of N rounds each; a row is the median of its repetitions' medians, with
+// their spread. Prints one line per row with the ratio token / proc.
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -31,16 +33,14 @@
 #include <tuple>
 #include <vector>
 
+#include "repetitions.hpp"
 #include "zipc/process.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
+using zipc::bench::median_of;
 
 // A child that takes an identity (the token, or /proc when proc) and sleeps;
 // returns its pid and packed word.
@@ -96,11 +96,13 @@ double attach_ns(bool proc) {
 
 int main(int argc, char** argv) {
   int reps = 100;
+  int repetitions = zipc::bench::kDefaultRepetitions;
   std::string out;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--full") {
       reps = 1000;
+      repetitions = zipc::bench::kFullRepetitions;
     } else if (a == "--reps" && i + 1 < argc) {
       reps = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--out" && i + 1 < argc) {
@@ -117,27 +119,37 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "could not start the two children (is /dev/shm/.zipc-liveness usable?)\n");
     return 1;
   }
+  // Per repetition: the medians of its rounds (check token, check proc,
+  // attach token, attach proc).
   std::vector<double> ct, cp, at, ap;
   bool bad = false;
-  for (int r = 0; r < reps; ++r) {  // alternate, so drift hits both alike
-    ct.push_back(check_ns(token_word));
-    cp.push_back(check_ns(proc_word));
-    at.push_back(attach_ns(false));
-    ap.push_back(attach_ns(true));
-    bad = bad || at.back() < 0 || ap.back() < 0;
+  for (int k = 0; k < repetitions; ++k) {
+    std::vector<double> rct, rcp, rat, rap;
+    for (int r = 0; r < reps; ++r) {  // alternate, so drift hits both alike
+      rct.push_back(check_ns(token_word));
+      rcp.push_back(check_ns(proc_word));
+      rat.push_back(attach_ns(false));
+      rap.push_back(attach_ns(true));
+      bad = bad || rat.back() < 0 || rap.back() < 0;
+    }
+    ct.push_back(median_of(rct));
+    cp.push_back(median_of(rcp));
+    at.push_back(median_of(rat));
+    ap.push_back(median_of(rap));
   }
   ::kill(a, SIGKILL);
   ::kill(b, SIGKILL);
   ::waitpid(a, nullptr, 0);
   ::waitpid(b, nullptr, 0);
-  const double mct = median(ct), mcp = median(cp), mat = median(at), map = median(ap);
+  const double mct = median_of(ct), mcp = median_of(cp), mat = median_of(at), map = median_of(ap);
   std::printf("check   token %8.0f ns   proc %8.0f ns   ratio token/proc %.3f\n", mct, mcp, mct / mcp);
   std::printf("attach  token %8.0f ns   proc %8.0f ns   ratio token/proc %.3f\n", mat, map, mat / map);
-  std::printf("(medians of %d alternating rounds; check: 1000 calls on a live child's word)\n", reps);
+  std::printf("(medians of %d repetitions of %d alternating rounds; check: 1000 calls on a live child's word)\n",
+              repetitions, reps);
   if (!out.empty()) {
     nlohmann::json rows = nlohmann::json::array();
-    for (const auto& [transport, check, attach] :
-         {std::tuple{"zipc-token", mct, mat}, std::tuple{"zipc-proc", mcp, map}}) {
+    for (const auto& [transport, check, attach, runs] :
+         {std::tuple{"zipc-token", mct, mat, &ct}, std::tuple{"zipc-proc", mcp, map, &cp}}) {
       rows.push_back({{"workload", "liveness"},
                       {"transport", transport},
                       {"size", 0},
@@ -146,6 +158,7 @@ int main(int argc, char** argv) {
                       {"check_ns", check},
                       {"attach_ns", attach},
                       {"reps", reps}});
+      zipc::bench::add_repetitions(rows.back(), "check_ns", *runs);
     }
     std::ofstream(out) << rows.dump(2) << "\n";
   }

@@ -39,7 +39,7 @@ void print_stats(const zipc::Bridge& b) {
 
 int main(int argc, char** argv) {
   CLI::App app{"zipc-bridge: carry zipc topics and queues over NATS (docs/bridge.md)"};
-  std::string config_file, kind = "topic", direction = "out", mode = "core", overflow = "block", wait = "block";
+  std::string config_file, kind = "topic", direction = "out", mode = "core", overflow = "block", wait = "adaptive";
   zipc::BridgeConfig cfg;
   zipc::BridgeMapping m;
   std::int64_t connect_timeout_ms = 0, stats_ms = 0;
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   app.add_option("--durable", m.durable, "JetStream durable consumer name (inbound)");
   app.add_flag("--envelope", m.envelope, "inbound: prefix local messages with the origin headers");
   app.add_option("--batch-bytes", m.batch_bytes, "core outbound: a batch goes out at this many bytes (16384)");
-  app.add_option("--wait", wait, "outbound reader: block (default), busy (takes a CPU), adaptive")
+  app.add_option("--wait", wait, "outbound reader: adaptive (default), block, busy (takes a CPU)")
       ->check(CLI::IsMember({"block", "busy", "adaptive"}));
   app.add_option("--stats-ms", stats_ms, "print per-mapping stats lines this often (0: only at exit)");
   CLI11_PARSE(app, argc, argv);
@@ -89,9 +89,9 @@ int main(int argc, char** argv) {
                                           : zipc::BridgeDirection::outbound;
       m.mode = mode == "jetstream" ? zipc::BridgeMode::jetstream : zipc::BridgeMode::core;
       m.overflow = overflow == "drop" ? zipc::BridgeOverflow::drop : zipc::BridgeOverflow::block;
-      m.wait.strategy = wait == "busy"       ? zipc::WaitStrategy::busy_poll
-                        : wait == "adaptive" ? zipc::WaitStrategy::adaptive
-                                             : zipc::WaitStrategy::block;
+      m.wait.strategy = wait == "busy"    ? zipc::WaitStrategy::busy_poll
+                        : wait == "block" ? zipc::WaitStrategy::block
+                                          : zipc::WaitStrategy::adaptive;
       cfg.mappings.push_back(m);
     }
     if (!servers.empty()) cfg.nats.servers = servers;

@@ -161,7 +161,7 @@ struct Bridged : Transport {
   zipc::Publisher pub;
   std::unique_ptr<TopicReader> reader;
   Bridged(const std::string& url, const std::string& tag, zipc::BridgeMode mode, const std::string& state,
-          zipc::WaitOptions outbound_wait = {zipc::WaitStrategy::block}, std::size_t batch_bytes = 0) {
+          zipc::WaitOptions outbound_wait = {}, std::size_t batch_bytes = 0) {
     a_name = "bench-bridge." + tag + ".hostA";
     b_name = "bench-bridge." + tag + ".hostB";
     zipc::Topic::remove(a_name);
@@ -227,18 +227,19 @@ const std::vector<RowKind>& row_kinds() {
        [](auto&, auto& t, auto&) { return std::make_unique<LocalZipc>("bench-bridge.local." + t); }},
       {"raw NATS", "nats-c-client", "block", true,
        [](auto& url, auto& t, auto&) { return std::make_unique<RawNats>(url, "bench.raw." + t); }},
-      {"bridge core", "zipc-bridge-core", "block", true,
-       [](auto& url, auto& t, auto& st) { return bridged(url, t, st, BridgeMode::core, WaitStrategy::block); }},
+      // The main rows use the mapping's default outbound wait (adaptive).
+      {"bridge core", "zipc-bridge-core", "adaptive", true,
+       [](auto& url, auto& t, auto& st) { return bridged(url, t, st, BridgeMode::core, WaitStrategy::adaptive); }},
       {"bridge core, busy", "zipc-bridge-core", "busy", false,
        [](auto& url, auto& t, auto& st) { return bridged(url, t, st, BridgeMode::core, WaitStrategy::busy_poll); }},
-      {"bridge core, adaptive", "zipc-bridge-core", "adaptive", false,
-       [](auto& url, auto& t, auto& st) { return bridged(url, t, st, BridgeMode::core, WaitStrategy::adaptive); }},
-      {"bridge core, 60 KiB batches", "zipc-bridge-core-60k", "block", false,
+      {"bridge core, block", "zipc-bridge-core", "block", false,
+       [](auto& url, auto& t, auto& st) { return bridged(url, t, st, BridgeMode::core, WaitStrategy::block); }},
+      {"bridge core, 60 KiB batches", "zipc-bridge-core-60k", "adaptive", false,
        [](auto& url, auto& t, auto& st) {
-         return bridged(url, t, st, BridgeMode::core, WaitStrategy::block, 60 * 1024);
+         return bridged(url, t, st, BridgeMode::core, WaitStrategy::adaptive, 60 * 1024);
        }},
-      {"bridge JetStream", "zipc-bridge-jetstream", "block", true,
-       [](auto& url, auto& t, auto& st) { return bridged(url, t, st, BridgeMode::jetstream, WaitStrategy::block); }},
+      {"bridge JetStream", "zipc-bridge-jetstream", "adaptive", true,
+       [](auto& url, auto& t, auto& st) { return bridged(url, t, st, BridgeMode::jetstream, WaitStrategy::adaptive); }},
   };
   return v;
 }

@@ -129,7 +129,7 @@ BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin)
     get(origin, mj, "batch", where, m.batch);
     get(origin, mj, "batch_bytes", where, m.batch_bytes);
     m.wait.strategy =
-        pick(origin, mj, "wait", where, WaitStrategy::block,
+        pick(origin, mj, "wait", where, WaitStrategy::adaptive,
              {{"adaptive", WaitStrategy::adaptive}, {"busy", WaitStrategy::busy_poll}, {"block", WaitStrategy::block}});
     get(origin, mj, "create", where, m.create);
     get(origin, mj, "topic_capacity_bytes", where, m.topic_capacity_bytes);

@@ -36,9 +36,10 @@ TEST(BridgeConfig, AValidConfigIsReadFieldByField) {
   EXPECT_TRUE(c.mappings[0].envelope);
   EXPECT_EQ(c.mappings[0].wait.strategy, WaitStrategy::busy_poll);
   EXPECT_EQ(c.mappings[0].batch_bytes, 4096u);
-  // Unset, the outbound reader sleeps at once.
+  // Unset, the outbound reader waits adaptively (the library's default).
   const auto d = parse_bridge_config(R"({"mappings":[{"channel":"c","subject":"s"}]})");
-  EXPECT_EQ(d.mappings[0].wait.strategy, WaitStrategy::block);
+  EXPECT_EQ(d.mappings[0].wait.strategy, WaitStrategy::adaptive);
+  EXPECT_EQ(d.mappings[0].wait.strategy, BridgeMapping{}.wait.strategy);
   EXPECT_EQ(d.mappings[0].batch_bytes, 16u * 1024);
 }
 

@@ -6,8 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+
+#include "repetitions.hpp"
+#include "results.hpp"
 
 namespace zipc::bench {
 
@@ -71,6 +76,7 @@ ExtraOutcome run_extra(const ExtraProgram& p, bool full, double timeout_s, const
     args.push_back("--out");
     args.push_back(file);
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     ::execv(p.path.c_str(), argv.data());
@@ -136,6 +142,55 @@ ExtraOutcome run_extra(const ExtraProgram& p, bool full, double timeout_s, const
   }
   out.ok = true;
   return out;
+}
+
+bool lacks_spreads(const json& rows) {
+  return std::any_of(rows.begin(), rows.end(), [](const json& r) { return !r.contains("spread"); });
+}
+
+json merge_invocations(const std::vector<json>& invocations) {
+  // Rows by key, in the order the first invocation that has them wrote them.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const json*>> by_key;
+  for (const json& rows : invocations)
+    for (const json& r : rows) {
+      const std::string k = row_key(r);
+      auto [it, added] = by_key.try_emplace(k);
+      if (added) order.push_back(k);
+      it->second.push_back(&r);
+    }
+  json merged = json::array();
+  for (const std::string& k : order) {
+    std::vector<const json*>& seen = by_key[k];
+    const auto figure = [](const json& r, const char* m) {
+      auto it = r.find(m);
+      return it != r.end() && it->is_number() ? it->get<double>() : std::nan("");
+    };
+    // The figure --compare judges the row by: p50 for a round trip, else its rate.
+    const json& first = *seen.front();
+    const char* headline = is_round_trip(first) && !std::isnan(figure(first, "rt_p50_ns")) ? "rt_p50_ns"
+                           : !std::isnan(figure(first, "msgs_per_s"))                      ? "msgs_per_s"
+                                                                                           : "ops_per_s";
+    const auto rank = [&](const json* r) {  // a row without the figure sorts last
+      const double x = figure(*r, headline);
+      return std::isnan(x) ? HUGE_VAL : x;
+    };
+    std::stable_sort(seen.begin(), seen.end(), [&](const json* a, const json* b) { return rank(a) < rank(b); });
+    json row = *seen[(seen.size() - 1) / 2];
+    json spread = json::object();
+    for (const char* m : {"rt_p50_ns", "msgs_per_s", "ops_per_s", "oneway_p50_us", "p50_ms", "check_ns"}) {
+      std::vector<double> v;
+      for (const json* r : seen)
+        if (const double x = figure(*r, m); !std::isnan(x)) v.push_back(x);
+      if (v.size() != seen.size()) continue;  // not every invocation has it
+      row[std::string(m) + "_runs"] = v;
+      spread[m] = spread_of(v);
+    }
+    row["spread"] = spread;
+    row["repetitions"] = seen.size();
+    merged.push_back(row);
+  }
+  return merged;
 }
 
 }  // namespace zipc::bench

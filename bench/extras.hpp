@@ -30,6 +30,18 @@ struct ExtraOutcome {
 // Runs one program with a hard timeout; validates the rows it wrote.
 ExtraOutcome run_extra(const ExtraProgram& p, bool full, double timeout_s, const std::string& tmp_dir);
 
+// True when some row carries no "spread": a program (a peer's) that measures
+// once per invocation. The harness then invokes it again (kDefaultRepetitions
+// in all) and merges the invocations, so every row has a spread.
+bool lacks_spreads(const nlohmann::json& rows);
+// The rows of several invocations of one program, merged per row (row_key):
+// the invocation whose headline figure (p50 of a round trip, else its rate)
+// is the median, with every invocation's figures under "<metric>_runs", their
+// spread under "spread" (rt_p50_ns, msgs_per_s, ops_per_s, oneway_p50_us,
+// p50_ms, check_ns: whichever all of them have) and "repetitions". A row
+// some invocations lack is merged from those that have it.
+nlohmann::json merge_invocations(const std::vector<nlohmann::json>& invocations);
+
 // The directory holding the running executable.
 std::string self_dir();
 

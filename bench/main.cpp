@@ -232,7 +232,21 @@ int main(int argc, char** argv) {
         HostBrackets host;
         const auto run_it = [&] {
           out = run_extra(e, opt.full, timeout, "/tmp");
-          return out.ok;
+          if (!out.ok || !lacks_spreads(out.rows)) return out.ok;
+          // A program that measures once per invocation (the peers'): invoked
+          // again, so that its rows carry a spread like every other row.
+          std::vector<json> invocations{out.rows};
+          for (int i = 1; i < (opt.full ? kFullRepetitions : kDefaultRepetitions); ++i) {
+            ExtraOutcome again = run_extra(e, opt.full, timeout, "/tmp");
+            if (!again.ok) {
+              out = again;
+              return false;
+            }
+            out.seconds += again.seconds;
+            invocations.push_back(std::move(again.rows));
+          }
+          out.rows = merge_invocations(invocations);
+          return true;
         };
         if (no_limits)
           run_it();

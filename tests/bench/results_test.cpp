@@ -371,6 +371,52 @@ TEST(Extras, AProgramFollowingTheContractHasItsRowsMerged) {
   EXPECT_EQ(sut.rows[0]["source"], "zipc-bench-fake");
 }
 
+// A peer program that measures once per invocation is invoked again; its
+// rows are merged into the median invocation with the spread of all.
+TEST(Extras, InvocationsOfAProgramWithoutSpreadsAreMergedIntoMedianAndSpread) {
+  auto row = [](const char* transport, double p50, double rate) {
+    return json{{"workload", "pingpong"}, {"transport", transport}, {"size", 64},
+                {"wait", "busy"},         {"processes", 2},         {"cpus", 2},
+                {"rt_p50_ns", p50},       {"msgs_per_s", rate}};
+  };
+  const std::vector<json> invocations = {
+      json::array({row("iceoryx2", 300, 1.0e6), row("only-first", 10, 1)}),
+      json::array({row("iceoryx2", 200, 2.0e6)}),
+      json::array({row("iceoryx2", 250, 1.6e6)}),
+  };
+  EXPECT_TRUE(lacks_spreads(invocations[0]));
+  const json sut = merge_invocations(invocations);
+  ASSERT_EQ(sut.size(), 2u);
+  const json& m = sut[0];
+  EXPECT_EQ(m["transport"], "iceoryx2");
+  EXPECT_EQ(m["rt_p50_ns"], 250);  // the median invocation by p50, whole
+  EXPECT_EQ(m["msgs_per_s"], 1.6e6);
+  EXPECT_EQ(m["repetitions"], 3);
+  EXPECT_EQ(m["spread"]["rt_p50_ns"]["min"], 200);
+  EXPECT_EQ(m["spread"]["rt_p50_ns"]["max"], 300);
+  EXPECT_EQ(m["spread"]["msgs_per_s"]["max"], 2.0e6);
+  EXPECT_EQ(m["msgs_per_s_runs"].size(), 3u);
+  EXPECT_EQ(sut[1]["transport"], "only-first");
+  EXPECT_EQ(sut[1]["repetitions"], 1);
+  EXPECT_FALSE(lacks_spreads(sut));
+  // A stream's row (not a round trip) is the median invocation by rate.
+  auto stream = [&](double p50, double rate) {
+    json r = row("iceoryx2", p50, rate);
+    r["workload"] = "stream";
+    return r;
+  };
+  const json by_rate = merge_invocations(
+      {json::array({stream(100, 2e6)}), json::array({stream(900, 3e6)}), json::array({stream(500, 1e6)})});
+  EXPECT_EQ(by_rate[0]["msgs_per_s"], 2e6);  // by p50 it would be the 500 ns one at 1e6
+  EXPECT_EQ(by_rate[0]["rt_p50_ns"], 100);
+  // What --compare reads: a change within the merged spread is no change.
+  CompareSummary s;
+  json moved = m;
+  moved["rt_p50_ns"] = 290;
+  (void)compare_documents({{"results", json::array({m})}}, {{"results", json::array({moved})}}, 0.10, &s);
+  EXPECT_EQ(s.regressions, 0);
+}
+
 }  // namespace
 }  // namespace zipc::bench
 

@@ -23,7 +23,7 @@ namespace zipc::bench {
 
 inline constexpr double kProbeAgreement = 1.25;  // max/min of a run's two brackets (either kind)
 inline constexpr int kMaxRetries = 2;            // extra attempts of a run whose brackets disagree
-inline constexpr int kMaxExtraRetries = 1;       // the same for an extra program (seconds to a minute each)
+inline constexpr int kMaxExtraRetries = 2;       // the same for an extra program (seconds to a minute each)
 
 // Both brackets measured and within kProbeAgreement of each other.
 inline bool brackets_agree(double before, double after) {

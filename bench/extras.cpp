@@ -162,26 +162,20 @@ json merge_invocations(const std::vector<json>& invocations) {
   json merged = json::array();
   for (const std::string& k : order) {
     std::vector<const json*>& seen = by_key[k];
-    const auto figure = [](const json& r, const char* m) {
-      auto it = r.find(m);
-      return it != r.end() && it->is_number() ? it->get<double>() : std::nan("");
-    };
-    // The figure --compare judges the row by: p50 for a round trip, else its rate.
-    const json& first = *seen.front();
-    const char* headline = is_round_trip(first) && !std::isnan(figure(first, "rt_p50_ns")) ? "rt_p50_ns"
-                           : !std::isnan(figure(first, "msgs_per_s"))                      ? "msgs_per_s"
-                                                                                           : "ops_per_s";
-    const auto rank = [&](const json* r) {  // a row without the figure sorts last
-      const double x = figure(*r, headline);
-      return std::isnan(x) ? HUGE_VAL : x;
-    };
-    std::stable_sort(seen.begin(), seen.end(), [&](const json* a, const json* b) { return rank(a) < rank(b); });
+    // The median invocation by the figure --compare judges the row by.
+    if (const char* metric = headline(*seen.front()).metric) {
+      const auto rank = [&](const json* r) {  // a row without the figure sorts last
+        const double x = num(*r, metric);
+        return std::isnan(x) ? HUGE_VAL : x;
+      };
+      std::stable_sort(seen.begin(), seen.end(), [&](const json* a, const json* b) { return rank(a) < rank(b); });
+    }
     json row = *seen[(seen.size() - 1) / 2];
     json spread = json::object();
     for (const char* m : {"rt_p50_ns", "msgs_per_s", "ops_per_s", "oneway_p50_us", "p50_ms", "check_ns"}) {
       std::vector<double> v;
       for (const json* r : seen)
-        if (const double x = figure(*r, m); !std::isnan(x)) v.push_back(x);
+        if (const double x = num(*r, m); !std::isnan(x)) v.push_back(x);
       if (v.size() != seen.size()) continue;  // not every invocation has it
       row[std::string(m) + "_runs"] = v;
       spread[m] = spread_of(v);

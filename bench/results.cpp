@@ -47,11 +47,15 @@ bool is_latency_workload(const std::string& w) {
   return starts_with(w, "pingpong") || starts_with(w, "reqrep") || starts_with(w, "rpc");
 }
 
+}  // namespace
+
 double num(const json& row, const char* key) {
   auto it = row.find(key);
   if (it == row.end() || !it->is_number()) return std::nan("");
   return it->get<double>();
 }
+
+namespace {
 
 // A row's latency percentile in ns: the round trip, or for rows that measure
 // one way (an extra's "oneway_<p>_us", e.g. the NATS bridge) that.
@@ -405,13 +409,8 @@ bool has_bandwidth_probes(const json& r) {
 // says more about the host than about the code.
 constexpr double kStealShare = 0.05;
 
-// The figure a row is judged by: p50 for a round trip; else its rate
-// (messages, or an extra's operations, per second); else the latency an
-// extra reports (one-way p50, a recovery's p50, a liveness check).
-struct Headline {
-  const char* metric = nullptr;
-  bool lower_is_better = false;
-};
+}  // namespace
+
 Headline headline(const json& r) {
   if (is_round_trip(r) && !std::isnan(num(r, "rt_p50_ns"))) return {"rt_p50_ns", true};
   for (const char* m : {"msgs_per_s", "ops_per_s"})
@@ -420,6 +419,8 @@ Headline headline(const json& r) {
     if (!std::isnan(num(r, m))) return {m, true};
   return {};
 }
+
+namespace {
 // For the table: a row's p50 in ns and its rate, whichever fields it has.
 double shown_p50_ns(const json& r) {
   const double l = latency_ns(r, "p50");

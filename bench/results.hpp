@@ -61,6 +61,19 @@ std::string spread_text(const nlohmann::json& row);
 inline constexpr double kTwoModes = 4.0;
 bool has_two_modes(const nlohmann::json& row);
 
+// A row's numeric field; NaN when it is absent or not a number.
+double num(const nlohmann::json& row, const char* key);
+
+// The figure a row is judged by: p50 for a round trip; else its rate
+// (messages, or an extra's operations, per second); else the latency an
+// extra reports (one-way p50, a recovery's p50, a liveness check). No
+// metric when the row has none of them.
+struct Headline {
+  const char* metric = nullptr;
+  bool lower_is_better = false;
+};
+Headline headline(const nlohmann::json& row);
+
 // A round-trip row (headline figure: p50) rather than a throughput row (msgs/s).
 bool is_round_trip(const nlohmann::json& row);
 

@@ -39,7 +39,8 @@ void print_stats(const zipc::Bridge& b) {
 
 int main(int argc, char** argv) {
   CLI::App app{"zipc-bridge: carry zipc topics and queues over NATS (docs/bridge.md)"};
-  std::string config_file, kind = "topic", direction = "out", mode = "core", overflow = "block", wait = "adaptive";
+  std::string config_file, kind = "topic", direction = "out", mode = "core", overflow = "block";
+  std::string wait;  // empty: BridgeMapping's default
   zipc::BridgeConfig cfg;
   zipc::BridgeMapping m;
   std::int64_t connect_timeout_ms = 0, stats_ms = 0;
@@ -89,9 +90,10 @@ int main(int argc, char** argv) {
                                           : zipc::BridgeDirection::outbound;
       m.mode = mode == "jetstream" ? zipc::BridgeMode::jetstream : zipc::BridgeMode::core;
       m.overflow = overflow == "drop" ? zipc::BridgeOverflow::drop : zipc::BridgeOverflow::block;
-      m.wait.strategy = wait == "busy"    ? zipc::WaitStrategy::busy_poll
-                        : wait == "block" ? zipc::WaitStrategy::block
-                                          : zipc::WaitStrategy::adaptive;
+      if (!wait.empty())
+        m.wait.strategy = wait == "busy"    ? zipc::WaitStrategy::busy_poll
+                          : wait == "block" ? zipc::WaitStrategy::block
+                                            : zipc::WaitStrategy::adaptive;
       cfg.mappings.push_back(m);
     }
     if (!servers.empty()) cfg.nats.servers = servers;

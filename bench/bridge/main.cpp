@@ -371,7 +371,7 @@ int run(int argc, char** argv) {
   // the raw NATS run next to it in time, so a placement change of the host's
   // vCPUs between repetitions does not enter them); the table shows their
   // median and, in brackets, their range over the repetitions.
-  const auto median = [](const std::vector<double>& v) { return zipc::bench::median_of(v); };
+  using zipc::bench::median_of;
   auto range = [](const std::vector<double>& v) {
     const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
     return std::pair{*lo, *hi};
@@ -395,42 +395,40 @@ int run(int argc, char** argv) {
         if (i < raw.size()) ratio.push_back(r.msgs_per_s / raw[i].msgs_per_s), over.push_back(r.p50_us - raw[i].p50_us);
         lost += r.lost;
       }
-      const auto [tlo, thi] = range(tp);
-      nlohmann::json row = {
-          {"workload", "nats-bridge"},
-          {"transport", kind->transport},
-          {"wait", kind->wait},
-          {"size", size},
-          {"name", kind->name},
-          {"latency", "one way"},
-          {"msgs_per_s", median(tp)},
-          {"msgs_per_s_runs", tp},
-          {"spread", {{"msgs_per_s", {{"min", tlo}, {"max", thi}, {"rel", (thi - tlo) / median(tp)}}}}},
-          {"oneway_p50_us", median(p50)},
-          {"oneway_p99_us", median(p99)},
-          {"oneway_p999_us", median(p999)},
-          {"lost", lost},
-          {"repetitions", reps},
-          // Its baseline is raw NATS, not a limit of this machine: zipc-bench
-          // keeps a row's own basis (apply_ratio) and adds no limit ratio.
-          {"ratio_basis", "ratio_to_raw_nats"}};
+      nlohmann::json row = {{"workload", "nats-bridge"},
+                            {"transport", kind->transport},
+                            {"wait", kind->wait},
+                            {"size", size},
+                            {"name", kind->name},
+                            {"latency", "one way"},
+                            {"msgs_per_s", median_of(tp)},
+                            {"msgs_per_s_runs", tp},
+                            {"spread", {{"msgs_per_s", zipc::bench::spread_of(tp)}}},
+                            {"oneway_p50_us", median_of(p50)},
+                            {"oneway_p99_us", median_of(p99)},
+                            {"oneway_p999_us", median_of(p999)},
+                            {"lost", lost},
+                            {"repetitions", reps},
+                            // Its baseline is raw NATS, not a limit of this machine: zipc-bench
+                            // keeps a row's own basis (apply_ratio) and adds no limit ratio.
+                            {"ratio_basis", "ratio_to_raw_nats"}};
       std::string vs_raw = "-", over_raw = "-";
       if (!ratio.empty()) {
         const auto [rlo, rhi] = range(ratio);
         const auto [olo, ohi] = range(over);
-        row["ratio_to_raw_nats"] = median(ratio);
+        row["ratio_to_raw_nats"] = median_of(ratio);
         row["ratio_to_raw_nats_range"] = {rlo, rhi};
-        row["p50_over_raw_us"] = median(over);
+        row["p50_over_raw_us"] = median_of(over);
         row["p50_over_raw_us_range"] = {olo, ohi};
         row["p50_over_raw_us_each"] = over;
         char buf[96];
-        std::snprintf(buf, sizeof buf, "%.2fx [%.2f-%.2f]", median(ratio), rlo, rhi);
+        std::snprintf(buf, sizeof buf, "%.2fx [%.2f-%.2f]", median_of(ratio), rlo, rhi);
         vs_raw = buf;
-        std::snprintf(buf, sizeof buf, "%+.1f [%+.1f..%+.1f]", median(over), olo, ohi);
+        std::snprintf(buf, sizeof buf, "%+.1f [%+.1f..%+.1f]", median_of(over), olo, ohi);
         over_raw = buf;
       }
-      std::printf("| %s | %zu B | %.0f | %s | %.1f | %.1f | %.1f | %s |\n", kind->name, size, median(tp),
-                  vs_raw.c_str(), median(p50), median(p99), median(p999), over_raw.c_str());
+      std::printf("| %s | %zu B | %.0f | %s | %.1f | %.1f | %.1f | %s |\n", kind->name, size, median_of(tp),
+                  vs_raw.c_str(), median_of(p50), median_of(p99), median_of(p999), over_raw.c_str());
       rows.push_back(std::move(row));
     }
   }

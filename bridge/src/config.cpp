@@ -128,8 +128,9 @@ BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin)
     get(origin, mj, "envelope", where, m.envelope);
     get(origin, mj, "batch", where, m.batch);
     get(origin, mj, "batch_bytes", where, m.batch_bytes);
+    // Unset: BridgeMapping's own default.
     m.wait.strategy =
-        pick(origin, mj, "wait", where, WaitStrategy::adaptive,
+        pick(origin, mj, "wait", where, m.wait.strategy,
              {{"adaptive", WaitStrategy::adaptive}, {"busy", WaitStrategy::busy_poll}, {"block", WaitStrategy::block}});
     get(origin, mj, "create", where, m.create);
     get(origin, mj, "topic_capacity_bytes", where, m.topic_capacity_bytes);

@@ -78,7 +78,9 @@ Headline headline(const nlohmann::json& row);
 bool is_round_trip(const nlohmann::json& row);
 
 // True when the row's ratio_to_limit is against the probes measured around
-// each of its repetitions (cache-line or ring), not the run's limits.
+// each of its repetitions (cache-line or ring) or against a baseline measured
+// in each of its repetitions (heap_map: one uncontended thread), not the
+// run's limits.
 bool measured_between_probes(const nlohmann::json& row);
 
 struct CompareSummary {
@@ -88,8 +90,9 @@ struct CompareSummary {
 // Markdown table of the change per row; a change in p50 latency or
 // throughput is flagged when it passes threshold (0.10 = 10%) and is wider
 // than both rows' spreads across their repetitions. When both rows were
-// measured between their own probes (cache-line or ring), their ratios to
-// those probes must have moved the same way too: a change of the figure
+// measured between their own probes (cache-line or ring) or against a
+// baseline of each repetition, their ratios to those must have moved the
+// same way too: a change of the figure
 // that the probes moved with is the host's ("host moved"), not the code's.
 // An extra program's row is the host's too when either row's program ran
 // while its probes disagreed, or when the two rows' probes disagree and the

@@ -8,7 +8,11 @@
 //
 // Every configuration runs in a forked process of its own, warm-up included;
 // the median of 5 interleaved runs of 0.35 s (--full: 5 runs of 3 s, and N = 8 too);
-// the default run takes about 20 s (5 lock/mode pairs x N = 1, 2, 4).
+// the default run takes about 20 s (5 lock/mode pairs x N = 1, 2, 4). Every
+// row also states its rate against the one-thread std::mutex configuration
+// of the same repetition (ratio_to_limit): the host's speed of the moment,
+// which moved every row of a run by 20% (one worker too) while the probes
+// around the program agreed, cancels there.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,6 +42,9 @@ using Map = std::map<String, String, std::less<>, zipc::StlAllocator<std::pair<c
 namespace {
 
 constexpr int kKeys = 100;
+// What the rows' ratio_to_limit is against (bench/results.cpp reads the
+// same_repetition mark): configs[0], measured in every repetition.
+constexpr const char* kBaselineBasis = "ops_per_s / ops_per_s of threads+std::mutex workers=1 in the same_repetition";
 
 struct Control {
   std::atomic<std::uint32_t> ready{0};
@@ -172,6 +179,18 @@ int main(int argc, char** argv) {
                           {"workers", c.workers},
                           {"ops_per_s", median[i]}};
     zipc::bench::add_repetitions(row, "ops_per_s", runs[i]);
+    // Each repetition against the uncontended baseline of the same
+    // repetition (one thread, std::mutex: configs[0], seconds apart): the
+    // speed the host gave this vCPU then cancels (docs/bench.md,
+    // "heap_map against its own baseline").
+    std::vector<double> ratios;
+    for (int rep = 0; rep < reps; ++rep)
+      if (runs[0][rep] > 0) ratios.push_back(runs[i][rep] / runs[0][rep]);
+    if (!ratios.empty()) {
+      row["ratio_to_limit"] = zipc::bench::median_of(ratios);
+      row["spread"]["ratio_to_limit"] = zipc::bench::spread_of(ratios);
+      row["ratio_basis"] = std::string(kBaselineBasis);
+    }
     if (spin && !c.processes) threads_spin = median[i];
     std::printf("workers=%d %-26s %12.0f ops/s", c.workers, transport.c_str(), median[i]);
     if (spin && c.processes && threads_spin > 0) {

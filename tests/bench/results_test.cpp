@@ -215,6 +215,43 @@ TEST(Compare, AnExtrasRowThatMovedWithItsHostProbesIsTheHostsNotARegression) {
   EXPECT_EQ(s.host_moved, 0);
 }
 
+// heap_map states each row against the one-thread baseline of the same
+// repetition (bench/extra/heap_map.cpp). Runs 27 / 28 of 2026-11-27: every
+// row, one worker too, 20% slower in run 28 with the probes around the
+// program agreeing; a rate that moved with that baseline is the host's, one
+// whose ratio moved too is the code's.
+TEST(Compare, AHeapMapRowThatMovedWithItsSameRepetitionBaselineIsTheHosts) {
+  auto row = [](const char* transport, double ops, double lo, double hi, double ratio, double rlo, double rhi) {
+    json r = {{"workload", "heap_map"}, {"transport", transport}, {"size", 0},
+              {"wait", "busy"},         {"processes", 4},         {"threads", 1},
+              {"workers", 4},           {"ops_per_s", ops},       {"ratio_to_limit", ratio}};
+    r["spread"]["ops_per_s"] = {{"min", lo}, {"max", hi}};
+    r["spread"]["ratio_to_limit"] = {{"min", rlo}, {"max", rhi}};
+    r["ratio_basis"] = "ops_per_s / ops_per_s of threads+std::mutex workers=1 in the same_repetition";
+    return r;
+  };
+  const json old_doc = {
+      {"results", json::array({row("processes+zipc::SpinLock", 3.49e6, 3.35e6, 3.63e6, 0.53, 0.51, 0.56),
+                               row("processes+zipc::Mutex", 3.54e6, 3.46e6, 3.83e6, 0.55, 0.53, 0.58)})}};
+  const json new_doc = {{"results", json::array({
+                                        // the baseline slower by as much: the host's
+                                        row("processes+zipc::SpinLock", 2.87e6, 2.56e6, 3.06e6, 0.54, 0.50, 0.57),
+                                        // slower against its own baseline too: the code's
+                                        row("processes+zipc::Mutex", 2.23e6, 2.12e6, 2.51e6, 0.35, 0.33, 0.37),
+                                    })}};
+  CompareSummary s;
+  const std::string sut = compare_documents(old_doc, new_doc, 0.10, &s);
+  EXPECT_EQ(s.matched, 2) << sut;
+  EXPECT_EQ(s.host_moved, 1) << sut;
+  EXPECT_EQ(s.regressions, 1) << sut;
+  const auto line_of = [&](const std::string& what) {
+    const std::size_t at = sut.find(what);
+    return at == std::string::npos ? std::string() : sut.substr(at, sut.find('\n', at) - at);
+  };
+  EXPECT_NE(line_of("processes+zipc::SpinLock").find("host moved"), std::string::npos) << sut;
+  EXPECT_NE(line_of("processes+zipc::Mutex").find("REGRESSION"), std::string::npos) << sut;
+}
+
 // The memory bandwidth the host gives and the CPU time it takes away move
 // rows that stream from memory or oversubscribe the CPUs, while the
 // cache-line probes around them agree (2026-11-26: the topic-log extra's

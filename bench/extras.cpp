@@ -172,14 +172,17 @@ json merge_invocations(const std::vector<json>& invocations) {
     }
     json row = *seen[(seen.size() - 1) / 2];
     json spread = json::object();
-    for (const char* m : {"rt_p50_ns", "msgs_per_s", "ops_per_s", "oneway_p50_us", "p50_ms", "check_ns"}) {
+    // Every figure a headline can be (results.hpp), whichever all invocations have.
+    const auto add_spread = [&](const char* m) {
       std::vector<double> v;
       for (const json* r : seen)
         if (const double x = num(*r, m); !std::isnan(x)) v.push_back(x);
-      if (v.size() != seen.size()) continue;  // not every invocation has it
+      if (v.size() != seen.size()) return;
       row[std::string(m) + "_runs"] = v;
       spread[m] = spread_of(v);
-    }
+    };
+    for (const char* m : kRateMetrics) add_spread(m);
+    for (const char* m : kLatencyMetrics) add_spread(m);
     row["spread"] = spread;
     row["repetitions"] = seen.size();
     merged.push_back(row);

@@ -37,8 +37,8 @@ bool lacks_spreads(const nlohmann::json& rows);
 // The rows of several invocations of one program, merged per row (row_key):
 // the invocation whose headline figure (p50 of a round trip, else its rate)
 // is the median, with every invocation's figures under "<metric>_runs", their
-// spread under "spread" (rt_p50_ns, msgs_per_s, ops_per_s, oneway_p50_us,
-// p50_ms, check_ns: whichever all of them have) and "repetitions". A row
+// spread under "spread" (every figure a headline can be, kRateMetrics and
+// kLatencyMetrics: whichever all of them have) and "repetitions". A row
 // some invocations lack is merged from those that have it.
 nlohmann::json merge_invocations(const std::vector<nlohmann::json>& invocations);
 

@@ -236,7 +236,7 @@ int main(int argc, char** argv) {
           // A program that measures once per invocation (the peers'): invoked
           // again, so that its rows carry a spread like every other row.
           std::vector<json> invocations{out.rows};
-          for (int i = 1; i < (opt.full ? kFullRepetitions : kDefaultRepetitions); ++i) {
+          for (int i = 1; i < repetitions_for(opt.full); ++i) {
             ExtraOutcome again = run_extra(e, opt.full, timeout, "/tmp");
             if (!again.ok) {
               out = again;

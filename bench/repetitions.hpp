@@ -21,6 +21,15 @@ namespace zipc::bench {
 // repetitions").
 inline constexpr int kDefaultRepetitions = 5;
 inline constexpr int kFullRepetitions = 7;
+inline constexpr int repetitions_for(bool full) {
+  return full ? kFullRepetitions : kDefaultRepetitions;
+}
+
+// In a row's ratio_basis: its ratio_to_limit is each repetition's figure
+// over a baseline measured in that same repetition (heap_map: one
+// uncontended thread), so --compare judges it like a ratio to a bracketing
+// probe (results.hpp, ratio_is_per_repetition).
+inline constexpr const char* kSameRepetitionMark = "same_repetition";
 
 inline double median_of(std::vector<double> v) {
   if (v.empty()) return 0;

@@ -247,7 +247,7 @@ std::string ratio_text(const json& r) {
   if (std::isnan(v)) return "-";
   const std::string basis = r.value("ratio_basis", "");
   if (basis.find("probe_ns") != std::string::npos) return fixed(v, 1) + "x probe";
-  if (basis.find("same_repetition") != std::string::npos) return fixed(v, 2) + "x one uncontended thread";
+  if (basis.find(kSameRepetitionMark) != std::string::npos) return fixed(v, 2) + "x one uncontended thread";
   if (basis.find("ring_probe") != std::string::npos) {
     // Stated against the ring measured around each repetition; big rows
     // also against that ring doing the harness's payload work.
@@ -386,10 +386,10 @@ std::string reference_table(const json& doc) {
   return o.str();
 }
 
-bool measured_between_probes(const json& r) {
+bool ratio_is_per_repetition(const json& r) {
   const std::string basis = r.value("ratio_basis", "");
   return basis.find("probe_ns") != std::string::npos || basis.find("ring_probe") != std::string::npos ||
-         basis.find("same_repetition") != std::string::npos;
+         basis.find(kSameRepetitionMark) != std::string::npos;
 }
 
 namespace {
@@ -415,9 +415,9 @@ constexpr double kStealShare = 0.05;
 
 Headline headline(const json& r) {
   if (is_round_trip(r) && !std::isnan(num(r, "rt_p50_ns"))) return {"rt_p50_ns", true};
-  for (const char* m : {"msgs_per_s", "ops_per_s"})
+  for (const char* m : kRateMetrics)
     if (!std::isnan(num(r, m))) return {m, false};
-  for (const char* m : {"rt_p50_ns", "oneway_p50_us", "p50_ms", "check_ns"})
+  for (const char* m : kLatencyMetrics)
     if (!std::isnan(num(r, m))) return {m, true};
   return {};
 }
@@ -492,7 +492,7 @@ std::string compare_documents(const json& old_doc, const json& new_doc, double t
       }
     }
     bool host = false;
-    if ((worse || better) && !by_rate && measured_between_probes(a) && measured_between_probes(r)) {
+    if ((worse || better) && !by_rate && ratio_is_per_repetition(a) && ratio_is_per_repetition(r)) {
       // Lower is better for a latency row's ratio, higher for a throughput row's.
       const double q0 = num(a, "ratio_to_limit"), q1 = num(r, "ratio_to_limit");
       const bool q_worse = is_round_trip(a) ? q1 > q0 : q1 < q0;

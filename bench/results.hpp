@@ -2,6 +2,7 @@
 // table with the authors' reference figures, and --compare.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -72,6 +73,11 @@ struct Headline {
   const char* metric = nullptr;
   bool lower_is_better = false;
 };
+// The figures headline() picks from besides a round trip's p50: rates
+// (higher is better), then latencies (lower is better; rt_p50_ns for a row
+// that is no round trip).
+inline constexpr std::array<const char*, 2> kRateMetrics = {"msgs_per_s", "ops_per_s"};
+inline constexpr std::array<const char*, 4> kLatencyMetrics = {"rt_p50_ns", "oneway_p50_us", "p50_ms", "check_ns"};
 Headline headline(const nlohmann::json& row);
 
 // A round-trip row (headline figure: p50) rather than a throughput row (msgs/s).
@@ -79,9 +85,8 @@ bool is_round_trip(const nlohmann::json& row);
 
 // True when the row's ratio_to_limit is against the probes measured around
 // each of its repetitions (cache-line or ring) or against a baseline measured
-// in each of its repetitions (heap_map: one uncontended thread), not the
-// run's limits.
-bool measured_between_probes(const nlohmann::json& row);
+// in each of its repetitions (kSameRepetitionMark), not the run's limits.
+bool ratio_is_per_repetition(const nlohmann::json& row);
 
 struct CompareSummary {
   int matched = 0, regressions = 0, improvements = 0, only_old = 0, only_new = 0;

@@ -8,12 +8,22 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "zipc/bridge.hpp"
 #include "zipc/error.hpp"
 
 namespace {
+
+constexpr zipc::WaitStrategy kWaitStrategies[] = {zipc::WaitStrategy::adaptive, zipc::WaitStrategy::block,
+                                                  zipc::WaitStrategy::busy_poll};
+std::vector<std::string> wait_names() {
+  std::vector<std::string> v;
+  for (zipc::WaitStrategy s : kWaitStrategies) v.emplace_back(zipc::to_string(s));
+  return v;
+}
 
 std::atomic<bool> g_stop{false};
 void on_signal(int) {
@@ -69,7 +79,7 @@ int main(int argc, char** argv) {
   app.add_flag("--envelope", m.envelope, "inbound: prefix local messages with the origin headers");
   app.add_option("--batch-bytes", m.batch_bytes, "core outbound: a batch goes out at this many bytes (16384)");
   app.add_option("--wait", wait, "outbound reader: adaptive (default), block, busy (takes a CPU)")
-      ->check(CLI::IsMember({"block", "busy", "adaptive"}));
+      ->check(CLI::IsMember(wait_names()));
   app.add_option("--stats-ms", stats_ms, "print per-mapping stats lines this often (0: only at exit)");
   CLI11_PARSE(app, argc, argv);
 
@@ -90,10 +100,8 @@ int main(int argc, char** argv) {
                                           : zipc::BridgeDirection::outbound;
       m.mode = mode == "jetstream" ? zipc::BridgeMode::jetstream : zipc::BridgeMode::core;
       m.overflow = overflow == "drop" ? zipc::BridgeOverflow::drop : zipc::BridgeOverflow::block;
-      if (!wait.empty())
-        m.wait.strategy = wait == "busy"    ? zipc::WaitStrategy::busy_poll
-                          : wait == "block" ? zipc::WaitStrategy::block
-                                            : zipc::WaitStrategy::adaptive;
+      for (zipc::WaitStrategy s : kWaitStrategies)  // by the library's names (zipc::to_string)
+        if (wait == zipc::to_string(s)) m.wait.strategy = s;
       cfg.mappings.push_back(m);
     }
     if (!servers.empty()) cfg.nats.servers = servers;

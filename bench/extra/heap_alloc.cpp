@@ -205,7 +205,7 @@ int main(int argc, char** argv) {
     }
   }
   const std::size_t ops = full ? 10'000'000 : 800'000;
-  const int reps = full ? zipc::bench::kFullRepetitions : zipc::bench::kDefaultRepetitions;
+  const int reps = zipc::bench::repetitions_for(full);
   const std::string tag = std::to_string(::getpid());
   nlohmann::json rows = nlohmann::json::array();
   auto add = [&](const char* transport, int workers, bool processes, const Result& r, const std::vector<double>& runs) {

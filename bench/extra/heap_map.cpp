@@ -42,9 +42,6 @@ using Map = std::map<String, String, std::less<>, zipc::StlAllocator<std::pair<c
 namespace {
 
 constexpr int kKeys = 100;
-// What the rows' ratio_to_limit is against (bench/results.cpp reads the
-// same_repetition mark): configs[0], measured in every repetition.
-constexpr const char* kBaselineBasis = "ops_per_s / ops_per_s of threads+std::mutex workers=1 in the same_repetition";
 
 struct Control {
   std::atomic<std::uint32_t> ready{0};
@@ -189,7 +186,8 @@ int main(int argc, char** argv) {
     if (!ratios.empty()) {
       row["ratio_to_limit"] = zipc::bench::median_of(ratios);
       row["spread"]["ratio_to_limit"] = zipc::bench::spread_of(ratios);
-      row["ratio_basis"] = std::string(kBaselineBasis);
+      row["ratio_basis"] = std::string("ops_per_s / ops_per_s of threads+std::mutex workers=1 in the ") +
+                           zipc::bench::kSameRepetitionMark;
     }
     if (spin && !c.processes) threads_spin = median[i];
     std::printf("workers=%d %-26s %12.0f ops/s", c.workers, transport.c_str(), median[i]);

@@ -237,7 +237,7 @@ int main(int argc, char** argv) {
   // every row (as zipc-bench schedules its own); a row is its median
   // repetition by p50, with the spread of p50 and rate across repetitions.
   const zipc::WaitStrategy waits[] = {zipc::WaitStrategy::busy_poll, zipc::WaitStrategy::adaptive};
-  const int reps = full ? zipc::bench::kFullRepetitions : zipc::bench::kDefaultRepetitions;
+  const int reps = zipc::bench::repetitions_for(full);
   std::vector<std::vector<Result>> results(std::size(waits) * std::size(cases));
   bool all_ok = true;
   for (int rep = 0; rep < reps; ++rep) {

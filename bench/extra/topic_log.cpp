@@ -188,7 +188,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s [--full] [--records N] --out FILE\n", argv[0]);
     return 2;
   }
-  const int repeats = full ? zipc::bench::kFullRepetitions : zipc::bench::kDefaultRepetitions;
+  const int repeats = zipc::bench::repetitions_for(full);
   const std::string name = "bench-topic-log-" + std::to_string(::getpid());
   nlohmann::json rows = nlohmann::json::array();
   bool ok = true;

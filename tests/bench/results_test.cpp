@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "extras.hpp"
+#include "repetitions.hpp"
 #include "results.hpp"
 #include "schedule.hpp"
 #include "sysinfo.hpp"
@@ -227,7 +228,8 @@ TEST(Compare, AHeapMapRowThatMovedWithItsSameRepetitionBaselineIsTheHosts) {
               {"workers", 4},           {"ops_per_s", ops},       {"ratio_to_limit", ratio}};
     r["spread"]["ops_per_s"] = {{"min", lo}, {"max", hi}};
     r["spread"]["ratio_to_limit"] = {{"min", rlo}, {"max", rhi}};
-    r["ratio_basis"] = "ops_per_s / ops_per_s of threads+std::mutex workers=1 in the same_repetition";
+    r["ratio_basis"] =
+        std::string("ops_per_s / ops_per_s of threads+std::mutex workers=1 in the ") + kSameRepetitionMark;
     return r;
   };
   const json old_doc = {

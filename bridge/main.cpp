@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   zipc::BridgeConfig cfg;
   zipc::BridgeMapping m;
   std::int64_t connect_timeout_ms = 0, stats_ms = 0;
+  std::string threads;
   std::vector<std::string> servers;
   app.add_option("--config", config_file, "JSON config file (format: docs/bridge.md)");
   app.add_option("--host-id", cfg.host_id, "origin id carried in headers (default: host name)");
@@ -80,6 +81,9 @@ int main(int argc, char** argv) {
   app.add_option("--batch-bytes", m.batch_bytes, "core outbound: a batch goes out at this many bytes (16384)");
   app.add_option("--wait", wait, "outbound reader: adaptive (default), block, busy (takes a CPU)")
       ->check(CLI::IsMember(wait_names()));
+  app.add_option("--threads", threads,
+                 "own (a thread per mapping direction, default) or caller (one thread moves everything: core mappings)")
+      ->check(CLI::IsMember({"own", "caller"}));
   app.add_option("--stats-ms", stats_ms, "print per-mapping stats lines this often (0: only at exit)");
   CLI11_PARSE(app, argc, argv);
 
@@ -91,6 +95,7 @@ int main(int argc, char** argv) {
       if (!cfg.host_id.empty()) file.host_id = cfg.host_id;
       if (!cfg.state_dir.empty()) file.state_dir = cfg.state_dir;
       cfg = std::move(file);
+      if (!threads.empty()) cfg.threads = threads == "caller" ? zipc::BridgeThreads::caller : zipc::BridgeThreads::own;
     } else {
       if (m.channel.empty() || m.subject.empty())
         throw zipc::Error(zipc::Errc::invalid_argument, "give --config FILE, or --channel and --subject");
@@ -103,6 +108,7 @@ int main(int argc, char** argv) {
       for (zipc::WaitStrategy s : kWaitStrategies)  // by the library's names (zipc::to_string)
         if (wait == zipc::to_string(s)) m.wait.strategy = s;
       cfg.mappings.push_back(m);
+      if (threads == "caller") cfg.threads = zipc::BridgeThreads::caller;
     }
     if (!servers.empty()) cfg.nats.servers = servers;
     if (connect_timeout_ms > 0) cfg.nats.connect_timeout = std::chrono::milliseconds(connect_timeout_ms);
@@ -113,8 +119,14 @@ int main(int argc, char** argv) {
     std::string shown;
     bool was_ready = false;
     auto next_stats = std::chrono::steady_clock::now();
+    const bool caller = cfg.threads == zipc::BridgeThreads::caller;
     while (!g_stop.load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (caller) {  // this thread moves the messages, between the checks below
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+        while (!g_stop.load() && std::chrono::steady_clock::now() < until) bridge.poll(std::chrono::milliseconds(5));
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
       std::string err = bridge.last_error();
       if (err != shown && !err.empty()) std::cerr << "zipc-bridge: " << err << std::endl;
       shown = err;

@@ -154,14 +154,47 @@ struct LocalZipc : Transport {
   void send(const std::byte* d, std::size_t n) override { (void)pub.publish(std::span(d, n), 10s); }
 };
 
+// BridgeThreads::caller's receiving application: one thread polls bridge B
+// (which reads the socket and publishes into the topic) and reads the topic.
+struct PollingReader {
+  zipc::Subscriber s;
+  std::atomic<bool> stop{false};
+  std::thread t;
+  PollingReader(zipc::Bridge& bridge, zipc::Topic& topic, Sink& sink)
+      : s(topic.subscribe({zipc::From::latest(), zipc::Delivery::reliable})) {
+    t = std::thread([this, &bridge, &sink] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        bridge.poll(20ms);
+        for (zipc::TopicReadLoan v = s.try_acquire(); static_cast<bool>(v); v = s.try_acquire())
+          sink.on(v.data().data(), v.data().size());
+      }
+    });
+  }
+  ~PollingReader() {
+    stop = true;
+    t.join();
+  }
+};
+
+// The sending application of BridgeThreads::caller polls bridge A after every
+// kPollEvery messages sent flat out (one batch for NATS from each poll, as
+// the raw NATS client's flusher writes what piled up), and after each paced
+// latency message (flush(), as the raw NATS publisher flushes each).
+constexpr std::uint64_t kPollEvery = 64;
+
 struct Bridged : Transport {
   std::string a_name, b_name;
   std::unique_ptr<zipc::Bridge> a, b;
   zipc::Topic ta, tb;
   zipc::Publisher pub;
   std::unique_ptr<TopicReader> reader;
+  std::unique_ptr<PollingReader> polling_reader;
+  bool caller = false;
+  std::uint64_t sent = 0;
   Bridged(const std::string& url, const std::string& tag, zipc::BridgeMode mode, const std::string& state,
-          zipc::WaitOptions outbound_wait = {}, std::size_t batch_bytes = 0) {
+          zipc::WaitOptions outbound_wait = {}, std::size_t batch_bytes = 0,
+          zipc::BridgeThreads threads = zipc::BridgeThreads::own)
+      : caller(threads == zipc::BridgeThreads::caller) {
     a_name = "bench-bridge." + tag + ".hostA";
     b_name = "bench-bridge." + tag + ".hostB";
     zipc::Topic::remove(a_name);
@@ -172,6 +205,7 @@ struct Bridged : Transport {
       c.host_id = host;
       c.state_dir = state + "/" + host;
       c.nats.servers = {url};
+      c.threads = threads;
       zipc::BridgeMapping m;
       m.channel = ch;
       m.subject = subject;
@@ -187,21 +221,39 @@ struct Bridged : Transport {
     b = std::make_unique<zipc::Bridge>(cfg("hostB", b_name, zipc::BridgeDirection::inbound));
     a->start();
     b->start();
-    for (int i = 0; i < 1000 && !(a->ready() && b->ready()); ++i) std::this_thread::sleep_for(10ms);
+    for (int i = 0; i < 1000 && !(a->ready() && b->ready()); ++i) {
+      std::this_thread::sleep_for(10ms);
+      if (caller) a->poll(), b->poll();  // (nothing to move yet; the first polls attach the channels)
+    }
     if (!a->ready() || !b->ready()) throw std::runtime_error("bridge not ready: " + a->last_error() + b->last_error());
     ta = zipc::Topic::open(a_name);
     tb = zipc::Topic::open(b_name);
     pub = ta.publisher();
-    reader = std::make_unique<TopicReader>(tb, sink);
+    if (caller)
+      polling_reader = std::make_unique<PollingReader>(*b, tb, sink);
+    else
+      reader = std::make_unique<TopicReader>(tb, sink);
   }
   ~Bridged() override {
     reader.reset();
+    polling_reader.reset();
     a->stop();
     b->stop();
     zipc::Topic::remove(a_name);
     zipc::Topic::remove(b_name);
   }
-  void send(const std::byte* d, std::size_t n) override { (void)pub.publish(std::span(d, n), 10s); }
+  void send(const std::byte* d, std::size_t n) override {
+    if (!caller) {
+      (void)pub.publish(std::span(d, n), 10s);
+      return;
+    }
+    // Never blocked on a full topic A: only this thread's polls empty it.
+    while (pub.try_publish(std::span(d, n)).status == zipc::Status::full) a->poll();
+    if (++sent % kPollEvery == 0) a->poll();
+  }
+  void flush() override {
+    if (caller) a->poll();
+  }
   std::uint64_t lost() const { return b->stats(0).lost; }
 };
 
@@ -216,8 +268,9 @@ struct RowKind {
   std::function<std::unique_ptr<Transport>(const std::string&, const std::string&, const std::string&)> make;
 };
 std::unique_ptr<Transport> bridged(const std::string& url, const std::string& tag, const std::string& state,
-                                   zipc::BridgeMode mode, zipc::WaitStrategy wait, std::size_t batch_bytes = 0) {
-  return std::make_unique<Bridged>(url, tag, mode, state, zipc::WaitOptions{wait}, batch_bytes);
+                                   zipc::BridgeMode mode, zipc::WaitStrategy wait, std::size_t batch_bytes = 0,
+                                   zipc::BridgeThreads threads = zipc::BridgeThreads::own) {
+  return std::make_unique<Bridged>(url, tag, mode, state, zipc::WaitOptions{wait}, batch_bytes, threads);
 }
 const std::vector<RowKind>& row_kinds() {
   using zipc::BridgeMode;
@@ -230,6 +283,12 @@ const std::vector<RowKind>& row_kinds() {
       // The main rows use the mapping's default outbound wait (adaptive).
       {"bridge core", "zipc-bridge-core", "adaptive", true,
        [](auto& url, auto& t, auto& st) { return bridged(url, t, st, BridgeMode::core, WaitStrategy::adaptive); }},
+      // No bridge threads: the sending and the receiving application's
+      // threads move the messages (Bridge::poll()).
+      {"bridge core, caller", "zipc-bridge-core-caller", "caller", true,
+       [](auto& url, auto& t, auto& st) {
+         return bridged(url, t, st, BridgeMode::core, WaitStrategy::adaptive, 0, zipc::BridgeThreads::caller);
+       }},
       {"bridge core, busy", "zipc-bridge-core", "busy", false,
        [](auto& url, auto& t, auto& st) { return bridged(url, t, st, BridgeMode::core, WaitStrategy::busy_poll); }},
       {"bridge core, block", "zipc-bridge-core", "block", false,

@@ -6,6 +6,8 @@
 #include <thread>
 #include <vector>
 
+#include "core_outbound.hpp"
+#include "inbound.hpp"
 #include "internal.hpp"
 #include "link.hpp"
 #include "read_loop.hpp"
@@ -90,6 +92,9 @@ namespace {
 bool reads_in_loop(const BridgeMapping& m) {
   return m.direction == BridgeDirection::inbound && m.mode == BridgeMode::core;
 }
+bool caller_driven(const BridgeConfig& c) {
+  return c.threads == BridgeThreads::caller;
+}
 }  // namespace
 
 struct Bridge::Impl {
@@ -103,8 +108,16 @@ struct Bridge::Impl {
   std::atomic<bool> ready{false};
   std::thread control;
   bool started = false;
+  // BridgeThreads::caller: the outbound pumps poll() drives, made by the
+  // control thread once connected; published by pumps_ready.
+  std::vector<std::unique_ptr<bridge_detail::CoreOutbound>> pumps;
+  std::vector<MappingRuntime*> pumped;  // the mapping of each pump
+  std::atomic<bool> pumps_ready{false};
+  bool wakes_added = false;  // under poll_mu: the outbound channels are in the read loop's WaitSet
+  std::mutex poll_mu;        // one poll() at a time; stop() takes it too
 
   void run();
+  std::size_t poll_once(std::chrono::nanoseconds timeout);
   bool connect(bridge_detail::Link& l);
   bool pause(std::chrono::milliseconds d) {
     for (auto t = 0ms; t < d && !stop.load(std::memory_order_relaxed); t += 10ms) std::this_thread::sleep_for(10ms);
@@ -150,6 +163,7 @@ void Bridge::start() {
       m->host_id = c.host_id;
       m->state_dir = c.state_dir;
       m->stop = &impl_->stop;
+      m->caller = caller_driven(c);
       bridge_detail::open_local(*m);
       impl_->maps.push_back(std::move(m));
     }
@@ -158,12 +172,14 @@ void Bridge::start() {
     throw;
   }
   impl_->link = std::make_unique<bridge_detail::Link>(c.nats, "zipc-bridge " + c.host_id);
-  if (std::any_of(c.mappings.begin(), c.mappings.end(), reads_in_loop)) {
+  const bool inbound_loop = std::any_of(c.mappings.begin(), c.mappings.end(), reads_in_loop);
+  if (inbound_loop || caller_driven(c)) {
     impl_->read_loop = std::make_unique<bridge_detail::ReadLoop>();
-    impl_->read_loop->start();
+    if (!caller_driven(c)) impl_->read_loop->start();  // else poll() steps it
+  }
+  if (inbound_loop)
     impl_->in_link =
         std::make_unique<bridge_detail::Link>(c.nats, "zipc-bridge " + c.host_id + " inbound", impl_->read_loop.get());
-  }
   impl_->started = true;
   impl_->control = std::thread([this] { impl_->run(); });
 }
@@ -205,8 +221,12 @@ void Bridge::Impl::run() {
   }
   for (auto& mp : maps) {
     MappingRuntime& m = *mp;
-    if (m.cfg.direction != BridgeDirection::inbound)
+    if (m.cfg.direction != BridgeDirection::inbound && caller_driven(config)) {
+      pumps.push_back(std::make_unique<bridge_detail::CoreOutbound>(m, *link, stop, /*caller=*/true));
+      pumped.push_back(&m);
+    } else if (m.cfg.direction != BridgeDirection::inbound) {
       m.out_thread = std::thread([this, &m] { bridge_detail::run_outbound(m, *link, stop); });
+    }
     if (m.cfg.direction == BridgeDirection::outbound) continue;
     if (m.cfg.mode == BridgeMode::jetstream) {
       m.in_thread = std::thread([this, &m] { bridge_detail::run_inbound_jetstream(m, *link, stop); });
@@ -222,13 +242,59 @@ void Bridge::Impl::run() {
       if (own) read_loop->add(&m);
     }
   }
+  pumps_ready.store(true, std::memory_order_release);  // release: pumps and pumped are complete (poll() acquires)
   ready.store(true, std::memory_order_relaxed);
+}
+
+std::size_t Bridge::Impl::poll_once(std::chrono::nanoseconds timeout) {
+  std::uint64_t received = 0;
+  for (auto& m : maps) received += m->counters.received.load(std::memory_order_relaxed);
+  std::size_t moved = 0;
+  for (auto& p : pumps) moved += p->pump(std::chrono::nanoseconds(0));
+  const bool wait = moved == 0 && timeout.count() > 0;
+  // The socket is read on every poll; with no inbound mapping the loop's
+  // WaitSet is only for waiting.
+  if (in_link || wait) read_loop->step(wait ? timeout : std::chrono::nanoseconds(0));
+  if (wait)  // the wait may have ended for a local channel
+    for (auto& p : pumps) moved += p->pump(std::chrono::nanoseconds(0));
+  std::uint64_t received_after = 0;
+  for (auto& m : maps) received_after += m->counters.received.load(std::memory_order_relaxed);
+  return moved + static_cast<std::size_t>(received_after - received);
+}
+
+std::size_t Bridge::poll(std::chrono::nanoseconds timeout) {
+  if (!caller_driven(impl_->config))
+    throw Error(Errc::invalid_argument,
+                "Bridge::poll: this bridge moves messages in threads of its own (BridgeConfig::threads is own)");
+  std::lock_guard lock(impl_->poll_mu);
+  if (!impl_->started || !impl_->pumps_ready.load(std::memory_order_acquire)) {
+    // Not connected yet (or stopped): nothing to move; the caller's loop goes on.
+    std::this_thread::sleep_for(std::min(timeout, std::chrono::nanoseconds(10ms)));
+    return 0;
+  }
+  if (!impl_->wakes_added) {  // from the polling thread, as the WaitSet wants
+    for (MappingRuntime* m : impl_->pumped) {
+      if (m->cfg.kind == BridgeKind::topic)
+        impl_->read_loop->add_wake(m->subscriber);
+      else
+        impl_->read_loop->add_wake(m->queue_out);
+    }
+    impl_->wakes_added = true;
+  }
+  return impl_->poll_once(timeout);
 }
 
 void Bridge::stop() noexcept {
   if (!impl_ || !impl_->started) return;
   impl_->stop.store(true, std::memory_order_relaxed);
+  if (impl_->read_loop) impl_->read_loop->stop();  // ends a poll()'s wait too
   if (impl_->control.joinable()) impl_->control.join();
+  std::unique_lock poll_lock(impl_->poll_mu);  // no poll() from here on
+  for (auto& p : impl_->pumps) p->finish();
+  impl_->pumps.clear();
+  impl_->pumped.clear();
+  impl_->pumps_ready.store(false, std::memory_order_relaxed);
+  impl_->wakes_added = false;
   for (auto& m : impl_->maps) {
     if (m->core_sub != nullptr) {
       if (reads_in_loop(m->cfg)) {
@@ -242,12 +308,12 @@ void Bridge::stop() noexcept {
     }
     if (m->out_thread.joinable()) m->out_thread.join();
     if (m->in_thread.joinable()) m->in_thread.join();
+    bridge_detail::drop_held(*m);
   }
   if (impl_->link) {
     if (impl_->link->conn() != nullptr) natsConnection_FlushTimeout(impl_->link->conn(), 1000);
     impl_->link->close();
   }
-  if (impl_->read_loop) impl_->read_loop->stop();  // before its connection closes under it
   if (impl_->in_link) impl_->in_link->close();
   impl_->in_link.reset();
   impl_->read_loop.reset();

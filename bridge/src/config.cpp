@@ -71,10 +71,12 @@ BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin)
   } catch (const json::parse_error& e) {
     bad(origin, std::string("not valid JSON: ") + e.what());
   }
-  only_keys(origin, j, "the top level", {"host_id", "state_dir", "nats", "mappings"});
+  only_keys(origin, j, "the top level", {"host_id", "state_dir", "threads", "nats", "mappings"});
   BridgeConfig c;
   get(origin, j, "host_id", "config", c.host_id);
   get(origin, j, "state_dir", "config", c.state_dir);
+  c.threads = pick(origin, j, "threads", "config", BridgeThreads::own,
+                   {{"own", BridgeThreads::own}, {"caller", BridgeThreads::caller}});
   if (auto n = j.find("nats"); n != j.end()) {
     only_keys(
         origin, *n, "nats",
@@ -183,6 +185,10 @@ void validate(const BridgeConfig& c) {
            std::to_string(bridge_detail::kMinBatchBytes) + ".." + std::to_string(bridge_detail::kMaxBatchBytes));
     if (m.kind == BridgeKind::queue && m.direction == BridgeDirection::both)
       fail(where + ": a queue mapping is outbound or inbound, not both (the bridge would consume its own input)");
+    if (c.threads == BridgeThreads::caller && (m.mode != BridgeMode::core || m.direction == BridgeDirection::both))
+      fail(where + ": threads 'caller' drives core mappings, outbound or inbound (this one is " +
+           (m.mode != BridgeMode::core ? std::string("jetstream") : std::string("both ways")) +
+           "); use threads 'own'");
     if (m.mode == BridgeMode::jetstream) {
       if (m.stream.empty()) fail(where + ": mode jetstream needs a stream name");
       if (c.state_dir.empty()) fail(where + ": mode jetstream needs state_dir (the bridge's positions)");

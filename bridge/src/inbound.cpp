@@ -62,7 +62,13 @@ Verdict judge(MappingRuntime& m, const Headers& h) {
   return Verdict::deliver;
 }
 
-bool deliver(MappingRuntime& m, const Headers& h, const char* data, std::size_t n) {
+namespace {
+
+enum class Put : std::uint8_t { ok, dropped, full };
+
+// One message into the local channel. `may_wait` false: a full channel
+// under overflow=block is `full` (nothing counted) instead of a wait.
+Put put_local(MappingRuntime& m, const Headers& h, const char* data, std::size_t n, bool may_wait) {
   const bool block = m.cfg.overflow == BridgeOverflow::block;
   if (m.cfg.envelope) {
     build_envelope(m.scratch, h.origin, h.channel, h.seq, h.ns);
@@ -71,6 +77,7 @@ bool deliver(MappingRuntime& m, const Headers& h, const char* data, std::size_t 
     n = m.scratch.size();
   }
   const auto bytes = std::span(reinterpret_cast<const std::byte*>(data), n);
+  const bool wait = block && may_wait;
   for (;;) {
     Status s;
     if (m.cfg.kind == BridgeKind::topic) {
@@ -83,50 +90,60 @@ bool deliver(MappingRuntime& m, const Headers& h, const char* data, std::size_t 
           s = r.status;
           if (s == Status::ok) m.echoes.add_held(r.sequence);
         }
-        if (s == Status::full && block) {
+        if (s == Status::full && wait) {
           std::this_thread::sleep_for(100us);
           s = Status::timeout;  // retried below
         }
       } else {
-        CommitResult r = block ? m.publisher.publish(bytes, 50ms) : m.publisher.try_publish(bytes);
+        CommitResult r = wait ? m.publisher.publish(bytes, 50ms) : m.publisher.try_publish(bytes);
         s = r.status;
       }
     } else {
-      s = block ? m.queue_in.send(bytes, 50ms) : m.queue_in.try_send(bytes);
+      s = wait ? m.queue_in.send(bytes, 50ms) : m.queue_in.try_send(bytes);
     }
-    if (s == Status::ok) return true;
-    if (s == Status::timeout && !m.stop->load(std::memory_order_relaxed)) continue;  // back-pressure
+    if (s == Status::ok) return Put::ok;
+    if (s == Status::timeout && wait && !m.stop->load(std::memory_order_relaxed)) continue;  // back-pressure
+    if (block && !may_wait && (s == Status::full || s == Status::timeout)) return Put::full;
     if (s != Status::full && s != Status::timeout) m.counters.errors.fetch_add(1, std::memory_order_relaxed);
     if (!block || s == Status::too_large) m.counters.lost.fetch_add(1, std::memory_order_relaxed);
-    return false;
+    return Put::dropped;
   }
-}
-
-namespace {
-
-void judge_and_deliver(MappingRuntime& m, const Headers& h, const char* data, std::size_t n) {
-  switch (judge(m, h)) {
-    case Verdict::loop: m.counters.loops.fetch_add(1, std::memory_order_relaxed); break;
-    case Verdict::duplicate: m.counters.duplicates.fetch_add(1, std::memory_order_relaxed); break;
-    case Verdict::deliver:
-      if (deliver(m, h, data, n)) m.counters.received.fetch_add(1, std::memory_order_relaxed);
-      break;
-  }
-}
-
-void on_core_msg(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
-  deliver_core_msg(*static_cast<MappingRuntime*>(closure), msg);
 }
 
 }  // namespace
 
-void deliver_core_msg(MappingRuntime& m, natsMsg* msg) {
+bool deliver(MappingRuntime& m, const Headers& h, const char* data, std::size_t n) {
+  return put_local(m, h, data, n, true) == Put::ok;
+}
+
+bool deliver_core_msg(MappingRuntime& m, natsMsg* msg) {
   Headers h = read_headers(msg);
   const char* data = natsMsg_GetData(msg);
   const auto size = static_cast<std::size_t>(natsMsg_GetDataLength(msg));
   std::lock_guard lock(m.local_mu);
+  // Going on with a held message: its frames before held_frame are
+  // delivered, and held_frame itself was judged already.
+  std::uint64_t from = 0;
+  if (msg == m.held_msg) from = m.held_frame, m.held_msg = nullptr;
+  // One local message; false when it is held.
+  auto one = [&](std::uint64_t frame, const Headers& fh, const char* d, std::size_t n) {
+    if (frame != from || m.held_judged == false) {
+      switch (judge(m, fh)) {
+        case Verdict::loop: m.counters.loops.fetch_add(1, std::memory_order_relaxed); return true;
+        case Verdict::duplicate: m.counters.duplicates.fetch_add(1, std::memory_order_relaxed); return true;
+        case Verdict::deliver: break;
+      }
+    }
+    m.held_judged = false;
+    switch (put_local(m, fh, d, n, !m.caller)) {
+      case Put::ok: m.counters.received.fetch_add(1, std::memory_order_relaxed); return true;
+      case Put::dropped: return true;
+      case Put::full: m.held_msg = msg, m.held_frame = frame, m.held_judged = true; return false;
+    }
+    return true;
+  };
   if (h.count == 0) {
-    judge_and_deliver(m, h, data, size);
+    if (!one(0, h, data, size)) return false;
   } else {  // a batch: frames one after another
     std::size_t at = 0;
     for (std::uint64_t i = 0; i < h.count; ++i) {
@@ -135,12 +152,32 @@ void deliver_core_msg(MappingRuntime& m, natsMsg* msg) {
       std::memcpy(&f, data + at, sizeof(Frame));
       if (size - at - sizeof(Frame) < f.size) break;
       h.seq = f.seq, h.ns = f.origin_ns, h.skip = f.skip;
-      judge_and_deliver(m, h, data + at + sizeof(Frame), f.size);
+      if (i >= from && !one(i, h, data + at + sizeof(Frame), f.size)) return false;
       at += sizeof(Frame) + (f.size + 7) / 8 * 8;
     }
   }
   natsMsg_Destroy(msg);
+  return true;
 }
+
+void drop_held(MappingRuntime& m) {
+  std::lock_guard lock(m.local_mu);
+  if (m.held_msg == nullptr) return;
+  const Headers h = read_headers(m.held_msg);
+  const std::uint64_t frames = h.count == 0 ? 1 : h.count;
+  if (frames > m.held_frame) m.counters.lost.fetch_add(frames - m.held_frame, std::memory_order_relaxed);
+  natsMsg_Destroy(m.held_msg);
+  m.held_msg = nullptr;
+  m.held_judged = false;
+}
+
+namespace {
+
+void on_core_msg(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
+  deliver_core_msg(*static_cast<MappingRuntime*>(closure), msg);
+}
+
+}  // namespace
 
 std::string start_inbound_core(MappingRuntime& m, Link& link, bool synchronous) {
   natsStatus s = synchronous

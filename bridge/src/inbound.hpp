@@ -32,8 +32,15 @@ enum class Verdict { deliver, duplicate, loop };
 Verdict judge(MappingRuntime& m, const Headers& h);
 
 // One core NATS message (a single message or a bridge batch): judged,
-// delivered locally, counted, then destroyed. Takes local_mu.
-void deliver_core_msg(MappingRuntime& m, natsMsg* msg);
+// delivered locally, counted, then destroyed; true. Driven by the caller
+// (m.caller) a message that finds the local channel full under
+// overflow=block is held instead (m.held_*; false): call again with
+// m.held_msg to go on from where it stopped. Takes local_mu.
+bool deliver_core_msg(MappingRuntime& m, natsMsg* msg);
+
+// Stopping with a message held: what it still had to deliver is counted
+// lost, and it is destroyed.
+void drop_held(MappingRuntime& m);
 
 // Publishes one message locally. False when dropped (overflow=drop, counted)
 // or the bridge is stopping. Caller holds local_mu.

@@ -20,10 +20,17 @@ void ReadLoop::start() {
 }
 
 void ReadLoop::stop() noexcept {
-  if (!thread_.joinable()) return;
   stopping_.store(true, std::memory_order_relaxed);
   waitset_.stop();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ReadLoop::add_wake(Subscriber& s) {
+  wake_subscribers_.push_back(&s);
+}
+
+void ReadLoop::add_wake(Queue& q) {
+  wake_queues_.push_back(&q);
 }
 
 void ReadLoop::add(MappingRuntime* m) {
@@ -79,52 +86,66 @@ natsStatus ReadLoop::on_detach(void* user) {
   return NATS_OK;
 }
 
-void ReadLoop::drain() {
+std::size_t ReadLoop::drain() {
   std::lock_guard lock(maps_mu_);
+  std::size_t taken = 0;
   for (MappingRuntime* m : maps_) {
+    // A message held for room in the local channel (caller-driven) goes first.
+    if (m->held_msg != nullptr && !deliver_core_msg(*m, m->held_msg)) continue;
     natsMsg* msg = nullptr;
     // Timeout 0: take what the read queued, never block.
-    while (m->core_sub != nullptr && natsSubscription_NextMsg(&msg, m->core_sub, 0) == NATS_OK)
-      deliver_core_msg(*m, msg);
+    while (m->core_sub != nullptr && natsSubscription_NextMsg(&msg, m->core_sub, 0) == NATS_OK) {
+      ++taken;
+      if (!deliver_core_msg(*m, msg)) break;  // held: no room locally, the rest stays queued in the client
+    }
   }
+  return taken;
 }
 
-void ReadLoop::run() {
-  std::uint64_t seen = ~std::uint64_t{0};
-  std::uint64_t id = 0;
-  bool registered = false;
+std::size_t ReadLoop::step(std::chrono::nanoseconds timeout) {
   natsConnection* nc = nullptr;
-  while (!stopping_.load(std::memory_order_relaxed)) {
-    {
-      std::lock_guard lock(mu_);
-      if (generation_ != seen) {
-        if (registered) waitset_.detach(id);
-        registered = false;
-        const std::uint32_t events = (want_read_ ? POLLIN : 0) | (want_write_ ? POLLOUT : 0);
-        if (fd_ >= 0 && events != 0) {
-          id = waitset_.attach_fd(fd_, events);
-          registered = true;
-        }
-        seen = generation_;
+  {
+    std::lock_guard lock(mu_);
+    if (generation_ != seen_) {
+      if (registered_) waitset_.detach(id_);
+      registered_ = false;
+      const std::uint32_t events = (want_read_ ? POLLIN : 0) | (want_write_ ? POLLOUT : 0);
+      if (fd_ >= 0 && events != 0) {
+        id_ = waitset_.attach_fd(fd_, events);
+        registered_ = true;
       }
-      nc = nc_;
+      seen_ = generation_;
     }
-    // A bounded wait: a change comes with a stop(), the bound is a safety net.
-    for (const Ready& r : waitset_.wait(std::chrono::milliseconds(100))) {
-      if (!registered || r.id != id || nc == nullptr) continue;
+    nc = nc_;
+  }
+  if (!stopping_.load(std::memory_order_relaxed)) {
+    if (timeout.count() > 0) {
+      for (Subscriber* w : wake_subscribers_) wake_ids_.push_back(waitset_.attach(*w));
+      for (Queue* w : wake_queues_) wake_ids_.push_back(waitset_.attach(*w));
+    }
+    for (const Ready& r : waitset_.wait(timeout)) {
+      if (!registered_ || r.id != id_ || nc == nullptr) continue;  // (a wake source: only a wake-up)
       if ((r.revents & POLLNVAL) != 0) {
         // The client closed the socket (a reconnect is coming with a new
         // one): stop polling it until then instead of spinning on it.
-        waitset_.detach(id);
-        registered = false;
+        waitset_.detach(id_);
+        registered_ = false;
         continue;
       }
       if ((r.revents & (POLLIN | POLLERR | POLLHUP)) != 0) natsConnection_ProcessReadEvent(nc);
       if ((r.revents & POLLOUT) != 0) natsConnection_ProcessWriteEvent(nc);
     }
-    drain();
+    for (std::uint64_t w : wake_ids_) waitset_.detach(w);
+    wake_ids_.clear();
   }
-  if (registered) waitset_.detach(id);
+  return drain();
+}
+
+void ReadLoop::run() {
+  // A bounded wait: a change comes with a stop(), the bound is a safety net.
+  while (!stopping_.load(std::memory_order_relaxed)) step(std::chrono::milliseconds(100));
+  if (registered_) waitset_.detach(id_);
+  registered_ = false;
 }
 
 }  // namespace zipc::bridge_detail

@@ -13,17 +13,25 @@
 // The client calls attach / read / write / detach from any of its threads
 // (connect, reconnect, flushing, the ping timer): they record what to poll
 // under a mutex and interrupt the loop's wait, which re-reads it.
+//
+// Driven by the caller (BridgeThreads::caller), the loop has no thread:
+// Bridge::poll() calls step() from the application's thread, and the loop's
+// WaitSet also holds the outbound channels (add_wake) so that one wait
+// covers the socket and every local channel to forward.
 #pragma once
 
 #include <nats/nats.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "internal.hpp"
+#include "zipc/queue.hpp"
+#include "zipc/topic.hpp"
 #include "zipc/waitset.hpp"
 
 namespace zipc::bridge_detail {
@@ -36,7 +44,19 @@ class ReadLoop {
   ReadLoop& operator=(const ReadLoop&) = delete;
 
   void start();
-  void stop() noexcept;  // joins the thread; the connection stays as it is
+  void stop() noexcept;  // joins the thread (or ends a step's wait); the connection stays as it is
+
+  // One turn of the loop from the calling thread (no start()): waits up to
+  // timeout for the socket (or a wake source), reads it, drains the
+  // mappings. Returns the NATS messages taken.
+  std::size_t step(std::chrono::nanoseconds timeout);
+  // Also end a step's wait when this outbound channel has something (the
+  // endpoint must outlive the loop). Attached to the WaitSet only for the
+  // length of a wait: an attached channel's publishers wake it on every
+  // message (a futex wake each), which a busy sender that polls without
+  // waiting must not pay. From the stepping thread only.
+  void add_wake(Subscriber& s);
+  void add_wake(Queue& q);
 
   // A mapping whose core_sub (a synchronous subscription on this loop's
   // connection) the loop drains after every read; remove() before the
@@ -52,7 +72,7 @@ class ReadLoop {
 
  private:
   void run();
-  void drain();
+  std::size_t drain();
   void changed();                              // under mu_: the poll set must be rebuilt
   void want(bool ReadLoop::*which, bool add);  // polls for reading or writing, or stops
 
@@ -64,6 +84,13 @@ class ReadLoop {
   std::mutex maps_mu_;
   std::vector<MappingRuntime*> maps_;  // under maps_mu_
   WaitSet waitset_;
+  // step()'s registration of the socket (run() keeps its own).
+  std::vector<Subscriber*> wake_subscribers_;
+  std::vector<Queue*> wake_queues_;
+  std::vector<std::uint64_t> wake_ids_;
+  std::uint64_t seen_ = ~std::uint64_t{0};
+  std::uint64_t id_ = 0;
+  bool registered_ = false;
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };

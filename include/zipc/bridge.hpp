@@ -102,9 +102,25 @@ struct BridgeMapping {
   std::size_t queue_block_count = 1024;
 };
 
+// Which threads move the messages.
+enum class BridgeThreads : std::uint8_t {
+  // A thread per mapping direction (outbound reader; inbound read loop or
+  // callback): the application only publishes and reads its channels.
+  own,
+  // No worker threads: the application's thread moves the messages when it
+  // calls Bridge::poll() (Aeron's "invoker" mode). No hand-off between the
+  // application's publish and the NATS write, nor between the socket and the
+  // application's read: on a host whose idle CPUs halt, each hand-off saved is
+  // a wake-up saved (docs/bridge.md, "Driven by the caller"). Core mappings,
+  // outbound or inbound (not both); the connection is still made (and
+  // remade) in the background.
+  caller,
+};
+
 struct BridgeConfig {
   std::string host_id;    // origin id carried in headers (default: the host name)
   std::string state_dir;  // positions files (required for jetstream mappings)
+  BridgeThreads threads = BridgeThreads::own;
   NatsOptions nats;
   std::vector<BridgeMapping> mappings;
 };
@@ -163,6 +179,20 @@ class Bridge {
   [[nodiscard]] std::size_t mapping_count() const noexcept;
   [[nodiscard]] BridgeStats stats(std::size_t mapping) const;
   [[nodiscard]] const BridgeConfig& config() const noexcept;
+
+  // BridgeThreads::caller only (else throws zipc::Error(invalid_argument)):
+  // moves what is ready now in every mapping (local channel -> NATS, what
+  // the inbound socket holds -> local channel); when nothing was, waits up
+  // to `timeout` for an outbound channel or the inbound socket to have
+  // something, and moves that. Returns the messages moved. Call it from one
+  // thread at a time (concurrent calls serialize), often enough for the
+  // traffic: what the application publishes waits in its channel until the
+  // next poll, and the NATS connection is read only here. Before ready() it
+  // waits (up to `timeout`) and returns 0. An inbound message that finds its
+  // local channel full under overflow=block stays with the bridge until a
+  // later poll finds room (the application may be the very reader that has
+  // to make it), never blocking the caller.
+  std::size_t poll(std::chrono::nanoseconds timeout = std::chrono::nanoseconds(0));
 
   struct Impl;
 

@@ -1,0 +1,57 @@
+// Core outbound: a local topic (reliable subscriber) or queue (consumer) ->
+// core NATS, one step at a time, so that either the mapping's own thread
+// (BridgeThreads::own) or the application's thread in Bridge::poll()
+// (BridgeThreads::caller) can drive it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "internal.hpp"
+#include "link.hpp"
+
+namespace zipc::bridge_detail {
+
+class CoreOutbound {
+ public:
+  // `caller`: driven by Bridge::poll(): never waits for NATS (a batch the
+  // client refuses is held for the next pump).
+  CoreOutbound(MappingRuntime& m, Link& link, const std::atomic<bool>& stop, bool caller);
+  CoreOutbound(const CoreOutbound&) = delete;
+  CoreOutbound& operator=(const CoreOutbound&) = delete;
+
+  // Sends what is held, then reads what the local channel has (waiting up to
+  // first_wait for the first message) and sends it, batched. Returns the
+  // local messages read.
+  std::size_t pump(std::chrono::nanoseconds first_wait);
+  // Stopping: a last try to send what is held (what NATS still refuses is
+  // counted lost), and the position saved.
+  void finish();
+
+ private:
+  std::size_t pump_topic(std::chrono::nanoseconds first_wait);
+  std::size_t pump_queue(std::chrono::nanoseconds first_wait);
+  bool send_batch();        // false: held (nothing of it went out)
+  bool send_queue_loans();  // false: some held
+
+  MappingRuntime& m_;
+  Link& link_;
+  const std::atomic<bool>& stop_;
+  const bool caller_;
+  // Topic: the batch being built (frames) and what it covers.
+  std::string batch_;
+  std::uint64_t count_ = 0, first_seq_ = 0, first_ns_ = 0, first_skip_ = 0, last_seq_ = 0;
+  std::size_t lone_size_ = 0;  // payload bytes of the first frame (a batch of one goes out plain)
+  std::uint64_t skip_ = 0;     // echoes skipped since the last frame
+  std::uint64_t since_save_ = 0;
+  // Queue: loans read, the first not yet sent, and the sequence number of loans_[0].
+  std::vector<QueueReadLoan> loans_;
+  std::size_t loans_read_ = 0, loans_sent_ = 0;
+  std::uint64_t next_ = 0;
+};
+
+}  // namespace zipc::bridge_detail

@@ -250,12 +250,14 @@ std::size_t Bridge::Impl::poll_once(std::chrono::nanoseconds timeout) {
   std::uint64_t received = 0;
   for (auto& m : maps) received += m->counters.received.load(std::memory_order_relaxed);
   std::size_t moved = 0;
-  for (auto& p : pumps) moved += p->pump(std::chrono::nanoseconds(0));
+  const bool pumping = wakes_added;  // the pumps are made (and their channels wake the loop's waits)
+  if (pumping)
+    for (auto& p : pumps) moved += p->pump(std::chrono::nanoseconds(0));
   const bool wait = moved == 0 && timeout.count() > 0;
   // The socket is read on every poll; with no inbound mapping the loop's
   // WaitSet is only for waiting.
-  if (in_link || wait) read_loop->step(wait ? timeout : std::chrono::nanoseconds(0));
-  if (wait)  // the wait may have ended for a local channel
+  if (in_link || wait || !pumping) read_loop->step(wait ? timeout : std::chrono::nanoseconds(0));
+  if (wait && pumping)  // the wait may have ended for a local channel
     for (auto& p : pumps) moved += p->pump(std::chrono::nanoseconds(0));
   std::uint64_t received_after = 0;
   for (auto& m : maps) received_after += m->counters.received.load(std::memory_order_relaxed);
@@ -267,13 +269,15 @@ std::size_t Bridge::poll(std::chrono::nanoseconds timeout) {
     throw Error(Errc::invalid_argument,
                 "Bridge::poll: this bridge moves messages in threads of its own (BridgeConfig::threads is own)");
   std::lock_guard lock(impl_->poll_mu);
-  if (!impl_->started || !impl_->pumps_ready.load(std::memory_order_acquire)) {
-    // Not connected yet (or stopped): nothing to move; the caller's loop goes on.
+  if (!impl_->started) {  // (or stopped): nothing to move; the caller's loop goes on
     std::this_thread::sleep_for(std::min(timeout, std::chrono::nanoseconds(10ms)));
     return 0;
   }
-  if (!impl_->wakes_added) {  // from the polling thread, as the WaitSet wants
-    for (MappingRuntime* m : impl_->pumped) {
+  // Before the mappings run, polls still step the inbound connection: its
+  // handshake (the subscriptions, the flush that confirms them) is written
+  // and read only here.
+  if (!impl_->wakes_added && impl_->pumps_ready.load(std::memory_order_acquire)) {
+    for (MappingRuntime* m : impl_->pumped) {  // from the polling thread, as the WaitSet wants
       if (m->cfg.kind == BridgeKind::topic)
         impl_->read_loop->add_wake(m->subscriber);
       else

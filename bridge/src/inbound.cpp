@@ -186,7 +186,12 @@ std::string start_inbound_core(MappingRuntime& m, Link& link, bool synchronous) 
   if (s != NATS_OK) return "nats: cannot subscribe to '" + m.cfg.subject + "': " + status_text(s);
   // Bounded memory: beyond these the client drops (the sequence gaps count it).
   natsSubscription_SetPendingLimits(m.core_sub, link.pending_msgs(), link.pending_bytes());
-  natsConnection_FlushTimeout(link.conn(), 2000);  // the server has the interest before we say ready
+  // The server has the interest before we say ready. (Driven by the caller,
+  // this flush is written and its answer read by the application's polls.)
+  while ((s = natsConnection_FlushTimeout(link.conn(), 2000)) != NATS_OK && !m.stop->load(std::memory_order_relaxed))
+    link.set_error("nats: subscription to '" + m.cfg.subject + "' not confirmed yet: " + status_text(s) +
+                   (m.caller ? " (threads 'caller': is Bridge::poll() being called?)" : ""));
+  link.set_error("");
   return {};
 }
 

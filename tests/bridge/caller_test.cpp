@@ -1,0 +1,238 @@
+// BridgeThreads::caller: no bridge worker threads; the application's threads
+// move the messages through Bridge::poll(). Real nats-server, two "hosts".
+#include <gtest/gtest.h>
+
+#include "common.hpp"
+#include "zipc/error.hpp"
+
+namespace zipc::bridge_test {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Pair {
+  TempDir dir;
+  Hosts h;
+  NatsServer server{dir.path()};
+};
+
+// Polls a bridge in a thread of its own until destroyed; sums what poll() said it moved.
+class Poller {
+ public:
+  explicit Poller(Bridge& b) : t_([this, &b] {
+      while (!stop_.load()) moved_ += b.poll(20ms);
+    }) {}
+  ~Poller() {
+    stop_ = true;
+    t_.join();
+  }
+  [[nodiscard]] std::uint64_t moved() const { return moved_.load(); }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> moved_{0};
+  std::thread t_;
+};
+
+BridgeConfig caller_config(const Pair& p, const std::string& host) {
+  auto c = host_config(host, {p.server.url()}, p.dir.path());
+  c.threads = BridgeThreads::caller;
+  return c;
+}
+
+// Until ready(), polling (a caller-driven bridge has nothing to move before).
+bool ready_polling(Bridge& a, Bridge& b) {
+  return wait_for(
+      [&] {
+        a.poll(1ms);
+        b.poll(1ms);
+        return a.ready() && b.ready();
+      },
+      10s);
+}
+
+TEST(BridgeCaller, EveryMessageArrivesInOrderMovedByTheApplicationsThreads) {
+  Pair p;
+  auto ca = caller_config(p, "hostA");
+  ca.mappings.push_back(mapping(p.h.a("prices"), p.h.subject("prices"), BridgeDirection::outbound, BridgeMode::core));
+  auto cb = caller_config(p, "hostB");
+  cb.mappings.push_back(mapping(p.h.b("prices"), p.h.subject("prices"), BridgeDirection::inbound, BridgeMode::core));
+  Bridge a(ca), b(cb);
+  a.start();
+  b.start();
+  ASSERT_TRUE(ready_polling(a, b)) << a.last_error() << b.last_error();
+  RemoteReader reader(p.h.b("prices"));
+  std::uint64_t moved_out = 0;
+  const std::uint64_t n = 20000;
+  {
+    Poller receiving(b);
+    auto topic = Topic::open(p.h.a("prices"));
+    auto pub = topic.publisher();
+    // The sending application: publishes, and polls now and then and
+    // whenever its topic is full (only its polls empty it).
+    for (std::uint64_t i = 0; i < n; ++i) {
+      auto msg = payload(i);
+      CommitResult r;
+      while ((r = pub.try_publish(msg)).status == Status::full) moved_out += a.poll();
+      ASSERT_TRUE(r.ok()) << to_string(r.status);
+      if (i % 50 == 0) moved_out += a.poll();
+    }
+    ASSERT_TRUE(wait_for(
+        [&] {
+          moved_out += a.poll(1ms);
+          return reader.count() >= n;
+        },
+        30s))
+        << reader.count();
+    ASSERT_TRUE(wait_for([&] { return receiving.moved() >= n; }, 5s)) << receiving.moved();
+    EXPECT_EQ(receiving.moved(), n) << "B's polls say how many messages they published locally";
+  }
+  const auto seqs = reader.seqs();
+  ASSERT_EQ(seqs.size(), n);
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(seqs[i], i) << "at " << i;
+  EXPECT_EQ(reader.bad(), 0u);
+  EXPECT_EQ(moved_out, n) << "A's polls say how many messages they read locally";
+  EXPECT_EQ(a.stats(0).forwarded, n);
+  EXPECT_EQ(a.stats(0).lag, 0u);
+  EXPECT_EQ(b.stats(0).received, n);
+  EXPECT_EQ(b.stats(0).lost, 0u);
+  EXPECT_EQ(b.stats(0).duplicates, 0u);
+}
+
+TEST(BridgeCaller, AFullLocalChannelHoldsTheMessageAndThePollReturns) {
+  Pair p;
+  auto ca = host_config("hostA", {p.server.url()}, p.dir.path());  // A runs its own threads
+  ca.mappings.push_back(mapping(p.h.a("prices"), p.h.subject("prices"), BridgeDirection::outbound, BridgeMode::core));
+  auto cb = caller_config(p, "hostB");
+  auto mb = mapping(p.h.b("prices"), p.h.subject("prices"), BridgeDirection::inbound, BridgeMode::core);
+  mb.topic_capacity_bytes = 1 << 14;  // a few dozen messages: full long before the last one
+  mb.max_message_size = 1024;
+  cb.mappings.push_back(mb);
+  Bridge a(ca), b(cb);
+  a.start();
+  b.start();
+  ASSERT_TRUE(wait_for(
+      [&] {
+        b.poll(1ms);
+        return a.ready() && b.ready();
+      },
+      10s));
+  auto btopic = Topic::open(p.h.b("prices"));
+  auto sub = btopic.subscribe({From::oldest(), Delivery::reliable});  // holds the topic back until it reads
+  const std::uint64_t n = 2000;
+  auto topic = Topic::open(p.h.a("prices"));
+  publish_range(topic, 0, n);
+  ASSERT_TRUE(wait_for([&] { return a.stats(0).forwarded == n; }, 10s)) << a.stats(0).forwarded;
+  // Everything is at B's NATS connection or in its full topic. This thread is
+  // the reader that has to make room: each poll must come back to it.
+  for (int i = 0; i < 200; ++i) b.poll(1ms);
+  const std::uint64_t stuck = btopic.next_sequence();
+  EXPECT_GT(stuck, 0u) << "received " << b.stats(0).received << " lost " << b.stats(0).lost << " errors "
+                       << b.stats(0).errors << " " << b.last_error();
+  EXPECT_LT(stuck, n) << "the topic was meant to fill up";
+  std::vector<std::uint64_t> got;
+  std::vector<std::byte> buf(2048);
+  const auto end = std::chrono::steady_clock::now() + 30s;
+  while (got.size() < n && std::chrono::steady_clock::now() < end) {
+    for (ReadResult r = sub.read(buf, 0ms); r.ok(); r = sub.read(buf, 0ms)) {
+      auto env = parse_envelope(std::span(buf.data(), r.size));
+      ASSERT_TRUE(env.has_value());
+      got.push_back(env->sequence);
+    }
+    b.poll(1ms);
+  }
+  ASSERT_EQ(got.size(), n);
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], i) << "at " << i;
+  EXPECT_EQ(b.stats(0).received, n);
+  EXPECT_EQ(b.stats(0).lost, 0u);
+  EXPECT_EQ(b.stats(0).duplicates, 0u);
+}
+
+TEST(BridgeCaller, AQueueIsDrainedToTheRemoteTopicByPolls) {
+  Pair p;
+  auto ca = caller_config(p, "hostA");
+  auto ma = mapping(p.h.a("jobs"), p.h.subject("jobs"), BridgeDirection::outbound, BridgeMode::core);
+  ma.kind = BridgeKind::queue;
+  ca.mappings.push_back(ma);
+  auto cb = host_config("hostB", {p.server.url()}, p.dir.path());
+  cb.mappings.push_back(mapping(p.h.b("jobs"), p.h.subject("jobs"), BridgeDirection::inbound, BridgeMode::core));
+  Bridge a(ca), b(cb);
+  a.start();
+  b.start();
+  ASSERT_TRUE(wait_for(
+      [&] {
+        a.poll(1ms);
+        return a.ready() && b.ready();
+      },
+      10s));
+  RemoteReader reader(p.h.b("jobs"));
+  auto q = Queue::open(p.h.a("jobs"), Role::producer);
+  const std::uint64_t n = 3000;
+  std::uint64_t moved = 0;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    auto msg = payload(i);
+    Status s;
+    while ((s = q.try_send(msg)) == Status::full) moved += a.poll();
+    ASSERT_EQ(s, Status::ok);
+  }
+  ASSERT_TRUE(wait_for(
+      [&] {
+        moved += a.poll(1ms);
+        return reader.count() >= n;
+      },
+      30s))
+      << reader.count();
+  const auto seqs = reader.seqs();
+  ASSERT_EQ(seqs.size(), n);
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(seqs[i], i) << "at " << i;
+  EXPECT_EQ(moved, n);
+  EXPECT_EQ(a.stats(0).forwarded, n);
+  EXPECT_EQ(b.stats(0).lost, 0u);
+  Queue::remove(p.h.a("jobs"));
+  Queue::remove(p.h.b("jobs"));
+}
+
+TEST(BridgeCaller, PollOnABridgeWithItsOwnThreadsIsRefused) {
+  BridgeConfig c;
+  c.mappings.push_back(mapping("x", "zipc.x", BridgeDirection::outbound, BridgeMode::core));
+  Bridge b(c);
+  try {
+    b.poll();
+    FAIL() << "poll() on an own-threads bridge returned";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.errc(), Errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("threads of its own"), std::string::npos) << e.what();
+  }
+}
+
+TEST(BridgeCaller, OnlyCoreMappingsOneWayAreTakenAndTheConfigSaysSo) {
+  auto refused = [](BridgeMapping m) -> std::string {
+    BridgeConfig c;
+    c.state_dir = "/tmp";
+    c.threads = BridgeThreads::caller;
+    c.mappings.push_back(std::move(m));
+    try {
+      validate(c);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(refused(mapping("c", "s", BridgeDirection::outbound, BridgeMode::jetstream, "S")).find("threads 'caller'"),
+            std::string::npos);
+  EXPECT_NE(refused(mapping("c", "s", BridgeDirection::both, BridgeMode::core)).find("both ways"), std::string::npos);
+  EXPECT_EQ(refused(mapping("c", "s", BridgeDirection::inbound, BridgeMode::core)), "");
+  EXPECT_EQ(parse_bridge_config(R"({"threads":"caller","mappings":[{"channel":"c","subject":"s"}]})").threads,
+            BridgeThreads::caller);
+  EXPECT_EQ(parse_bridge_config(R"({"mappings":[{"channel":"c","subject":"s"}]})").threads, BridgeThreads::own);
+  try {
+    (void)parse_bridge_config(R"({"threads":"some","mappings":[{"channel":"c","subject":"s"}]})");
+    FAIL() << "threads 'some' was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("threads is 'some'; expected one of: own, caller"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace zipc::bridge_test

@@ -70,12 +70,15 @@ TEST(BridgeJetStream, BridgesKilledMidStreamAndRestartedLoseAndDuplicateNothing)
   expect_exactly(reader, n);
 }
 
-TEST(BridgeCore, ABridgeKilledMidStreamAndRestartedCountsItsLossesExactly) {
+// Bridge A (a zipc-bridge process, with `extra` arguments) SIGKILLed
+// mid-stream and restarted: host B counts exactly what went missing.
+void killed_core_bridge_counts_its_losses(const std::vector<std::string>& extra, const char* label) {
   TempDir dir;
   Hosts h;
   NatsServer server(dir.path());
-  const auto args_a =
+  auto args_a =
       bridge_args("hostA", server.url(), dir.path() + "/a", h.a("prices"), h.subject("prices"), "out", "core", "");
+  args_a.insert(args_a.end(), extra.begin(), extra.end());
   const std::string log_a = dir.path() + "/a.log";
   Proc a(args_a, log_a);
   auto cb = host_config("hostB", {server.url()}, dir.path() + "/b");
@@ -110,8 +113,16 @@ TEST(BridgeCore, ABridgeKilledMidStreamAndRestartedCountsItsLossesExactly) {
   const auto s = b.stats(0);
   EXPECT_EQ(s.received, seqs.size());
   EXPECT_EQ(s.lost, n - seqs.size()) << "lost must be exactly the missing sequences";
-  std::printf("core bridge SIGKILL: %zu delivered, %llu lost, %llu duplicates dropped\n", seqs.size(),
+  std::printf("core bridge SIGKILL (%s): %zu delivered, %llu lost, %llu duplicates dropped\n", label, seqs.size(),
               static_cast<unsigned long long>(s.lost), static_cast<unsigned long long>(s.duplicates));
+}
+
+TEST(BridgeCore, ABridgeKilledMidStreamAndRestartedCountsItsLossesExactly) {
+  killed_core_bridge_counts_its_losses({}, "own threads");
+}
+
+TEST(BridgeCaller, AProgramDrivenByItsMainThreadKilledMidStreamCountsItsLossesExactly) {
+  killed_core_bridge_counts_its_losses({"--threads", "caller"}, "threads caller");
 }
 
 TEST(BridgeJetStream, ANatsServerRestartedMidStreamLosesAndDuplicatesNothing) {

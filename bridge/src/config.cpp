@@ -187,8 +187,7 @@ void validate(const BridgeConfig& c) {
       fail(where + ": a queue mapping is outbound or inbound, not both (the bridge would consume its own input)");
     if (c.threads == BridgeThreads::caller && (m.mode != BridgeMode::core || m.direction == BridgeDirection::both))
       fail(where + ": threads 'caller' drives core mappings, outbound or inbound (this one is " +
-           (m.mode != BridgeMode::core ? std::string("jetstream") : std::string("both ways")) +
-           "); use threads 'own'");
+           (m.mode != BridgeMode::core ? std::string("jetstream") : std::string("both ways")) + "); use threads 'own'");
     if (m.mode == BridgeMode::jetstream) {
       if (m.stream.empty()) fail(where + ": mode jetstream needs a stream name");
       if (c.state_dir.empty()) fail(where + ": mode jetstream needs state_dir (the bridge's positions)");

@@ -10,7 +10,7 @@ namespace zipc::bridge_detail {
 using namespace std::chrono_literals;
 
 namespace {
-constexpr std::size_t kQueueBatch = 256;  // loans read at once
+constexpr std::size_t kQueueBatch = 256;   // loans read at once
 constexpr std::uint64_t kSaveEvery = 256;  // messages between position writes while busy
 constexpr std::uint64_t kMaxFrames = 1024;
 }  // namespace
@@ -30,12 +30,10 @@ std::size_t CoreOutbound::pump(std::chrono::nanoseconds first_wait) {
 // The batch goes out in one NATS message (a lone message plain).
 bool CoreOutbound::send_batch() {
   if (count_ == 0) return true;
-  const Sent r =
-      count_ == 1
-          ? publish_core(m_, link_, stop_, first_seq_, first_ns_, batch_.data() + sizeof(Frame), lone_size_,
-                         first_skip_, 0, caller_)
-          : publish_core(m_, link_, stop_, first_seq_, first_ns_, batch_.data(), batch_.size(), first_skip_, count_,
-                         caller_);
+  const Sent r = count_ == 1 ? publish_core(m_, link_, stop_, first_seq_, first_ns_, batch_.data() + sizeof(Frame),
+                                            lone_size_, first_skip_, 0, caller_)
+                             : publish_core(m_, link_, stop_, first_seq_, first_ns_, batch_.data(), batch_.size(),
+                                            first_skip_, count_, caller_);
   if (r == Sent::held) return false;
   if (r == Sent::sent) m_.counters.forwarded.fetch_add(count_, std::memory_order_relaxed);
   m_.counters.out_position.store(last_seq_ + 1, std::memory_order_relaxed);
@@ -50,8 +48,8 @@ std::size_t CoreOutbound::pump_topic(std::chrono::nanoseconds first_wait) {
   if (!send_batch()) return 0;  // NATS still refuses what is held: read no more
   std::size_t read = 0;
   for (;;) {
-    TopicReadLoan v = read == 0 && first_wait.count() > 0 ? m_.subscriber.acquire(first_wait)
-                                                          : m_.subscriber.try_acquire();
+    TopicReadLoan v =
+        read == 0 && first_wait.count() > 0 ? m_.subscriber.acquire(first_wait) : m_.subscriber.try_acquire();
     if (!static_cast<bool>(v)) {
       if (v.status() != Status::timeout && v.status() != Status::empty) {
         m_.counters.errors.fetch_add(1, std::memory_order_relaxed);

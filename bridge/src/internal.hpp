@@ -101,7 +101,7 @@ struct MappingRuntime {
   std::unordered_map<std::string, std::uint64_t> expected;
   std::string last_origin, last_channel;  // the key of `last` (most messages repeat it)
   std::uint64_t* last = nullptr;
-  std::string scratch;                // envelope building
+  std::string scratch;  // envelope building
   // Driven by Bridge::poll() (BridgeThreads::caller): an inbound message
   // that found the local channel full waits here (under local_mu), from
   // frame held_frame on (already judged when held_judged), never the caller.

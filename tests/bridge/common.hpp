@@ -30,6 +30,13 @@ struct Hosts {
   }
 };
 
+// Two hosts on one nats-server of the test's own.
+struct Pair {
+  TempDir dir;
+  Hosts h;
+  NatsServer server{dir.path()};
+};
+
 inline BridgeConfig host_config(const std::string& host, std::vector<std::string> urls, const std::string& state_dir) {
   BridgeConfig c;
   c.host_id = host;
@@ -61,6 +68,14 @@ inline void publish_range(Topic& t, std::uint64_t from, std::uint64_t to, std::c
     ASSERT_EQ(r.sequence, i);
     if (gap.count() > 0 && i % 64 == 0) std::this_thread::sleep_for(gap);
   }
+}
+
+// The remote reader got exactly messages 0..n-1, in order, intact.
+inline void expect_all_in_order(const RemoteReader& r, std::uint64_t n) {
+  const auto seqs = r.seqs();
+  ASSERT_EQ(seqs.size(), n);
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(seqs[i], i) << "at " << i;
+  EXPECT_EQ(r.bad(), 0u);
 }
 
 inline bool strictly_increasing(const std::vector<std::uint64_t>& v) {

@@ -10,19 +10,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-struct Pair {
-  TempDir dir;
-  Hosts h;
-  NatsServer server{dir.path()};
-};
-
-void expect_all_in_order(const RemoteReader& r, std::uint64_t n) {
-  const auto seqs = r.seqs();
-  ASSERT_EQ(seqs.size(), n);
-  for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(seqs[i], i) << "at " << i;
-  EXPECT_EQ(r.bad(), 0u);
-}
-
 // outbound_wait: how bridge A's reader of the local topic waits (the mapping's "wait").
 void every_message_arrives_in_order(WaitStrategy outbound_wait) {
   Pair p;

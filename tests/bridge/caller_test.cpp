@@ -140,6 +140,38 @@ TEST(BridgeCaller, AFullLocalChannelHoldsTheMessageAndThePollReturns) {
   EXPECT_EQ(b.stats(0).duplicates, 0u);
 }
 
+TEST(BridgeCaller, StoppingWithAMessageHeldNeitherBlocksNorPublishesIt) {
+  Pair p;
+  auto ca = host_config("hostA", {p.server.url()}, p.dir.path());
+  ca.mappings.push_back(mapping(p.h.a("prices"), p.h.subject("prices"), BridgeDirection::outbound, BridgeMode::core));
+  auto cb = caller_config(p, "hostB");
+  auto mb = mapping(p.h.b("prices"), p.h.subject("prices"), BridgeDirection::inbound, BridgeMode::core);
+  mb.topic_capacity_bytes = 1 << 14;
+  mb.max_message_size = 1024;
+  cb.mappings.push_back(mb);
+  Bridge a(ca), b(cb);
+  a.start();
+  b.start();
+  ASSERT_TRUE(ready_polling(a, b)) << a.last_error() << b.last_error();
+  auto btopic = Topic::open(p.h.b("prices"));
+  auto sub = btopic.subscribe({From::oldest(), Delivery::reliable});  // never reads: the topic fills
+  auto topic = Topic::open(p.h.a("prices"));
+  publish_range(topic, 0, 500);
+  ASSERT_TRUE(wait_for(
+      [&] {
+        b.poll(1ms);
+        return b.stats(0).received > 0 && btopic.next_sequence() == b.stats(0).received;
+      },
+      10s));
+  for (int i = 0; i < 50; ++i) b.poll(1ms);  // full by now: a message is held
+  const std::uint64_t in_topic = btopic.next_sequence();
+  ASSERT_LT(in_topic, 500u) << "the topic was meant to fill up";
+  EXPECT_EQ(b.stats(0).lost, 0u) << "a held message is not lost while the bridge runs";
+  b.stop();  // returns, and the held message is given up (counted; freed)
+  EXPECT_EQ(btopic.next_sequence(), in_topic);
+  EXPECT_EQ(b.poll(1ms), 0u) << "a stopped bridge moves nothing";
+}
+
 TEST(BridgeCaller, AQueueIsDrainedToTheRemoteTopicByPolls) {
   Pair p;
   auto ca = caller_config(p, "hostA");

@@ -2,6 +2,8 @@
 // move the messages through Bridge::poll(). Real nats-server, two "hosts".
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "common.hpp"
 #include "zipc/error.hpp"
 
@@ -9,25 +11,6 @@ namespace zipc::bridge_test {
 namespace {
 
 using namespace std::chrono_literals;
-
-// Polls a bridge in a thread of its own until destroyed; sums what poll() said it moved.
-class Poller {
- public:
-  explicit Poller(Bridge& b)
-      : t_([this, &b] {
-          while (!stop_.load()) moved_ += b.poll(20ms);
-        }) {}
-  ~Poller() {
-    stop_ = true;
-    t_.join();
-  }
-  [[nodiscard]] std::uint64_t moved() const { return moved_.load(); }
-
- private:
-  std::atomic<bool> stop_{false};
-  std::atomic<std::uint64_t> moved_{0};
-  std::thread t_;
-};
 
 BridgeConfig caller_config(const Pair& p, const std::string& host) {
   auto c = host_config(host, {p.server.url()}, p.dir.path());
@@ -96,23 +79,43 @@ TEST(BridgeCaller, EveryMessageArrivesInOrderMovedByTheApplicationsThreads) {
   EXPECT_EQ(b.stats(0).duplicates, 0u);
 }
 
-TEST(BridgeCaller, AFullLocalChannelHoldsTheMessageAndThePollReturns) {
+// Host A with threads of its own -> host B, caller-driven, into a 16 KiB
+// topic with a reliable subscriber that holds it back until it reads: a few
+// dozen messages fill it. Both bridges started and ready.
+struct IntoASmallTopic {
   Pair p;
-  auto ca = host_config("hostA", {p.server.url()}, p.dir.path());  // A runs its own threads
-  ca.mappings.push_back(mapping(p.h.a("prices"), p.h.subject("prices"), BridgeDirection::outbound, BridgeMode::core));
-  auto cb = caller_config(p, "hostB");
-  auto mb = mapping(p.h.b("prices"), p.h.subject("prices"), BridgeDirection::inbound, BridgeMode::core);
-  mb.topic_capacity_bytes = 1 << 14;  // a few dozen messages: full long before the last one
-  mb.max_message_size = 1024;
-  cb.mappings.push_back(mb);
-  Bridge a(ca), b(cb);
-  a.start();
-  b.start();
-  ASSERT_TRUE(ready_polling(a, b)) << a.last_error() << b.last_error();
-  auto btopic = Topic::open(p.h.b("prices"));
-  auto sub = btopic.subscribe({From::oldest(), Delivery::reliable});  // holds the topic back until it reads
+  Bridge a, b;
+  Topic btopic;
+  Subscriber sub;
+
+  IntoASmallTopic() : a(config_a(p)), b(config_b(p)) {
+    a.start();
+    b.start();
+    if (!ready_polling(a, b)) throw std::runtime_error("bridges not ready: " + a.last_error() + b.last_error());
+    btopic = Topic::open(p.h.b("prices"));
+    sub = btopic.subscribe({From::oldest(), Delivery::reliable});
+  }
+  static BridgeConfig config_a(const Pair& p) {
+    auto ca = host_config("hostA", {p.server.url()}, p.dir.path());
+    ca.mappings.push_back(mapping(p.h.a("prices"), p.h.subject("prices"), BridgeDirection::outbound, BridgeMode::core));
+    return ca;
+  }
+  static BridgeConfig config_b(const Pair& p) {
+    auto cb = caller_config(p, "hostB");
+    auto mb = mapping(p.h.b("prices"), p.h.subject("prices"), BridgeDirection::inbound, BridgeMode::core);
+    mb.topic_capacity_bytes = 1 << 14;
+    mb.max_message_size = 1024;
+    cb.mappings.push_back(mb);
+    return cb;
+  }
+};
+
+TEST(BridgeCaller, AFullLocalChannelHoldsTheMessageAndThePollReturns) {
+  IntoASmallTopic t;
+  Bridge &a = t.a, &b = t.b;
+  Topic& btopic = t.btopic;
   const std::uint64_t n = 2000;
-  auto topic = Topic::open(p.h.a("prices"));
+  auto topic = Topic::open(t.p.h.a("prices"));
   publish_range(topic, 0, n);
   ASSERT_TRUE(wait_for([&] { return a.stats(0).forwarded == n; }, 10s)) << a.stats(0).forwarded;
   // Everything is at B's NATS connection or in its full topic. This thread is
@@ -126,7 +129,7 @@ TEST(BridgeCaller, AFullLocalChannelHoldsTheMessageAndThePollReturns) {
   std::vector<std::byte> buf(2048);
   const auto end = std::chrono::steady_clock::now() + 30s;
   while (got.size() < n && std::chrono::steady_clock::now() < end) {
-    for (ReadResult r = sub.read(buf, 0ms); r.ok(); r = sub.read(buf, 0ms)) {
+    for (ReadResult r = t.sub.read(buf, 0ms); r.ok(); r = t.sub.read(buf, 0ms)) {
       auto env = parse_envelope(std::span(buf.data(), r.size));
       ASSERT_TRUE(env.has_value());
       got.push_back(env->sequence);
@@ -141,21 +144,10 @@ TEST(BridgeCaller, AFullLocalChannelHoldsTheMessageAndThePollReturns) {
 }
 
 TEST(BridgeCaller, StoppingWithAMessageHeldNeitherBlocksNorPublishesIt) {
-  Pair p;
-  auto ca = host_config("hostA", {p.server.url()}, p.dir.path());
-  ca.mappings.push_back(mapping(p.h.a("prices"), p.h.subject("prices"), BridgeDirection::outbound, BridgeMode::core));
-  auto cb = caller_config(p, "hostB");
-  auto mb = mapping(p.h.b("prices"), p.h.subject("prices"), BridgeDirection::inbound, BridgeMode::core);
-  mb.topic_capacity_bytes = 1 << 14;
-  mb.max_message_size = 1024;
-  cb.mappings.push_back(mb);
-  Bridge a(ca), b(cb);
-  a.start();
-  b.start();
-  ASSERT_TRUE(ready_polling(a, b)) << a.last_error() << b.last_error();
-  auto btopic = Topic::open(p.h.b("prices"));
-  auto sub = btopic.subscribe({From::oldest(), Delivery::reliable});  // never reads: the topic fills
-  auto topic = Topic::open(p.h.a("prices"));
+  IntoASmallTopic t;  // its subscriber never reads: the topic fills
+  Bridge& b = t.b;
+  Topic& btopic = t.btopic;
+  auto topic = Topic::open(t.p.h.a("prices"));
   publish_range(topic, 0, 500);
   ASSERT_TRUE(wait_for(
       [&] {

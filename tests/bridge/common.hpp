@@ -30,6 +30,25 @@ struct Hosts {
   }
 };
 
+// Polls a bridge in a thread of its own until destroyed; sums what poll() said it moved.
+class Poller {
+ public:
+  explicit Poller(Bridge& b)
+      : t_([this, &b] {
+          while (!stop_.load()) moved_ += b.poll(std::chrono::milliseconds(20));
+        }) {}
+  ~Poller() {
+    stop_ = true;
+    t_.join();
+  }
+  [[nodiscard]] std::uint64_t moved() const { return moved_.load(); }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> moved_{0};
+  std::thread t_;
+};
+
 // Two hosts on one nats-server of the test's own.
 struct Pair {
   TempDir dir;

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "common.hpp"
@@ -191,7 +192,9 @@ TEST(BridgeJetStream, AStreamThatWentBackAfterAServerRestartIsFollowedAndNothing
 // A three-node cluster; the node killed mid-stream carries host A's
 // connection, or (killed_holds_b) host B's, whose inbound connection is read
 // by the bridge's own loop (read_loop.hpp) and must come back on another node.
-void cluster_node_killed(bool killed_holds_b) {
+// caller: the bridge on the killed node is driven by the caller (a thread
+// polling it), whose polls also carry the reconnection's handshake.
+void cluster_node_killed(bool killed_holds_b, bool caller = false) {
   TempDir dir;
   Hosts h;
   const int p1 = free_port(), p2 = free_port(), p3 = free_port();
@@ -208,9 +211,12 @@ void cluster_node_killed(bool killed_holds_b) {
   auto cb = host_config("hostB", killed_holds_b ? first_n1 : first_n2, dir.path() + "/b");
   cb.nats.randomize = false;
   cb.mappings.push_back(mapping(h.b("prices"), h.subject("prices"), BridgeDirection::inbound, BridgeMode::core));
+  if (caller) (killed_holds_b ? cb : ca).threads = BridgeThreads::caller;
   Bridge a(ca), b(cb);
   a.start();
   b.start();
+  std::optional<Poller> polling;
+  if (caller) polling.emplace(killed_holds_b ? b : a);
   ASSERT_TRUE(wait_for([&] { return a.ready() && b.ready(); }, 15s)) << a.last_error() << b.last_error();
   RemoteReader reader(h.b("prices"));
   auto topic = Topic::open(h.a("prices"));
@@ -246,8 +252,8 @@ void cluster_node_killed(bool killed_holds_b) {
   const auto s = b.stats(0);
   EXPECT_EQ(s.received, seqs.size());
   EXPECT_EQ(s.lost, (n - first) - seqs.size()) << "lost must be exactly the missing sequences";
-  std::printf("cluster node killed (%s): %zu delivered, %llu lost\n", killed_holds_b ? "host B's" : "host A's",
-              seqs.size(), static_cast<unsigned long long>(s.lost));
+  std::printf("cluster node killed (%s%s): %zu delivered, %llu lost\n", killed_holds_b ? "host B's" : "host A's",
+              caller ? ", caller-driven" : "", seqs.size(), static_cast<unsigned long long>(s.lost));
 }
 
 TEST(BridgeCore, AClusterNodeKilledMidStreamIsFailedOverWithExactAccounting) {
@@ -256,6 +262,14 @@ TEST(BridgeCore, AClusterNodeKilledMidStreamIsFailedOverWithExactAccounting) {
 
 TEST(BridgeCore, AnInboundBridgesClusterNodeKilledMidStreamIsFailedOverWithExactAccounting) {
   cluster_node_killed(true);
+}
+
+TEST(BridgeCaller, ACallerDrivenOutboundBridgesClusterNodeKilledMidStreamIsFailedOverWithExactAccounting) {
+  cluster_node_killed(false, /*caller=*/true);
+}
+
+TEST(BridgeCaller, ACallerDrivenInboundBridgesClusterNodeKilledMidStreamIsFailedOverWithExactAccounting) {
+  cluster_node_killed(true, /*caller=*/true);
 }
 
 }  // namespace

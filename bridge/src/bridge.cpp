@@ -154,6 +154,7 @@ Bridge::~Bridge() {
 }
 
 void Bridge::start() {
+  std::lock_guard poll_lock(impl_->poll_mu);  // a poll() from another thread sees all of start() or none
   if (impl_->started) return;
   const auto& c = impl_->config;
   try {

@@ -187,11 +187,14 @@ class Bridge {
   // something, and moves that. Returns the messages moved. Call it from one
   // thread at a time (concurrent calls serialize), often enough for the
   // traffic: what the application publishes waits in its channel until the
-  // next poll, and the NATS connection is read only here. Before ready() it
-  // waits (up to `timeout`) and returns 0. An inbound message that finds its
-  // local channel full under overflow=block stays with the bridge until a
-  // later poll finds room (the application may be the very reader that has
-  // to make it), never blocking the caller.
+  // next poll, and the inbound NATS connection is read only here. Before
+  // ready() it moves nothing but the connection's handshake (the
+  // subscriptions and their confirmation: keep polling) and returns 0;
+  // before start() it sleeps up to `timeout` (10 ms at most) and returns 0.
+  // An inbound message that finds its local channel full under
+  // overflow=block stays with the bridge until a later poll finds room (the
+  // application may be the very reader that has to make it), never blocking
+  // the caller.
   std::size_t poll(std::chrono::nanoseconds timeout = std::chrono::nanoseconds(0));
 
   struct Impl;

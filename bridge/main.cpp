@@ -95,7 +95,6 @@ int main(int argc, char** argv) {
       if (!cfg.host_id.empty()) file.host_id = cfg.host_id;
       if (!cfg.state_dir.empty()) file.state_dir = cfg.state_dir;
       cfg = std::move(file);
-      if (!threads.empty()) cfg.threads = threads == "caller" ? zipc::BridgeThreads::caller : zipc::BridgeThreads::own;
     } else {
       if (m.channel.empty() || m.subject.empty())
         throw zipc::Error(zipc::Errc::invalid_argument, "give --config FILE, or --channel and --subject");
@@ -108,8 +107,8 @@ int main(int argc, char** argv) {
       for (zipc::WaitStrategy s : kWaitStrategies)  // by the library's names (zipc::to_string)
         if (wait == zipc::to_string(s)) m.wait.strategy = s;
       cfg.mappings.push_back(m);
-      if (threads == "caller") cfg.threads = zipc::BridgeThreads::caller;
     }
+    if (!threads.empty()) cfg.threads = threads == "caller" ? zipc::BridgeThreads::caller : zipc::BridgeThreads::own;
     if (!servers.empty()) cfg.nats.servers = servers;
     if (connect_timeout_ms > 0) cfg.nats.connect_timeout = std::chrono::milliseconds(connect_timeout_ms);
     zipc::Bridge bridge(cfg);

@@ -111,7 +111,6 @@ struct Bridge::Impl {
   // BridgeThreads::caller: the outbound pumps poll() drives, made by the
   // control thread once connected; published by pumps_ready.
   std::vector<std::unique_ptr<bridge_detail::CoreOutbound>> pumps;
-  std::vector<MappingRuntime*> pumped;  // the mapping of each pump
   std::atomic<bool> pumps_ready{false};
   bool wakes_added = false;  // under poll_mu: the outbound channels are in the read loop's WaitSet
   std::mutex poll_mu;        // one poll() at a time; stop() takes it too
@@ -224,7 +223,6 @@ void Bridge::Impl::run() {
     MappingRuntime& m = *mp;
     if (m.cfg.direction != BridgeDirection::inbound && caller_driven(config)) {
       pumps.push_back(std::make_unique<bridge_detail::CoreOutbound>(m, *link, stop, /*caller=*/true));
-      pumped.push_back(&m);
     } else if (m.cfg.direction != BridgeDirection::inbound) {
       m.out_thread = std::thread([this, &m] { bridge_detail::run_outbound(m, *link, stop); });
     }
@@ -243,7 +241,7 @@ void Bridge::Impl::run() {
       if (own) read_loop->add(&m);
     }
   }
-  pumps_ready.store(true, std::memory_order_release);  // release: pumps and pumped are complete (poll() acquires)
+  pumps_ready.store(true, std::memory_order_release);  // release: pumps are complete (poll() acquires)
   ready.store(true, std::memory_order_relaxed);
 }
 
@@ -278,11 +276,12 @@ std::size_t Bridge::poll(std::chrono::nanoseconds timeout) {
   // handshake (the subscriptions, the flush that confirms them) is written
   // and read only here.
   if (!impl_->wakes_added && impl_->pumps_ready.load(std::memory_order_acquire)) {
-    for (MappingRuntime* m : impl_->pumped) {  // from the polling thread, as the WaitSet wants
-      if (m->cfg.kind == BridgeKind::topic)
-        impl_->read_loop->add_wake(m->subscriber);
+    for (auto& p : impl_->pumps) {  // from the polling thread, as the WaitSet wants
+      MappingRuntime& m = p->mapping();
+      if (m.cfg.kind == BridgeKind::topic)
+        impl_->read_loop->add_wake(m.subscriber);
       else
-        impl_->read_loop->add_wake(m->queue_out);
+        impl_->read_loop->add_wake(m.queue_out);
     }
     impl_->wakes_added = true;
   }
@@ -297,7 +296,6 @@ void Bridge::stop() noexcept {
   std::unique_lock poll_lock(impl_->poll_mu);  // no poll() from here on
   for (auto& p : impl_->pumps) p->finish();
   impl_->pumps.clear();
-  impl_->pumped.clear();
   impl_->pumps_ready.store(false, std::memory_order_relaxed);
   impl_->wakes_added = false;
   for (auto& m : impl_->maps) {

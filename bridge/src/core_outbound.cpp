@@ -94,11 +94,15 @@ bool CoreOutbound::send_queue_loans() {
     if (r == Sent::held) return false;
     if (r == Sent::sent) m_.counters.forwarded.fetch_add(1, std::memory_order_relaxed);
   }
+  consume_queue_loans();
+  return true;
+}
+
+void CoreOutbound::consume_queue_loans() {
   next_ += loans_read_;
   save_position(m_, next_);  // before the loans go back (a crash in between: at least once)
   for (std::size_t i = 0; i < loans_read_; ++i) loans_[i].release();
   loans_read_ = loans_sent_ = 0;
-  return true;
 }
 
 std::size_t CoreOutbound::pump_queue(std::chrono::nanoseconds first_wait) {
@@ -113,10 +117,7 @@ void CoreOutbound::finish() {
   if (m_.cfg.kind == BridgeKind::queue) {
     if (!send_queue_loans()) {  // stopping while NATS does not take them: given up, and counted
       m_.counters.lost.fetch_add(loans_read_ - loans_sent_, std::memory_order_relaxed);
-      next_ += loans_read_;
-      save_position(m_, next_);
-      for (std::size_t i = 0; i < loans_read_; ++i) loans_[i].release();
-      loans_read_ = loans_sent_ = 0;
+      consume_queue_loans();
     }
     return;
   }

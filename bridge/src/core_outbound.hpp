@@ -32,11 +32,14 @@ class CoreOutbound {
   // counted lost), and the position saved.
   void finish();
 
+  [[nodiscard]] MappingRuntime& mapping() const noexcept { return m_; }
+
  private:
   std::size_t pump_topic(std::chrono::nanoseconds first_wait);
   std::size_t pump_queue(std::chrono::nanoseconds first_wait);
-  bool send_batch();        // false: held (nothing of it went out)
-  bool send_queue_loans();  // false: some held
+  bool send_batch();           // false: held (nothing of it went out)
+  bool send_queue_loans();     // false: some held
+  void consume_queue_loans();  // the loans read are done with: position saved, then released
 
   MappingRuntime& m_;
   Link& link_;

@@ -116,59 +116,75 @@ bool deliver(MappingRuntime& m, const Headers& h, const char* data, std::size_t 
   return put_local(m, h, data, n, true) == Put::ok;
 }
 
+namespace {
+
+// Calls f(frame index, headers, payload, size) for each local message of a
+// core NATS message from frame `from` on: the message itself (count 0), or
+// the frames of a batch, as far as the payload really holds them (its
+// Zipc-Count and frame sizes come from the network). Stops, returning false,
+// when f does.
+template <class F>
+bool for_each_frame(Headers h, const char* data, std::size_t size, std::uint64_t from, F&& f) {
+  if (h.count == 0) return from > 0 || f(std::uint64_t{0}, h, data, size);
+  std::size_t at = 0;
+  for (std::uint64_t i = 0; i < h.count; ++i) {
+    Frame fr;
+    if (at > size || size - at < sizeof(Frame)) break;  // (at passes size after an unpadded last frame)
+    std::memcpy(&fr, data + at, sizeof(Frame));
+    if (size - at - sizeof(Frame) < fr.size) break;
+    h.seq = fr.seq, h.ns = fr.origin_ns, h.skip = fr.skip;
+    if (i >= from && !f(i, h, data + at + sizeof(Frame), std::size_t{fr.size})) return false;
+    at += sizeof(Frame) + (std::size_t{fr.size} + 7) / 8 * 8;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool deliver_core_msg(MappingRuntime& m, natsMsg* msg) {
-  Headers h = read_headers(msg);
   const char* data = natsMsg_GetData(msg);
   const auto size = static_cast<std::size_t>(natsMsg_GetDataLength(msg));
   std::lock_guard lock(m.local_mu);
   // Going on with a held message: its frames before held_frame are
   // delivered, and held_frame itself was judged already.
-  std::uint64_t from = 0;
-  if (msg == m.held_msg) from = m.held_frame, m.held_msg = nullptr;
+  const bool resuming = msg == m.held_msg;
+  const std::uint64_t from = resuming ? m.held_frame : 0;
+  m.held_msg = nullptr;
   // One local message; false when it is held.
-  auto one = [&](std::uint64_t frame, const Headers& fh, const char* d, std::size_t n) {
-    if (frame != from || m.held_judged == false) {
-      switch (judge(m, fh)) {
-        case Verdict::loop: m.counters.loops.fetch_add(1, std::memory_order_relaxed); return true;
-        case Verdict::duplicate: m.counters.duplicates.fetch_add(1, std::memory_order_relaxed); return true;
-        case Verdict::deliver: break;
-      }
-    }
-    m.held_judged = false;
-    switch (put_local(m, fh, d, n, !m.caller)) {
-      case Put::ok: m.counters.received.fetch_add(1, std::memory_order_relaxed); return true;
-      case Put::dropped: return true;
-      case Put::full: m.held_msg = msg, m.held_frame = frame, m.held_judged = true; return false;
-    }
-    return true;
-  };
-  if (h.count == 0) {
-    if (!one(0, h, data, size)) return false;
-  } else {  // a batch: frames one after another
-    std::size_t at = 0;
-    for (std::uint64_t i = 0; i < h.count; ++i) {
-      Frame f;
-      if (size - at < sizeof(Frame)) break;
-      std::memcpy(&f, data + at, sizeof(Frame));
-      if (size - at - sizeof(Frame) < f.size) break;
-      h.seq = f.seq, h.ns = f.origin_ns, h.skip = f.skip;
-      if (i >= from && !one(i, h, data + at + sizeof(Frame), f.size)) return false;
-      at += sizeof(Frame) + (f.size + 7) / 8 * 8;
-    }
-  }
-  natsMsg_Destroy(msg);
-  return true;
+  const bool done = for_each_frame(read_headers(msg), data, size, from,
+                                   [&](std::uint64_t frame, const Headers& h, const char* d, std::size_t n) {
+                                     if (!(resuming && frame == from)) {
+                                       switch (judge(m, h)) {
+                                         case Verdict::loop:
+                                           m.counters.loops.fetch_add(1, std::memory_order_relaxed);
+                                           return true;
+                                         case Verdict::duplicate:
+                                           m.counters.duplicates.fetch_add(1, std::memory_order_relaxed);
+                                           return true;
+                                         case Verdict::deliver: break;
+                                       }
+                                     }
+                                     switch (put_local(m, h, d, n, !m.caller)) {
+                                       case Put::ok: m.counters.received.fetch_add(1, std::memory_order_relaxed); break;
+                                       case Put::dropped: break;
+                                       case Put::full: m.held_msg = msg, m.held_frame = frame; return false;
+                                     }
+                                     return true;
+                                   });
+  if (done) natsMsg_Destroy(msg);
+  return done;
 }
 
 void drop_held(MappingRuntime& m) {
   std::lock_guard lock(m.local_mu);
   if (m.held_msg == nullptr) return;
-  const Headers h = read_headers(m.held_msg);
-  const std::uint64_t frames = h.count == 0 ? 1 : h.count;
-  if (frames > m.held_frame) m.counters.lost.fetch_add(frames - m.held_frame, std::memory_order_relaxed);
+  std::uint64_t left = 0;  // the frames the message really holds from the held one on
+  for_each_frame(read_headers(m.held_msg), natsMsg_GetData(m.held_msg),
+                 static_cast<std::size_t>(natsMsg_GetDataLength(m.held_msg)), m.held_frame,
+                 [&](std::uint64_t, const Headers&, const char*, std::size_t) { return ++left, true; });
+  m.counters.lost.fetch_add(left, std::memory_order_relaxed);
   natsMsg_Destroy(m.held_msg);
   m.held_msg = nullptr;
-  m.held_judged = false;
 }
 
 namespace {
@@ -188,10 +204,13 @@ std::string start_inbound_core(MappingRuntime& m, Link& link, bool synchronous) 
   natsSubscription_SetPendingLimits(m.core_sub, link.pending_msgs(), link.pending_bytes());
   // The server has the interest before we say ready. (Driven by the caller,
   // this flush is written and its answer read by the application's polls.)
-  while ((s = natsConnection_FlushTimeout(link.conn(), 2000)) != NATS_OK && !m.stop->load(std::memory_order_relaxed))
+  bool complained = false;
+  while ((s = natsConnection_FlushTimeout(link.conn(), 2000)) != NATS_OK && !m.stop->load(std::memory_order_relaxed)) {
     link.set_error("nats: subscription to '" + m.cfg.subject + "' not confirmed yet: " + status_text(s) +
                    (m.caller ? " (threads 'caller': is Bridge::poll() being called?)" : ""));
-  link.set_error("");
+    complained = true;
+  }
+  if (complained) link.set_error("");
   return {};
 }
 

@@ -104,11 +104,10 @@ struct MappingRuntime {
   std::string scratch;  // envelope building
   // Driven by Bridge::poll() (BridgeThreads::caller): an inbound message
   // that found the local channel full waits here (under local_mu), from
-  // frame held_frame on (already judged when held_judged), never the caller.
+  // frame held_frame on (that one already judged), never the caller.
   bool caller = false;
   natsMsg* held_msg = nullptr;
   std::uint64_t held_frame = 0;
-  bool held_judged = false;
   std::atomic<bool>* stop = nullptr;  // the bridge's stop flag (callbacks read it)
 };
 

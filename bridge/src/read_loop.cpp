@@ -86,23 +86,19 @@ natsStatus ReadLoop::on_detach(void* user) {
   return NATS_OK;
 }
 
-std::size_t ReadLoop::drain() {
+void ReadLoop::drain() {
   std::lock_guard lock(maps_mu_);
-  std::size_t taken = 0;
   for (MappingRuntime* m : maps_) {
     // A message held for room in the local channel (caller-driven) goes first.
     if (m->held_msg != nullptr && !deliver_core_msg(*m, m->held_msg)) continue;
     natsMsg* msg = nullptr;
     // Timeout 0: take what the read queued, never block.
-    while (m->core_sub != nullptr && natsSubscription_NextMsg(&msg, m->core_sub, 0) == NATS_OK) {
-      ++taken;
+    while (m->core_sub != nullptr && natsSubscription_NextMsg(&msg, m->core_sub, 0) == NATS_OK)
       if (!deliver_core_msg(*m, msg)) break;  // held: no room locally, the rest stays queued in the client
-    }
   }
-  return taken;
 }
 
-std::size_t ReadLoop::step(std::chrono::nanoseconds timeout) {
+void ReadLoop::step(std::chrono::nanoseconds timeout) {
   natsConnection* nc = nullptr;
   {
     std::lock_guard lock(mu_);
@@ -138,7 +134,7 @@ std::size_t ReadLoop::step(std::chrono::nanoseconds timeout) {
     for (std::uint64_t w : wake_ids_) waitset_.detach(w);
     wake_ids_.clear();
   }
-  return drain();
+  drain();
 }
 
 void ReadLoop::run() {

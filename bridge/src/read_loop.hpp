@@ -48,8 +48,8 @@ class ReadLoop {
 
   // One turn of the loop from the calling thread (no start()): waits up to
   // timeout for the socket (or a wake source), reads it, drains the
-  // mappings. Returns the NATS messages taken.
-  std::size_t step(std::chrono::nanoseconds timeout);
+  // mappings.
+  void step(std::chrono::nanoseconds timeout);
   // Also end a step's wait when this outbound channel has something (the
   // endpoint must outlive the loop). Attached to the WaitSet only for the
   // length of a wait: an attached channel's publishers wake it on every
@@ -72,7 +72,7 @@ class ReadLoop {
 
  private:
   void run();
-  std::size_t drain();
+  void drain();
   void changed();                              // under mu_: the poll set must be rebuilt
   void want(bool ReadLoop::*which, bool add);  // polls for reading or writing, or stops
 
@@ -84,7 +84,8 @@ class ReadLoop {
   std::mutex maps_mu_;
   std::vector<MappingRuntime*> maps_;  // under maps_mu_
   WaitSet waitset_;
-  // step()'s registration of the socket (run() keeps its own).
+  // The stepping thread's: wake sources, the ids they have while a wait
+  // lasts, and the socket's registration.
   std::vector<Subscriber*> wake_subscribers_;
   std::vector<Queue*> wake_queues_;
   std::vector<std::uint64_t> wake_ids_;

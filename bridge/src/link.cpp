@@ -81,8 +81,10 @@ std::string Link::build_options(natsOptions** out) const {
       (s = natsOptions_SetUserInfo(o, options_.user.c_str(), options_.password.c_str())) != NATS_OK)
     return fail("user/password");
   if (!options_.token.empty() && (s = natsOptions_SetToken(o, options_.token.c_str())) != NATS_OK) return fail("token");
-  if (!options_.creds_file.empty() && !std::ifstream(options_.creds_file).good())
+  if (!options_.creds_file.empty() && !std::ifstream(options_.creds_file).good()) {
+    natsOptions_Destroy(o);  // (each retry of a bridge with a missing file made one)
     return "nats option creds_file: cannot read '" + options_.creds_file + "'";
+  }
   if (!options_.creds_file.empty() &&
       (s = natsOptions_SetUserCredentialsFromFiles(o, options_.creds_file.c_str(), nullptr)) != NATS_OK)
     return fail("creds_file");

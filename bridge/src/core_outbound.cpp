@@ -1,5 +1,6 @@
 #include "core_outbound.hpp"
 
+#include <cstring>
 #include <thread>
 
 #include "nats_publish.hpp"
@@ -73,11 +74,10 @@ std::size_t CoreOutbound::pump_topic(std::chrono::nanoseconds first_wait) {
     Frame f{static_cast<std::uint32_t>(v.data().size()), static_cast<std::uint32_t>(skip_), v.sequence(),
             v.publish_ns()};
     skip_ = 0;
-    // Appended, not resized and then copied over: the payload is written once.
-    const std::size_t n = v.data().size();
-    batch_.append(reinterpret_cast<const char*>(&f), sizeof(Frame));
-    batch_.append(reinterpret_cast<const char*>(v.data().data()), n);
-    batch_.append((n + 7) / 8 * 8 - n, '\0');  // the frame's zero padding
+    const std::size_t at = batch_.size();
+    batch_.resize(at + sizeof(Frame) + (v.data().size() + 7) / 8 * 8);
+    std::memcpy(batch_.data() + at, &f, sizeof(Frame));
+    std::memcpy(batch_.data() + at + sizeof(Frame), v.data().data(), v.data().size());
     ++count_;
     if (!m_.cfg.batch || batch_.size() >= m_.cfg.batch_bytes || count_ >= kMaxFrames) {
       if (!send_batch()) return read;  // held: the next pump sends it first

@@ -64,14 +64,12 @@ void Link::on_error(natsConnection*, natsSubscription*, natsStatus err, void* cl
   static_cast<Link*>(closure)->set_error(std::string("nats: ") + natsStatus_GetText(err));
 }
 
-std::string Link::build_options(natsOptions** out) const {
-  natsOptions* o = nullptr;
-  natsStatus s = natsOptions_Create(&o);
-  auto fail = [&](const char* what) {
-    std::string e = std::string("nats option ") + what + ": " + status_text(s);
-    natsOptions_Destroy(o);
-    return e;
-  };
+std::string Link::build_options(OptionsPtr& out) const {
+  natsOptions* created = nullptr;
+  natsStatus s = natsOptions_Create(&created);
+  OptionsPtr owner(created, &natsOptions_Destroy);  // every return below frees it, or hands it to `out`
+  natsOptions* o = owner.get();
+  auto fail = [&](const char* what) { return std::string("nats option ") + what + ": " + status_text(s); };
   if (s != NATS_OK) return fail("create");
   std::vector<const char*> urls;
   for (const auto& u : options_.servers) urls.push_back(u.c_str());
@@ -81,10 +79,8 @@ std::string Link::build_options(natsOptions** out) const {
       (s = natsOptions_SetUserInfo(o, options_.user.c_str(), options_.password.c_str())) != NATS_OK)
     return fail("user/password");
   if (!options_.token.empty() && (s = natsOptions_SetToken(o, options_.token.c_str())) != NATS_OK) return fail("token");
-  if (!options_.creds_file.empty() && !std::ifstream(options_.creds_file).good()) {
-    natsOptions_Destroy(o);  // (each retry of a bridge with a missing file made one)
+  if (!options_.creds_file.empty() && !std::ifstream(options_.creds_file).good())
     return "nats option creds_file: cannot read '" + options_.creds_file + "'";
-  }
   if (!options_.creds_file.empty() &&
       (s = natsOptions_SetUserCredentialsFromFiles(o, options_.creds_file.c_str(), nullptr)) != NATS_OK)
     return fail("creds_file");
@@ -115,16 +111,16 @@ std::string Link::build_options(natsOptions** out) const {
   if (loop_ != nullptr && (s = natsOptions_SetEventLoop(o, loop_, &ReadLoop::on_attach, &ReadLoop::on_read,
                                                         &ReadLoop::on_write, &ReadLoop::on_detach)) != NATS_OK)
     return fail("event loop");
-  *out = o;
+  out = std::move(owner);
   return {};
 }
 
 std::string Link::connect_once() {
-  natsOptions* o = nullptr;
-  std::string err = build_options(&o);
+  OptionsPtr o(nullptr, &natsOptions_Destroy);
+  std::string err = build_options(o);
   if (!err.empty()) return err;
-  natsStatus s = natsConnection_Connect(&conn_, o);
-  natsOptions_Destroy(o);
+  natsStatus s = natsConnection_Connect(&conn_, o.get());  // (the connection keeps a copy of its own)
+  o.reset();
   if (s != NATS_OK) {
     conn_ = nullptr;
     std::string e = "nats: cannot connect to " + servers_text() + ": " + status_text(s);

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -46,7 +47,8 @@ class Link {
   static void on_reconnected(natsConnection* nc, void* closure);
   static void on_closed(natsConnection* nc, void* closure);
   static void on_error(natsConnection* nc, natsSubscription* sub, natsStatus err, void* closure);
-  std::string build_options(natsOptions** out) const;
+  using OptionsPtr = std::unique_ptr<natsOptions, decltype(&natsOptions_Destroy)>;
+  std::string build_options(OptionsPtr& out) const;
 
   NatsOptions options_;
   std::string name_;

@@ -94,7 +94,17 @@ TEST(BridgeCore, LossesFromASlowReceiverAreCountedExactly) {
   const std::uint64_t n = 20000;
   std::thread producer([&] {
     publish_range(topic, 0, n - 1);
-    std::this_thread::sleep_for(500ms);  // the backlog drains, so the last one is not dropped
+    // The backlog drains first, so the last one is not dropped: A has sent
+    // everything and B's count has stopped moving (a fixed pause was too
+    // short for a slow build, ASan, under load).
+    wait_for([&] { return a.stats(0).forwarded == n - 1; }, 20s);
+    std::uint64_t seen = ~std::uint64_t{0};
+    for (int quiet = 0, i = 0; quiet < 3 && i < 200; ++i) {
+      std::this_thread::sleep_for(100ms);
+      const std::uint64_t r = b.stats(0).received;
+      quiet = r == seen ? quiet + 1 : 0;
+      seen = r;
+    }
     publish_range(topic, n - 1, n);
   });
   std::vector<std::uint64_t> got;

@@ -36,12 +36,14 @@ void publish_raw(natsConnection* nc, const std::string& subject, std::uint64_t s
   natsMsg_Destroy(msg);
 }
 
+// A test payload (harness.hpp's payload()) as a message body.
+std::string text(const std::vector<std::byte>& b) {
+  return {reinterpret_cast<const char*>(b.data()), b.size()};
+}
+
 std::string frame(std::uint64_t seq, std::uint32_t claimed_size, std::size_t real_size) {
   const WireFrame f{claimed_size, 0, seq, 1};
-  std::string out(reinterpret_cast<const char*>(&f), sizeof(f));
-  const auto body = payload(seq, real_size);
-  out.append(reinterpret_cast<const char*>(body.data()), body.size());
-  return out;
+  return std::string(reinterpret_cast<const char*>(&f), sizeof(f)) + text(payload(seq, real_size));
 }
 
 TEST(BridgeHostile, ABatchThatOverstatesItsFramesDeliversTheFramesItHoldsAndCountsTheRest) {
@@ -59,13 +61,11 @@ TEST(BridgeHostile, ABatchThatOverstatesItsFramesDeliversTheFramesItHoldsAndCoun
   // (its padding would reach past the end).
   publish_raw(nc, subject, 0, 3, frame(0, 9, 9));
   // Seq 1: plain.
-  const auto one = payload(1);
-  publish_raw(nc, subject, 1, 0, std::string(reinterpret_cast<const char*>(one.data()), one.size()));
+  publish_raw(nc, subject, 1, 0, text(payload(1)));
   // Seq 2: a frame that claims 1000 bytes and holds 8: nothing of it is delivered.
   publish_raw(nc, subject, 2, 2, frame(2, 1000, 8));
   // Seq 3: plain; it reveals seq 2 as missing.
-  const auto three = payload(3);
-  publish_raw(nc, subject, 3, 0, std::string(reinterpret_cast<const char*>(three.data()), three.size()));
+  publish_raw(nc, subject, 3, 0, text(payload(3)));
   ASSERT_EQ(natsConnection_Flush(nc), NATS_OK);
   natsConnection_Destroy(nc);
   ASSERT_TRUE(wait_for([&] { return reader.count() >= 3; }, 10s)) << reader.count();

@@ -30,9 +30,9 @@ std::size_t CoreOutbound::pump(std::chrono::nanoseconds first_wait) {
 // The batch goes out in one NATS message (a lone message plain).
 bool CoreOutbound::send_batch() {
   if (count_ == 0) return true;
-  const Sent r = count_ == 1 ? publish_core(m_, link_, stop_, first_seq_, first_ns_, batch_.data() + sizeof(Frame),
-                                            lone_size_, first_skip_, 0, caller_)
-                             : publish_core(m_, link_, stop_, first_seq_, first_ns_, batch_.data(), batch_.size(),
+  const Sent r = count_ == 1 ? publish_core(m_, link_, out_, stop_, first_seq_, first_ns_,
+                                            batch_.data() + sizeof(Frame), lone_size_, first_skip_, 0, caller_)
+                             : publish_core(m_, link_, out_, stop_, first_seq_, first_ns_, batch_.data(), batch_.size(),
                                             first_skip_, count_, caller_);
   if (r == Sent::held) return false;
   if (r == Sent::sent) m_.counters.forwarded.fetch_add(count_, std::memory_order_relaxed);
@@ -90,7 +90,8 @@ bool CoreOutbound::send_queue_loans() {
   const std::uint64_t ns = realtime_ns();
   for (; loans_sent_ < loans_read_; ++loans_sent_) {
     QueueReadLoan& l = loans_[loans_sent_];
-    const Sent r = publish_core(m_, link_, stop_, next_ + loans_sent_, ns, l.data().data(), l.size(), 0, 0, caller_);
+    const Sent r =
+        publish_core(m_, link_, out_, stop_, next_ + loans_sent_, ns, l.data().data(), l.size(), 0, 0, caller_);
     if (r == Sent::held) return false;
     if (r == Sent::sent) m_.counters.forwarded.fetch_add(1, std::memory_order_relaxed);
   }

@@ -13,6 +13,7 @@
 
 #include "internal.hpp"
 #include "link.hpp"
+#include "nats_publish.hpp"
 
 namespace zipc::bridge_detail {
 
@@ -45,6 +46,7 @@ class CoreOutbound {
   Link& link_;
   const std::atomic<bool>& stop_;
   const bool caller_;
+  OutMsg out_;  // the natsMsg each publish refills
   // Topic: the batch being built (frames) and what it covers.
   std::string batch_;
   std::uint64_t count_ = 0, first_seq_ = 0, first_ns_ = 0, first_skip_ = 0, last_seq_ = 0;

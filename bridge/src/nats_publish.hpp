@@ -21,6 +21,33 @@ std::string u64s(std::uint64_t v);
 natsMsg* make_msg(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, const void* data, std::size_t n,
                   std::uint64_t skip = 0, std::uint64_t count = 0);
 
+// The core outbound natsMsg, kept from one publish to the next of the same
+// payload length and refilled: its payload and the four changing headers are
+// written over, Zipc-Origin and Zipc-Channel stay. natsConnection_PublishMsg
+// copies a message's payload into the connection's buffer before it returns,
+// so the same message can carry the next one. What it saves per publish: the
+// allocation of the message (a batch is 16 KiB), its header map, and the
+// hand-off of natsMsg_Destroy to the client's collector thread (a lock and a
+// wake-up), measured in docs/bridge.md ("A kept outbound message").
+class OutMsg {
+ public:
+  OutMsg() = default;
+  OutMsg(const OutMsg&) = delete;
+  OutMsg& operator=(const OutMsg&) = delete;
+  ~OutMsg() { natsMsg_Destroy(msg_); }
+
+  // The message for this payload, headers set; null when the client has no
+  // memory for it. Valid until the next fill.
+  natsMsg* fill(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, const void* data, std::size_t n,
+                std::uint64_t skip, std::uint64_t count);
+
+ private:
+  void drop() noexcept;
+  natsMsg* msg_ = nullptr;
+  std::size_t size_ = 0;  // msg_'s payload length
+  bool has_skip_ = false, has_count_ = false;
+};
+
 // What publish_core did with a message.
 enum class Sent : std::uint8_t {
   sent,     // buffered by the client (or written)
@@ -30,8 +57,9 @@ enum class Sent : std::uint8_t {
 
 // Core: one publish; under overflow=block retried until it is buffered
 // (`once`: tried once, for a caller's thread that must not wait).
-Sent publish_core(MappingRuntime& m, Link& link, const std::atomic<bool>& stop, std::uint64_t seq, std::uint64_t ns,
-                  const void* data, std::size_t n, std::uint64_t skip, std::uint64_t count, bool once);
+Sent publish_core(MappingRuntime& m, Link& link, OutMsg& out, const std::atomic<bool>& stop, std::uint64_t seq,
+                  std::uint64_t ns, const void* data, std::size_t n, std::uint64_t skip, std::uint64_t count,
+                  bool once);
 
 // Outbound: the next local sequence to send, kept for a restart.
 void save_position(MappingRuntime& m, std::uint64_t next);

@@ -34,45 +34,51 @@ natsMsg* make_msg(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, 
   return msg;
 }
 
-void OutMsg::drop() noexcept {
-  natsMsg_Destroy(msg_);
-  msg_ = nullptr;
+void OutMsg::Kept::drop() noexcept {
+  natsMsg_Destroy(msg);
+  msg = nullptr;
 }
 
 natsMsg* OutMsg::fill(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, const void* data, std::size_t n,
                       std::uint64_t skip, std::uint64_t count) {
-  if (msg_ == nullptr || size_ != n) {
-    drop();
-    // No payload given: the client allocates n bytes and copies nothing.
-    if (natsMsg_Create(&msg_, m.cfg.subject.c_str(), nullptr, nullptr, static_cast<int>(n)) != NATS_OK) {
-      msg_ = nullptr;
+  Kept& k = count != 0 ? batch_ : lone_;
+  // A batch may go out in a message up to 1/16 longer than its frames (the
+  // receiver walks Zipc-Count frames and ignores the zeros after them), so
+  // batches of varying length share one message; a lone message is exact.
+  const bool fits = k.msg != nullptr && (k.size == n || (count != 0 && n < k.size && k.size - n <= k.size / 16));
+  if (!fits) {
+    // A batch that found a kept message too short or too long: room for
+    // the lengths around it. The first of each, and a lone one: its length.
+    const std::size_t size = count != 0 && k.msg != nullptr ? (n + n / 16) / 8 * 8 : n;
+    k.drop();
+    // No payload given: the client allocates the bytes and copies nothing.
+    if (natsMsg_Create(&k.msg, m.cfg.subject.c_str(), nullptr, nullptr, static_cast<int>(size)) != NATS_OK) {
+      k.msg = nullptr;
       return nullptr;
     }
-    size_ = n;
-    has_skip_ = has_count_ = false;
-    if (natsMsgHeader_Set(msg_, kHdrOrigin, m.host_id.c_str()) != NATS_OK ||
-        natsMsgHeader_Set(msg_, kHdrChannel, m.cfg.channel.c_str()) != NATS_OK) {
-      drop();
+    k.size = size;
+    k.has_skip = false;
+    if (natsMsgHeader_Set(k.msg, kHdrOrigin, m.host_id.c_str()) != NATS_OK ||
+        natsMsgHeader_Set(k.msg, kHdrChannel, m.cfg.channel.c_str()) != NATS_OK) {
+      k.drop();
       return nullptr;
     }
   }
   // The payload is the message's own allocation (natsMsg_Create above), not
   // shared with the client once a publish has returned.
-  if (n != 0) std::memcpy(const_cast<char*>(natsMsg_GetData(msg_)), data, n);
-  bool ok = natsMsgHeader_Set(msg_, kHdrSeq, u64s(seq).c_str()) == NATS_OK &&
-            natsMsgHeader_Set(msg_, kHdrTime, u64s(ns).c_str()) == NATS_OK;
-  if (ok && (skip != 0 || has_skip_)) {
-    ok = skip != 0 ? natsMsgHeader_Set(msg_, kHdrSkip, u64s(skip).c_str()) == NATS_OK
-                   : natsMsgHeader_Delete(msg_, kHdrSkip) == NATS_OK;
-    has_skip_ = skip != 0;
+  auto* payload = const_cast<char*>(natsMsg_GetData(k.msg));
+  if (n != 0) std::memcpy(payload, data, n);
+  if (k.size > n) std::memset(payload + n, 0, k.size - n);
+  bool ok = natsMsgHeader_Set(k.msg, kHdrSeq, u64s(seq).c_str()) == NATS_OK &&
+            natsMsgHeader_Set(k.msg, kHdrTime, u64s(ns).c_str()) == NATS_OK &&
+            (count == 0 || natsMsgHeader_Set(k.msg, kHdrCount, u64s(count).c_str()) == NATS_OK);
+  if (ok && (skip != 0 || k.has_skip)) {
+    ok = skip != 0 ? natsMsgHeader_Set(k.msg, kHdrSkip, u64s(skip).c_str()) == NATS_OK
+                   : natsMsgHeader_Delete(k.msg, kHdrSkip) == NATS_OK;
+    k.has_skip = skip != 0;
   }
-  if (ok && (count != 0 || has_count_)) {
-    ok = count != 0 ? natsMsgHeader_Set(msg_, kHdrCount, u64s(count).c_str()) == NATS_OK
-                    : natsMsgHeader_Delete(msg_, kHdrCount) == NATS_OK;
-    has_count_ = count != 0;
-  }
-  if (!ok) drop();
-  return msg_;
+  if (!ok) k.drop();
+  return k.msg;
 }
 
 void save_position(MappingRuntime& m, std::uint64_t next) {

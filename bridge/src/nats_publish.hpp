@@ -21,31 +21,40 @@ std::string u64s(std::uint64_t v);
 natsMsg* make_msg(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, const void* data, std::size_t n,
                   std::uint64_t skip = 0, std::uint64_t count = 0);
 
-// The core outbound natsMsg, kept from one publish to the next of the same
-// payload length and refilled: its payload and the four changing headers are
-// written over, Zipc-Origin and Zipc-Channel stay. natsConnection_PublishMsg
-// copies a message's payload into the connection's buffer before it returns,
-// so the same message can carry the next one. What it saves per publish: the
-// allocation of the message (a batch is 16 KiB), its header map, and the
-// hand-off of natsMsg_Destroy to the client's collector thread (a lock and a
-// wake-up), measured in docs/bridge.md ("A kept outbound message").
+// The core outbound natsMsgs, kept and refilled from one publish to the
+// next: one for lone messages (reused at the same length) and one for
+// batches (reused for any batch up to 1/16 shorter, the rest zeros). The
+// payload and the changing headers are written over; Zipc-Origin and
+// Zipc-Channel stay. natsConnection_PublishMsg copies a message's payload into
+// the connection's buffer before it returns, so the same message can carry
+// the next one. What it saves per publish: the allocation of the message (a
+// batch is 16 KiB), its header map, and the hand-off of natsMsg_Destroy to
+// the client's collector thread (a lock and a wake-up); docs/bridge.md, "A
+// kept outbound message", has the figures.
 class OutMsg {
  public:
   OutMsg() = default;
   OutMsg(const OutMsg&) = delete;
   OutMsg& operator=(const OutMsg&) = delete;
-  ~OutMsg() { natsMsg_Destroy(msg_); }
+  ~OutMsg() {
+    lone_.drop();
+    batch_.drop();
+  }
 
-  // The message for this payload, headers set; null when the client has no
-  // memory for it. Valid until the next fill.
+  // The message for this payload (a batch of `count` frames when count > 0),
+  // headers set; null when the client has no memory for it. Valid until the
+  // next fill.
   natsMsg* fill(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, const void* data, std::size_t n,
                 std::uint64_t skip, std::uint64_t count);
 
  private:
-  void drop() noexcept;
-  natsMsg* msg_ = nullptr;
-  std::size_t size_ = 0;  // msg_'s payload length
-  bool has_skip_ = false, has_count_ = false;
+  struct Kept {
+    natsMsg* msg = nullptr;
+    std::size_t size = 0;   // msg's payload length
+    bool has_skip = false;  // msg carries Zipc-Skip
+    void drop() noexcept;
+  };
+  Kept lone_, batch_;
 };
 
 // What publish_core did with a message.

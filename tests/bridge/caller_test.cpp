@@ -2,6 +2,7 @@
 // move the messages through Bridge::poll(). Real nats-server, two "hosts".
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "common.hpp"
@@ -141,6 +142,56 @@ TEST(BridgeCaller, AFullLocalChannelHoldsTheMessageAndThePollReturns) {
   EXPECT_EQ(b.stats(0).received, n);
   EXPECT_EQ(b.stats(0).lost, 0u);
   EXPECT_EQ(b.stats(0).duplicates, 0u);
+}
+
+// Messages of varying size, read a few dozen at a time: batches of varying
+// length, most of them sent in a kept message a little longer than their
+// frames (nats_publish.hpp, OutMsg). Each arrives exactly as it was sent.
+TEST(BridgeCaller, MessagesOfVaryingSizeArriveExactlyAsSentInBatchesOfVaryingLength) {
+  Pair p;
+  auto ca = caller_config(p, "hostA");
+  ca.mappings.push_back(mapping(p.h.a("prices"), p.h.subject("prices"), BridgeDirection::outbound, BridgeMode::core));
+  auto cb = caller_config(p, "hostB");
+  cb.mappings.push_back(mapping(p.h.b("prices"), p.h.subject("prices"), BridgeDirection::inbound, BridgeMode::core));
+  Bridge a(ca), b(cb);
+  a.start();
+  b.start();
+  ASSERT_TRUE(ready_polling(a, b)) << a.last_error() << b.last_error();
+  auto btopic = Topic::open(p.h.b("prices"));
+  auto sub = btopic.subscribe({From::oldest(), Delivery::reliable});
+  const std::uint64_t n = 6000;
+  auto size_of = [](std::uint64_t i) { return std::size_t{8 + (i * 7919) % 600}; };
+  {
+    auto atopic = Topic::open(p.h.a("prices"));
+    auto pub = atopic.publisher();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      CommitResult r;
+      while ((r = pub.try_publish(payload(i, size_of(i)))).status == Status::full) a.poll();
+      ASSERT_TRUE(r.ok()) << to_string(r.status);
+      if (i % 37 == 0) a.poll();
+    }
+  }
+  std::uint64_t got = 0;
+  std::vector<std::byte> buf(4096);
+  const auto end = std::chrono::steady_clock::now() + 30s;
+  while (got < n && std::chrono::steady_clock::now() < end) {
+    a.poll(1ms);
+    b.poll(1ms);
+    for (ReadResult r = sub.read(buf, 0ms); r.ok(); r = sub.read(buf, 0ms), ++got) {
+      auto env = parse_envelope(std::span(buf.data(), r.size));
+      ASSERT_TRUE(env.has_value()) << "at " << got;
+      ASSERT_EQ(env->sequence, got);
+      const auto want = payload(got, size_of(got));
+      ASSERT_EQ(env->payload.size(), want.size()) << "at " << got;
+      ASSERT_TRUE(std::equal(want.begin(), want.end(), env->payload.begin())) << "at " << got;
+    }
+  }
+  EXPECT_EQ(got, n);
+  EXPECT_EQ(a.stats(0).forwarded, n);
+  EXPECT_EQ(b.stats(0).received, n);
+  EXPECT_EQ(b.stats(0).lost, 0u);
+  EXPECT_EQ(b.stats(0).duplicates, 0u) << "the zeros after a batch's frames were read as frames";
+  EXPECT_EQ(b.stats(0).loops, 0u);
 }
 
 TEST(BridgeCaller, StoppingWithAMessageHeldNeitherBlocksNorPublishesIt) {

@@ -1,9 +1,10 @@
-// The core outbound natsMsg is kept and refilled from one publish to the next
-// of the same payload length (bridge/src/nats_publish.hpp, OutMsg). What
-// crosses the wire must be the message it holds now: its payload, its
-// sequence and time, and Zipc-Count / Zipc-Skip only when this message has
-// them, never left over from the one before. Checked as a real nats-server
-// delivers it to a plain subscriber.
+// The core outbound natsMsgs are kept and refilled from one publish to the
+// next (bridge/src/nats_publish.hpp, OutMsg): a lone message at its length, a
+// batch in any kept batch message up to 1/16 longer. What crosses the wire
+// must be the message it holds now: its payload (then zeros, for a batch),
+// its sequence and time, and Zipc-Count / Zipc-Skip only when this message
+// has them, never left over from the one before. Checked as a real
+// nats-server delivers it to a plain subscriber.
 #include <gtest/gtest.h>
 #include <nats/nats.h>
 
@@ -59,10 +60,13 @@ struct Wire {
   }
 };
 
-void expect_message(natsMsg* got, std::uint64_t seq, std::uint64_t ns, const std::string& body,
+// `length`: the payload's length on the wire, body then zeros (a batch in a
+// kept message up to 1/16 longer); a lone message is exactly its body.
+void expect_message(natsMsg* got, std::uint64_t seq, std::uint64_t ns, const std::string& body, std::size_t length,
                     const std::optional<std::string>& skip, const std::optional<std::string>& count) {
   ASSERT_NE(got, nullptr);
-  EXPECT_EQ(std::string(natsMsg_GetData(got), static_cast<std::size_t>(natsMsg_GetDataLength(got))), body);
+  const std::string data(natsMsg_GetData(got), static_cast<std::size_t>(natsMsg_GetDataLength(got)));
+  EXPECT_EQ(data, body + std::string(length - body.size(), '\0'));
   EXPECT_EQ(header(got, "Zipc-Origin"), "hostA");
   EXPECT_EQ(header(got, "Zipc-Channel"), "hostA.prices");
   EXPECT_EQ(header(got, "Zipc-Seq"), std::to_string(seq));
@@ -75,19 +79,25 @@ void expect_message(natsMsg* got, std::uint64_t seq, std::uint64_t ns, const std
 TEST(BridgeOutMsg, AKeptMessageCarriesOnlyTheHeadersAndPayloadOfWhatItNowHolds) {
   Wire w;
   OutMsg out;
-  const std::string batch(256, 'b'), lone(256, 'l'), other(100, 'o');
-  // A batch of two after one skipped echo.
-  expect_message(w.round_trip(out, 10, 1000, batch, 1, 2), 10, 1000, batch, "1", "2");
-  // A lone message of the batch's length: the kept message, without the
-  // batch's Zipc-Count and Zipc-Skip.
-  expect_message(w.round_trip(out, 12, 1001, lone, 0, 0), 12, 1001, lone, std::nullopt, std::nullopt);
-  // The same length again, with a skip: Zipc-Skip comes back, Zipc-Count stays away.
-  expect_message(w.round_trip(out, 14, 1002, batch, 1, 0), 14, 1002, batch, "1", std::nullopt);
-  // Another length: a new message, the same rules.
-  expect_message(w.round_trip(out, 15, 1003, other, 0, 3), 15, 1003, other, std::nullopt, "3");
-  expect_message(w.round_trip(out, 18, 1004, other, 0, 0), 18, 1004, other, std::nullopt, std::nullopt);
-  // An empty payload.
-  expect_message(w.round_trip(out, 19, 1005, "", 0, 0), 19, 1005, "", std::nullopt, std::nullopt);
+  const std::string b256(256, 'b'), l256(256, 'l'), b250(250, 'c'), b300(300, 'd'), b310(310, 'e'), l100(100, 'o');
+  // A batch of two after one skipped echo: the first batch, its own length.
+  expect_message(w.round_trip(out, 10, 1000, b256, 1, 2), 10, 1000, b256, 256, "1", "2");
+  // A lone message of the batch's length: exact, without the batch's
+  // Zipc-Count and Zipc-Skip.
+  expect_message(w.round_trip(out, 12, 1001, l256, 0, 0), 12, 1001, l256, 256, std::nullopt, std::nullopt);
+  // A shorter batch with a skip: in the kept 256 bytes, zeros after it.
+  expect_message(w.round_trip(out, 14, 1002, b250, 2, 3), 14, 1002, b250, 256, "2", "3");
+  // The kept batch message again, now without Zipc-Skip.
+  expect_message(w.round_trip(out, 17, 1003, b256, 0, 2), 17, 1003, b256, 256, std::nullopt, "2");
+  // A longer batch: a new message with room (300 + 300/16, to 8 bytes) for the next.
+  expect_message(w.round_trip(out, 19, 1004, b300, 0, 4), 19, 1004, b300, 312, std::nullopt, "4");
+  expect_message(w.round_trip(out, 23, 1005, b310, 0, 4), 23, 1005, b310, 312, std::nullopt, "4");
+  // A much shorter batch does not ride in it.
+  expect_message(w.round_trip(out, 27, 1006, b250, 0, 2), 27, 1006, b250, 264, std::nullopt, "2");
+  // Lone messages are always exact: another length, and an empty one.
+  expect_message(w.round_trip(out, 29, 1007, l100, 0, 0), 29, 1007, l100, 100, std::nullopt, std::nullopt);
+  expect_message(w.round_trip(out, 30, 1008, "", 3, 0), 30, 1008, "", 0, "3", std::nullopt);
+  expect_message(w.round_trip(out, 34, 1009, l100, 0, 0), 34, 1009, l100, 100, std::nullopt, std::nullopt);
 }
 
 }  // namespace

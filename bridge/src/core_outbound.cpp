@@ -27,20 +27,39 @@ std::size_t CoreOutbound::pump(std::chrono::nanoseconds first_wait) {
   return m_.cfg.kind == BridgeKind::queue ? pump_queue(first_wait) : pump_topic(first_wait);
 }
 
-// The batch goes out in one NATS message (a lone message plain).
+Frame CoreOutbound::frame_at(std::size_t at) const noexcept {
+  Frame f;
+  std::memcpy(&f, batch_.data() + at, sizeof(Frame));
+  return f;
+}
+
+// The batch goes out in NATS messages of at most the server's payload limit
+// (one, unless batch_bytes is near it): each the frames that fit, at least
+// one; a lone frame goes out plain.
 bool CoreOutbound::send_batch() {
-  if (count_ == 0) return true;
-  const Sent r = count_ == 1 ? publish_core(m_, link_, out_, stop_, first_seq_, first_ns_,
-                                            batch_.data() + sizeof(Frame), lone_size_, first_skip_, 0, caller_)
-                             : publish_core(m_, link_, out_, stop_, first_seq_, first_ns_, batch_.data(), batch_.size(),
-                                            first_skip_, count_, caller_);
-  if (r == Sent::held) return false;
-  if (r == Sent::sent) m_.counters.forwarded.fetch_add(count_, std::memory_order_relaxed);
-  m_.counters.out_position.store(last_seq_ + 1, std::memory_order_relaxed);
-  since_save_ += count_;
-  if (since_save_ >= kSaveEvery) save_position(m_, last_seq_ + 1), since_save_ = 0;
-  count_ = 0;
-  batch_.clear();
+  const std::size_t limit = payload_limit(link_);
+  while (count_ > 0) {
+    const Frame first = frame_at(0);
+    std::size_t bytes = 0;
+    std::uint64_t frames = 0, last_seq = first.seq;
+    while (frames < count_ && bytes < batch_.size()) {
+      const Frame f = frame_at(bytes);
+      const std::size_t framed = sizeof(Frame) + (std::size_t{f.size} + 7) / 8 * 8;
+      if (frames > 0 && bytes + framed > limit) break;
+      bytes += framed, ++frames, last_seq = f.seq;
+    }
+    const Sent r = frames == 1 ? publish_core(m_, link_, out_, stop_, first.seq, first.origin_ns,
+                                              batch_.data() + sizeof(Frame), first.size, first.skip, 0, caller_)
+                               : publish_core(m_, link_, out_, stop_, first.seq, first.origin_ns, batch_.data(), bytes,
+                                              first.skip, frames, caller_);
+    if (r == Sent::held) return false;
+    if (r == Sent::sent) m_.counters.forwarded.fetch_add(frames, std::memory_order_relaxed);
+    m_.counters.out_position.store(last_seq + 1, std::memory_order_relaxed);
+    since_save_ += frames;
+    if (since_save_ >= kSaveEvery) save_position(m_, last_seq + 1), since_save_ = 0;
+    count_ -= frames;
+    batch_.erase(0, bytes);
+  }
   return true;
 }
 
@@ -67,9 +86,6 @@ std::size_t CoreOutbound::pump_topic(std::chrono::nanoseconds first_wait) {
       ++skip_;
       continue;
     }
-    if (count_ == 0)
-      first_seq_ = v.sequence(), first_ns_ = v.publish_ns(), first_skip_ = skip_, lone_size_ = v.data().size();
-    last_seq_ = v.sequence();
     // Frame it (also the first: if a second one follows, the batch is ready).
     Frame f{static_cast<std::uint32_t>(v.data().size()), static_cast<std::uint32_t>(skip_), v.sequence(),
             v.publish_ns()};
@@ -124,7 +140,7 @@ void CoreOutbound::finish() {
   }
   if (!send_batch()) {
     // Not taken: the saved position stays before it, so a restart sends it again.
-    save_position(m_, first_seq_);
+    save_position(m_, frame_at(0).seq);
     return;
   }
   save_position(m_, m_.subscriber.next_sequence());

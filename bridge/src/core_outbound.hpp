@@ -38,7 +38,8 @@ class CoreOutbound {
  private:
   std::size_t pump_topic(std::chrono::nanoseconds first_wait);
   std::size_t pump_queue(std::chrono::nanoseconds first_wait);
-  bool send_batch();           // false: held (nothing of it went out)
+  bool send_batch();  // false: held (batch_ keeps the frames not sent)
+  [[nodiscard]] Frame frame_at(std::size_t at) const noexcept;
   bool send_queue_loans();     // false: some held
   void consume_queue_loans();  // the loans read are done with: position saved, then released
 
@@ -47,11 +48,10 @@ class CoreOutbound {
   const std::atomic<bool>& stop_;
   const bool caller_;
   OutMsg out_;  // the natsMsg each publish refills
-  // Topic: the batch being built (frames) and what it covers.
+  // Topic: the batch being built, count_ frames.
   std::string batch_;
-  std::uint64_t count_ = 0, first_seq_ = 0, first_ns_ = 0, first_skip_ = 0, last_seq_ = 0;
-  std::size_t lone_size_ = 0;  // payload bytes of the first frame (a batch of one goes out plain)
-  std::uint64_t skip_ = 0;     // echoes skipped since the last frame
+  std::uint64_t count_ = 0;
+  std::uint64_t skip_ = 0;  // echoes skipped since the last frame
   std::uint64_t since_save_ = 0;
   // Queue: loans read, the first not yet sent, and the sequence number of loans_[0].
   std::vector<QueueReadLoan> loans_;

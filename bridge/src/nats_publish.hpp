@@ -16,10 +16,10 @@ namespace zipc::bridge_detail {
 
 std::string u64s(std::uint64_t v);
 
-// The NATS message for a local message (or a batch of `count` frames); null
+// A new NATS message for one local message (JetStream, which takes it); null
 // when the client has no memory for it.
 natsMsg* make_msg(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, const void* data, std::size_t n,
-                  std::uint64_t skip = 0, std::uint64_t count = 0);
+                  std::uint64_t skip);
 
 // The core outbound natsMsgs, kept and refilled from one publish to the
 // next: one for lone messages (reused at the same length) and one for
@@ -28,9 +28,10 @@ natsMsg* make_msg(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, 
 // Zipc-Channel stay. natsConnection_PublishMsg copies a message's payload into
 // the connection's buffer before it returns, so the same message can carry
 // the next one. What it saves per publish: the allocation of the message (a
-// batch is 16 KiB), its header map, and the hand-off of natsMsg_Destroy to
-// the client's collector thread (a lock and a wake-up); docs/bridge.md, "A
-// kept outbound message", has the figures.
+// batch is 16 KiB), the making of its header map (the replaced values are
+// still allocated), and the hand-off of natsMsg_Destroy to the client's
+// collector thread (a lock and a wake-up); docs/bridge.md, "A kept outbound
+// message", has the figures.
 class OutMsg {
  public:
   OutMsg() = default;
@@ -44,8 +45,9 @@ class OutMsg {
   // The message for this payload (a batch of `count` frames when count > 0),
   // headers set; null when the client has no memory for it. Valid until the
   // next fill.
+  // A batch's message is never longer than `limit` (payload_limit()).
   natsMsg* fill(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, const void* data, std::size_t n,
-                std::uint64_t skip, std::uint64_t count);
+                std::uint64_t skip, std::uint64_t count, std::size_t limit);
 
  private:
   struct Kept {
@@ -57,11 +59,16 @@ class OutMsg {
   Kept lone_, batch_;
 };
 
+// The largest payload a bridge message may have on this connection: the
+// server's max_payload less room for the Zipc-* headers (NATS counts them in).
+std::size_t payload_limit(const Link& link);
+
 // What publish_core did with a message.
 enum class Sent : std::uint8_t {
   sent,     // buffered by the client (or written)
-  dropped,  // overflow=drop: counted in lost
-  held,     // not taken: stopping, or under `once` the client refused it; send it again later
+  dropped,  // overflow=drop, or larger than the server takes: counted in lost
+  held,     // not taken: stopping, under `once` the client refused it, or a batch over
+            // the server's limit (split it again); send it again later
 };
 
 // Core: one publish; under overflow=block retried until it is buffered

@@ -49,8 +49,8 @@ struct Wire {
 
   // Fills `out`, publishes it, and returns the message the subscriber got.
   natsMsg* round_trip(OutMsg& out, std::uint64_t seq, std::uint64_t ns, const std::string& body, std::uint64_t skip,
-                      std::uint64_t count) {
-    natsMsg* msg = out.fill(m, seq, ns, body.data(), body.size(), skip, count);
+                      std::uint64_t count, std::size_t limit = 1 << 20) {
+    natsMsg* msg = out.fill(m, seq, ns, body.data(), body.size(), skip, count, limit);
     EXPECT_NE(msg, nullptr);
     if (msg == nullptr) return nullptr;
     EXPECT_EQ(natsConnection_PublishMsg(nc, msg), NATS_OK);
@@ -98,6 +98,11 @@ TEST(BridgeOutMsg, AKeptMessageCarriesOnlyTheHeadersAndPayloadOfWhatItNowHolds) 
   expect_message(w.round_trip(out, 29, 1007, l100, 0, 0), 29, 1007, l100, 100, std::nullopt, std::nullopt);
   expect_message(w.round_trip(out, 30, 1008, "", 3, 0), 30, 1008, "", 0, "3", std::nullopt);
   expect_message(w.round_trip(out, 34, 1009, l100, 0, 0), 34, 1009, l100, 100, std::nullopt, std::nullopt);
+  // The kept lone message with a skip, then without.
+  expect_message(w.round_trip(out, 36, 1010, l100, 1, 0), 36, 1010, l100, 100, "1", std::nullopt);
+  expect_message(w.round_trip(out, 37, 1011, l100, 0, 0), 37, 1011, l100, 100, std::nullopt, std::nullopt);
+  // A batch's room stops at the limit it is given (the server's max_payload less the headers').
+  expect_message(w.round_trip(out, 38, 1012, b300, 0, 4, 300), 38, 1012, b300, 300, std::nullopt, "4");
 }
 
 }  // namespace

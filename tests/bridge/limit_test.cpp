@@ -1,0 +1,77 @@
+// A server with a small max_payload: batches are cut to what it takes, and a
+// message larger than it takes is dropped, counted and named, never retried
+// forever (which would stall the mapping behind it).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "common.hpp"
+
+namespace zipc::bridge_test {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(BridgeLimit, BatchesAreCutToTheServersMaxPayloadAndATooLargeMessageIsDroppedAndNamed) {
+  TempDir dir;
+  const std::string conf = dir.path() + "/small.conf";
+  std::ofstream(conf) << "max_payload: 8192\n";
+  NatsServer server(dir.path(), "n1", {"-c", conf});
+  Hosts h;
+  auto ca = host_config("hostA", {server.url()}, dir.path());
+  ca.threads = BridgeThreads::caller;
+  auto ma = mapping(h.a("prices"), h.subject("prices"), BridgeDirection::outbound, BridgeMode::core);
+  ma.batch_bytes = 64 * 1024;  // far over the server's limit
+  ca.mappings.push_back(ma);
+  auto cb = host_config("hostB", {server.url()}, dir.path());
+  cb.mappings.push_back(mapping(h.b("prices"), h.subject("prices"), BridgeDirection::inbound, BridgeMode::core));
+  Bridge a(ca), b(cb);
+  a.start();
+  b.start();
+  ASSERT_TRUE(wait_for(
+      [&] {
+        a.poll(1ms);
+        return a.ready() && b.ready();
+      },
+      10s))
+      << a.last_error() << b.last_error();
+  auto btopic = Topic::open(h.b("prices"));
+  auto sub = btopic.subscribe({From::oldest(), Delivery::reliable});
+  const std::uint64_t n = 600, too_large = 300;
+  auto size_of = [&](std::uint64_t i) { return i == too_large ? std::size_t{12000} : std::size_t{1000}; };
+  {
+    auto atopic = Topic::open(h.a("prices"));
+    auto pub = atopic.publisher();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(pub.publish(payload(i, size_of(i)), 5s).ok()) << i;
+      if (i % 200 == 199) a.poll();  // 200 messages, ~200 KB, in one pump
+    }
+  }
+  std::vector<std::uint64_t> got;
+  std::vector<std::byte> buf(16384);
+  const auto end = std::chrono::steady_clock::now() + 30s;
+  while (got.size() < n - 1 && std::chrono::steady_clock::now() < end) {
+    a.poll(1ms);
+    for (ReadResult r = sub.read(buf, 0ms); r.ok(); r = sub.read(buf, 0ms)) {
+      auto env = parse_envelope(std::span(buf.data(), r.size));
+      ASSERT_TRUE(env.has_value());
+      const auto want = payload(env->sequence, size_of(env->sequence));
+      ASSERT_EQ(env->payload.size(), want.size()) << "at " << env->sequence;
+      ASSERT_TRUE(std::equal(want.begin(), want.end(), env->payload.begin())) << "at " << env->sequence;
+      got.push_back(env->sequence);
+    }
+  }
+  ASSERT_EQ(got.size(), n - 1);
+  for (std::uint64_t i = 0; i < n - 1; ++i) ASSERT_EQ(got[i], i < too_large ? i : i + 1) << "at " << i;
+  EXPECT_EQ(a.stats(0).forwarded, n - 1);
+  EXPECT_EQ(a.stats(0).lost, 1u) << "the message over max_payload is counted at the sender";
+  EXPECT_EQ(a.stats(0).lag, 0u);
+  EXPECT_NE(a.last_error().find("max_payload (8192 bytes): dropped"), std::string::npos) << a.last_error();
+  EXPECT_NE(a.last_error().find("message 300 "), std::string::npos) << a.last_error();
+  EXPECT_EQ(b.stats(0).lost, 1u) << "and seen as one gap at the receiver";
+  EXPECT_EQ(b.stats(0).duplicates, 0u);
+}
+
+}  // namespace
+}  // namespace zipc::bridge_test

@@ -95,6 +95,14 @@ std::size_t payload_limit(const Link& link) {
   return static_cast<std::size_t>(max > 2 * kHeaderRoom ? max - kHeaderRoom : std::max<std::int64_t>(max / 2, 1024));
 }
 
+void count_too_large(MappingRuntime& m, Link& link, std::uint64_t seq, std::size_t n) {
+  m.counters.lost.fetch_add(1, std::memory_order_relaxed);
+  link.set_error("nats publish on '" + m.cfg.subject + "': message " + u64s(seq) + " (" + u64s(n) +
+                 " bytes and its headers) is over the NATS server's max_payload (" +
+                 u64s(static_cast<std::uint64_t>(natsConnection_GetMaxPayload(link.conn()))) +
+                 " bytes): dropped, counted lost");
+}
+
 void save_position(MappingRuntime& m, std::uint64_t next) {
   if (m.out_state.is_open()) m.out_state.write({next, 0, 0, 0});
 }
@@ -114,11 +122,7 @@ Sent publish_core(MappingRuntime& m, Link& link, OutMsg& out, const std::atomic<
                        " bytes) is split again");
         return Sent::held;
       }
-      // One message larger than the server takes: it can never go out.
-      m.counters.lost.fetch_add(1, std::memory_order_relaxed);
-      link.set_error("nats publish on '" + m.cfg.subject + "': message " + u64s(seq) + " (" + u64s(n) +
-                     " bytes and its headers) is over the NATS server's max_payload (" + max +
-                     " bytes): dropped, counted lost");
+      count_too_large(m, link, seq, n);
       return Sent::dropped;
     }
     link.set_error("nats publish on '" + m.cfg.subject + "': " + status_text(s));

@@ -63,6 +63,10 @@ class OutMsg {
 // server's max_payload less room for the Zipc-* headers (NATS counts them in).
 std::size_t payload_limit(const Link& link);
 
+// Counts a local message larger than the server takes (n bytes, its headers
+// not counted) lost and names it in the link's error: it can never go out.
+void count_too_large(MappingRuntime& m, Link& link, std::uint64_t seq, std::size_t n);
+
 // What publish_core did with a message.
 enum class Sent : std::uint8_t {
   sent,     // buffered by the client (or written)

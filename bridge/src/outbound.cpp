@@ -109,6 +109,11 @@ void topic_js(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) {
         ++skip;
         continue;
       }
+      if (v.data().size() > payload_limit(link)) {  // it can never go out: announced as skipped
+        count_too_large(m, link, v.sequence(), v.data().size());
+        ++skip;
+        continue;
+      }
       batch.push_back({v.sequence(), v.publish_ns(),
                        std::string(reinterpret_cast<const char*>(v.data().data()), v.data().size()), skip});
       skip = 0;
@@ -132,20 +137,28 @@ void queue_js(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) {
   std::uint64_t next = m.out_next;
   std::vector<QueueReadLoan> loans(kBatch);
   std::vector<Pending> batch;
+  std::uint64_t skip = 0;  // sequence numbers of messages too large to send, just before the next one
   while (!stop.load(std::memory_order_relaxed)) {
     const std::size_t n = m.queue_out.acquire_batch(loans, 50ms);
     if (n == 0) continue;
     const std::uint64_t ns = realtime_ns();
     batch.clear();
-    for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t i = 0; i < n; ++i) {
+      if (loans[i].size() > payload_limit(link)) {  // it can never go out: announced as skipped
+        count_too_large(m, link, next + i, loans[i].size());
+        ++skip;
+        continue;
+      }
       batch.push_back(
-          {next + i, ns, std::string(reinterpret_cast<const char*>(loans[i].data().data()), loans[i].size())});
+          {next + i, ns, std::string(reinterpret_cast<const char*>(loans[i].data().data()), loans[i].size()), skip});
+      skip = 0;
+    }
     if (!publish_js_batch(m, link, js, acks, batch, stop)) {
       // Stopping while JetStream does not answer: these are given up, and counted.
-      m.counters.lost.fetch_add(n, std::memory_order_relaxed);
+      m.counters.lost.fetch_add(batch.size(), std::memory_order_relaxed);
       break;
     }
-    m.counters.forwarded.fetch_add(n, std::memory_order_relaxed);
+    m.counters.forwarded.fetch_add(batch.size(), std::memory_order_relaxed);
     next += n;
     save_position(m, next);  // before the loans go back (a crash in between: at least once)
     for (std::size_t i = 0; i < n; ++i) loans[i].release();

@@ -1,4 +1,4 @@
-// A server with a small max_payload: batches are cut to what it takes, and a
+// A server with a small max_payload: core batches are cut to what it takes, and a
 // message larger than it takes is dropped, counted and named, never retried
 // forever (which would stall the mapping behind it).
 #include <gtest/gtest.h>
@@ -70,6 +70,57 @@ TEST(BridgeLimit, BatchesAreCutToTheServersMaxPayloadAndATooLargeMessageIsDroppe
   EXPECT_NE(a.last_error().find("max_payload (8192 bytes): dropped"), std::string::npos) << a.last_error();
   EXPECT_NE(a.last_error().find("message 300 "), std::string::npos) << a.last_error();
   EXPECT_EQ(b.stats(0).lost, 1u) << "and seen as one gap at the receiver";
+  EXPECT_EQ(b.stats(0).duplicates, 0u);
+}
+
+// JetStream: a message larger than the server takes would fail its whole
+// batch again and again. It is dropped, counted and named at the sender, and
+// announced as skipped (Zipc-Skip), so that the receiver neither waits for it
+// nor holds back what follows.
+TEST(BridgeLimit, AJetStreamMessageLargerThanTheServerTakesIsDroppedNamedAndSkipped) {
+  TempDir dir;
+  const std::string conf = dir.path() + "/small.conf";
+  std::ofstream(conf) << "max_payload: 8192\n";
+  NatsServer server(dir.path(), "n1", {"-c", conf});
+  Hosts h;
+  const std::string stream = "L" + std::to_string(::getpid());
+  auto ca = host_config("hostA", {server.url()}, dir.path() + "/a");
+  ca.mappings.push_back(
+      mapping(h.a("prices"), h.subject("prices"), BridgeDirection::outbound, BridgeMode::jetstream, stream));
+  auto cb = host_config("hostB", {server.url()}, dir.path() + "/b");
+  cb.mappings.push_back(
+      mapping(h.b("prices"), h.subject("prices"), BridgeDirection::inbound, BridgeMode::jetstream, stream));
+  Bridge a(ca), b(cb);
+  a.start();
+  b.start();
+  ASSERT_TRUE(wait_for([&] { return a.ready() && b.ready(); }, 10s)) << a.last_error() << b.last_error();
+  auto btopic = Topic::open(h.b("prices"));
+  auto sub = btopic.subscribe({From::oldest(), Delivery::reliable});
+  const std::uint64_t n = 200, too_large = 77;
+  auto size_of = [&](std::uint64_t i) { return i == too_large ? std::size_t{12000} : std::size_t{1000}; };
+  {
+    auto atopic = Topic::open(h.a("prices"));
+    auto pub = atopic.publisher();
+    for (std::uint64_t i = 0; i < n; ++i) ASSERT_TRUE(pub.publish(payload(i, size_of(i)), 5s).ok()) << i;
+  }
+  std::vector<std::uint64_t> got;
+  std::vector<std::byte> buf(16384);
+  const auto end = std::chrono::steady_clock::now() + 30s;
+  while (got.size() < n - 1 && std::chrono::steady_clock::now() < end) {
+    ReadResult r = sub.read(buf, 100ms);
+    if (!r.ok()) continue;
+    auto env = parse_envelope(std::span(buf.data(), r.size));
+    ASSERT_TRUE(env.has_value());
+    ASSERT_EQ(env->payload.size(), size_of(env->sequence)) << "at " << env->sequence;
+    got.push_back(env->sequence);
+  }
+  ASSERT_EQ(got.size(), n - 1);
+  for (std::uint64_t i = 0; i < n - 1; ++i) ASSERT_EQ(got[i], i < too_large ? i : i + 1) << "at " << i;
+  EXPECT_TRUE(wait_for([&] { return a.stats(0).forwarded == n - 1; }, 5s)) << a.stats(0).forwarded;
+  EXPECT_EQ(a.stats(0).lost, 1u);
+  EXPECT_NE(a.last_error().find("message 77 (12000 bytes"), std::string::npos) << a.last_error();
+  EXPECT_NE(a.last_error().find("max_payload (8192 bytes): dropped"), std::string::npos) << a.last_error();
+  EXPECT_EQ(b.stats(0).lost, 0u) << "announced as skipped, not a gap";
   EXPECT_EQ(b.stats(0).duplicates, 0u);
 }
 

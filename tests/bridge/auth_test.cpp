@@ -1,12 +1,15 @@
-// NATS credentials pass through the bridge: user/password, token, TLS with a
-// private CA, mutual TLS with a client certificate; wrong or missing
+// NATS credentials pass through the bridge: user/password, token, a .creds
+// file (decentralized JWT auth), TLS with a private CA, mutual TLS with a
+// client certificate; wrong or missing
 // credentials give a clear error and no traffic. A real nats-server each.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 
 #include "common.hpp"
+#include "nats_identity.hpp"
 
 namespace zipc::bridge_test {
 namespace {
@@ -18,21 +21,25 @@ std::string lower(std::string s) {
   return s;
 }
 
+// The credentials of `from` into `to` (the rest of `to` stays: servers, waits).
+void copy_credentials(NatsOptions& to, const NatsOptions& from) {
+  to.user = from.user;
+  to.password = from.password;
+  to.token = from.token;
+  to.creds_file = from.creds_file;
+  to.tls = from.tls;
+  to.tls_ca = from.tls_ca;
+  to.tls_cert = from.tls_cert;
+  to.tls_key = from.tls_key;
+}
+
 // Host A publishes on its topic, host B's reader must see every message.
 void expect_flow(const std::string& url, const NatsOptions& auth_a, const NatsOptions& auth_b, const TempDir& dir) {
   Hosts h;
   auto ca = host_config("hostA", {url}, dir.path());
   auto cb = host_config("hostB", {url}, dir.path());
-  for (auto* c : {&ca, &cb}) {
-    const NatsOptions& src = c == &ca ? auth_a : auth_b;
-    c->nats.user = src.user;
-    c->nats.password = src.password;
-    c->nats.token = src.token;
-    c->nats.tls = src.tls;
-    c->nats.tls_ca = src.tls_ca;
-    c->nats.tls_cert = src.tls_cert;
-    c->nats.tls_key = src.tls_key;
-  }
+  copy_credentials(ca.nats, auth_a);
+  copy_credentials(cb.nats, auth_b);
   ca.mappings.push_back(mapping(h.a("prices"), h.subject("prices"), BridgeDirection::outbound, BridgeMode::core));
   cb.mappings.push_back(mapping(h.b("prices"), h.subject("prices"), BridgeDirection::inbound, BridgeMode::core));
   Bridge a(ca), b(cb);
@@ -56,13 +63,7 @@ void expect_refused(const std::string& url, const NatsOptions& auth, const TempD
                     const std::vector<std::string>& any_of) {
   Hosts h;
   auto c = host_config("hostA", {url}, dir.path());
-  c.nats.user = auth.user;
-  c.nats.password = auth.password;
-  c.nats.token = auth.token;
-  c.nats.tls = auth.tls;
-  c.nats.tls_ca = auth.tls_ca;
-  c.nats.tls_cert = auth.tls_cert;
-  c.nats.tls_key = auth.tls_key;
+  copy_credentials(c.nats, auth);
   c.nats.connect_timeout = 1500ms;
   c.mappings.push_back(mapping(h.a("prices"), h.subject("prices"), BridgeDirection::outbound, BridgeMode::core));
   Bridge b(c);
@@ -164,6 +165,28 @@ TEST(BridgeAuth, MutualTlsNeedsTheClientCertificate) {
   NatsOptions no_cert;
   no_cert.tls_ca = pki.ca;
   expect_refused(server.url(), no_cert, dir, {"client certificate"});
+}
+
+// A decentralized-auth server (an operator's JWT trusted, the account
+// preloaded) and a .creds file as `nsc generate creds` writes it: the user
+// JWT and its nkey seed, with which the client signs the server's nonce.
+TEST(BridgeAuth, ACredsFileOfAUserTheOperatorTrustsCarriesMessagesAndAStrangersIsRefused) {
+  TempDir dir;
+  std::optional<NatsIdentities> ids;
+  try {
+    ids.emplace(dir.path());
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << "openssl could not make the test identities: " << e.what();
+  }
+  NatsServer server(dir.path(), "creds", {"-c", ids->server_conf});
+  NatsOptions user;
+  user.creds_file = ids->user_creds;
+  expect_flow(server.url(), user, user, dir);
+  NatsOptions stranger;
+  stranger.creds_file = ids->stranger_creds;
+  expect_refused(server.url(), stranger, dir, {"authorization", "authentication"});
+  // And without credentials: the server does check them.
+  expect_refused(server.url(), NatsOptions{}, dir, {"authorization", "authentication"});
 }
 
 TEST(BridgeAuth, AMissingCredsFileIsRefusedNamingTheOption) {

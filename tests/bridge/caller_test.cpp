@@ -41,15 +41,26 @@ bool poll_until_all_arrived(Bridge& a, const RemoteReader& reader, std::uint64_t
       30s);
 }
 
+// Host A -> host B on "prices", core, both bridges caller-driven and started.
+struct CallerDriven {
+  Bridge a, b;
+  explicit CallerDriven(const Pair& p)
+      : a(config(p, "hostA", BridgeDirection::outbound)), b(config(p, "hostB", BridgeDirection::inbound)) {
+    a.start();
+    b.start();
+  }
+  static BridgeConfig config(const Pair& p, const std::string& host, BridgeDirection dir) {
+    auto c = caller_config(p, host);
+    const std::string channel = dir == BridgeDirection::outbound ? p.h.a("prices") : p.h.b("prices");
+    c.mappings.push_back(mapping(channel, p.h.subject("prices"), dir, BridgeMode::core));
+    return c;
+  }
+};
+
 TEST(BridgeCaller, EveryMessageArrivesInOrderMovedByTheApplicationsThreads) {
   Pair p;
-  auto ca = caller_config(p, "hostA");
-  ca.mappings.push_back(mapping(p.h.a("prices"), p.h.subject("prices"), BridgeDirection::outbound, BridgeMode::core));
-  auto cb = caller_config(p, "hostB");
-  cb.mappings.push_back(mapping(p.h.b("prices"), p.h.subject("prices"), BridgeDirection::inbound, BridgeMode::core));
-  Bridge a(ca), b(cb);
-  a.start();
-  b.start();
+  CallerDriven both(p);
+  Bridge &a = both.a, &b = both.b;
   ASSERT_TRUE(ready_polling(a, b)) << a.last_error() << b.last_error();
   RemoteReader reader(p.h.b("prices"));
   std::uint64_t moved_out = 0;
@@ -149,13 +160,8 @@ TEST(BridgeCaller, AFullLocalChannelHoldsTheMessageAndThePollReturns) {
 // frames (nats_publish.hpp, OutMsg). Each arrives exactly as it was sent.
 TEST(BridgeCaller, MessagesOfVaryingSizeArriveExactlyAsSentInBatchesOfVaryingLength) {
   Pair p;
-  auto ca = caller_config(p, "hostA");
-  ca.mappings.push_back(mapping(p.h.a("prices"), p.h.subject("prices"), BridgeDirection::outbound, BridgeMode::core));
-  auto cb = caller_config(p, "hostB");
-  cb.mappings.push_back(mapping(p.h.b("prices"), p.h.subject("prices"), BridgeDirection::inbound, BridgeMode::core));
-  Bridge a(ca), b(cb);
-  a.start();
-  b.start();
+  CallerDriven both(p);
+  Bridge &a = both.a, &b = both.b;
   ASSERT_TRUE(ready_polling(a, b)) << a.last_error() << b.last_error();
   auto btopic = Topic::open(p.h.b("prices"));
   auto sub = btopic.subscribe({From::oldest(), Delivery::reliable});

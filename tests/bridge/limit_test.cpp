@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
+#include <vector>
 
 #include "common.hpp"
 
@@ -13,19 +15,53 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TEST(BridgeLimit, BatchesAreCutToTheServersMaxPayloadAndATooLargeMessageIsDroppedAndNamed) {
+// A nats-server that takes at most 8192 bytes a message, and two hosts.
+struct SmallServer {
   TempDir dir;
-  const std::string conf = dir.path() + "/small.conf";
-  std::ofstream(conf) << "max_payload: 8192\n";
-  NatsServer server(dir.path(), "n1", {"-c", conf});
+  NatsServer server{dir.path(), "n1", {"-c", write_config(dir.path())}};
   Hosts h;
-  auto ca = host_config("hostA", {server.url()}, dir.path());
+  static std::string write_config(const std::string& d) {
+    std::ofstream(d + "/small.conf") << "max_payload: 8192\n";
+    return d + "/small.conf";
+  }
+};
+
+// 1000-byte messages, and message too_large of 12000 bytes: over the limit.
+std::size_t size_of(std::uint64_t i, std::uint64_t too_large) {
+  return i == too_large ? 12000 : 1000;
+}
+
+// Reads the remote topic until `want` messages arrived (30 s at most), each
+// checked whole against its sequence; `between` runs before each read.
+std::vector<std::uint64_t> read_all(Subscriber& sub, std::uint64_t want, std::uint64_t too_large,
+                                    const std::function<void()>& between) {
+  std::vector<std::uint64_t> got;
+  std::vector<std::byte> buf(16384);
+  const auto end = std::chrono::steady_clock::now() + 30s;
+  while (got.size() < want && std::chrono::steady_clock::now() < end) {
+    between();
+    for (ReadResult r = sub.read(buf, 10ms); r.ok(); r = sub.read(buf, 0ms)) {
+      auto env = parse_envelope(std::span(buf.data(), r.size));
+      EXPECT_TRUE(env.has_value());
+      if (!env) return got;
+      const auto expected = payload(env->sequence, size_of(env->sequence, too_large));
+      EXPECT_TRUE(std::equal(expected.begin(), expected.end(), env->payload.begin(), env->payload.end()))
+          << "at " << env->sequence;
+      got.push_back(env->sequence);
+    }
+  }
+  return got;
+}
+
+TEST(BridgeLimit, BatchesAreCutToTheServersMaxPayloadAndATooLargeMessageIsDroppedAndNamed) {
+  SmallServer s;
+  auto ca = host_config("hostA", {s.server.url()}, s.dir.path());
   ca.threads = BridgeThreads::caller;
-  auto ma = mapping(h.a("prices"), h.subject("prices"), BridgeDirection::outbound, BridgeMode::core);
+  auto ma = mapping(s.h.a("prices"), s.h.subject("prices"), BridgeDirection::outbound, BridgeMode::core);
   ma.batch_bytes = 64 * 1024;  // far over the server's limit
   ca.mappings.push_back(ma);
-  auto cb = host_config("hostB", {server.url()}, dir.path());
-  cb.mappings.push_back(mapping(h.b("prices"), h.subject("prices"), BridgeDirection::inbound, BridgeMode::core));
+  auto cb = host_config("hostB", {s.server.url()}, s.dir.path());
+  cb.mappings.push_back(mapping(s.h.b("prices"), s.h.subject("prices"), BridgeDirection::inbound, BridgeMode::core));
   Bridge a(ca), b(cb);
   a.start();
   b.start();
@@ -36,32 +72,18 @@ TEST(BridgeLimit, BatchesAreCutToTheServersMaxPayloadAndATooLargeMessageIsDroppe
       },
       10s))
       << a.last_error() << b.last_error();
-  auto btopic = Topic::open(h.b("prices"));
+  auto btopic = Topic::open(s.h.b("prices"));
   auto sub = btopic.subscribe({From::oldest(), Delivery::reliable});
   const std::uint64_t n = 600, too_large = 300;
-  auto size_of = [&](std::uint64_t i) { return i == too_large ? std::size_t{12000} : std::size_t{1000}; };
   {
-    auto atopic = Topic::open(h.a("prices"));
+    auto atopic = Topic::open(s.h.a("prices"));
     auto pub = atopic.publisher();
     for (std::uint64_t i = 0; i < n; ++i) {
-      ASSERT_TRUE(pub.publish(payload(i, size_of(i)), 5s).ok()) << i;
+      ASSERT_TRUE(pub.publish(payload(i, size_of(i, too_large)), 5s).ok()) << i;
       if (i % 200 == 199) a.poll();  // 200 messages, ~200 KB, in one pump
     }
   }
-  std::vector<std::uint64_t> got;
-  std::vector<std::byte> buf(16384);
-  const auto end = std::chrono::steady_clock::now() + 30s;
-  while (got.size() < n - 1 && std::chrono::steady_clock::now() < end) {
-    a.poll(1ms);
-    for (ReadResult r = sub.read(buf, 0ms); r.ok(); r = sub.read(buf, 0ms)) {
-      auto env = parse_envelope(std::span(buf.data(), r.size));
-      ASSERT_TRUE(env.has_value());
-      const auto want = payload(env->sequence, size_of(env->sequence));
-      ASSERT_EQ(env->payload.size(), want.size()) << "at " << env->sequence;
-      ASSERT_TRUE(std::equal(want.begin(), want.end(), env->payload.begin())) << "at " << env->sequence;
-      got.push_back(env->sequence);
-    }
-  }
+  const auto got = read_all(sub, n - 1, too_large, [&] { a.poll(1ms); });
   ASSERT_EQ(got.size(), n - 1);
   for (std::uint64_t i = 0; i < n - 1; ++i) ASSERT_EQ(got[i], i < too_large ? i : i + 1) << "at " << i;
   EXPECT_EQ(a.stats(0).forwarded, n - 1);
@@ -78,42 +100,27 @@ TEST(BridgeLimit, BatchesAreCutToTheServersMaxPayloadAndATooLargeMessageIsDroppe
 // announced as skipped (Zipc-Skip), so that the receiver neither waits for it
 // nor holds back what follows.
 TEST(BridgeLimit, AJetStreamMessageLargerThanTheServerTakesIsDroppedNamedAndSkipped) {
-  TempDir dir;
-  const std::string conf = dir.path() + "/small.conf";
-  std::ofstream(conf) << "max_payload: 8192\n";
-  NatsServer server(dir.path(), "n1", {"-c", conf});
-  Hosts h;
+  SmallServer s;
   const std::string stream = "L" + std::to_string(::getpid());
-  auto ca = host_config("hostA", {server.url()}, dir.path() + "/a");
+  auto ca = host_config("hostA", {s.server.url()}, s.dir.path() + "/a");
   ca.mappings.push_back(
-      mapping(h.a("prices"), h.subject("prices"), BridgeDirection::outbound, BridgeMode::jetstream, stream));
-  auto cb = host_config("hostB", {server.url()}, dir.path() + "/b");
+      mapping(s.h.a("prices"), s.h.subject("prices"), BridgeDirection::outbound, BridgeMode::jetstream, stream));
+  auto cb = host_config("hostB", {s.server.url()}, s.dir.path() + "/b");
   cb.mappings.push_back(
-      mapping(h.b("prices"), h.subject("prices"), BridgeDirection::inbound, BridgeMode::jetstream, stream));
+      mapping(s.h.b("prices"), s.h.subject("prices"), BridgeDirection::inbound, BridgeMode::jetstream, stream));
   Bridge a(ca), b(cb);
   a.start();
   b.start();
   ASSERT_TRUE(wait_for([&] { return a.ready() && b.ready(); }, 10s)) << a.last_error() << b.last_error();
-  auto btopic = Topic::open(h.b("prices"));
+  auto btopic = Topic::open(s.h.b("prices"));
   auto sub = btopic.subscribe({From::oldest(), Delivery::reliable});
   const std::uint64_t n = 200, too_large = 77;
-  auto size_of = [&](std::uint64_t i) { return i == too_large ? std::size_t{12000} : std::size_t{1000}; };
   {
-    auto atopic = Topic::open(h.a("prices"));
+    auto atopic = Topic::open(s.h.a("prices"));
     auto pub = atopic.publisher();
-    for (std::uint64_t i = 0; i < n; ++i) ASSERT_TRUE(pub.publish(payload(i, size_of(i)), 5s).ok()) << i;
+    for (std::uint64_t i = 0; i < n; ++i) ASSERT_TRUE(pub.publish(payload(i, size_of(i, too_large)), 5s).ok()) << i;
   }
-  std::vector<std::uint64_t> got;
-  std::vector<std::byte> buf(16384);
-  const auto end = std::chrono::steady_clock::now() + 30s;
-  while (got.size() < n - 1 && std::chrono::steady_clock::now() < end) {
-    ReadResult r = sub.read(buf, 100ms);
-    if (!r.ok()) continue;
-    auto env = parse_envelope(std::span(buf.data(), r.size));
-    ASSERT_TRUE(env.has_value());
-    ASSERT_EQ(env->payload.size(), size_of(env->sequence)) << "at " << env->sequence;
-    got.push_back(env->sequence);
-  }
+  const auto got = read_all(sub, n - 1, too_large, [] {});
   ASSERT_EQ(got.size(), n - 1);
   for (std::uint64_t i = 0; i < n - 1; ++i) ASSERT_EQ(got[i], i < too_large ? i : i + 1) << "at " << i;
   EXPECT_TRUE(wait_for([&] { return a.stats(0).forwarded == n - 1; }, 5s)) << a.stats(0).forwarded;

@@ -41,8 +41,9 @@ void open_local(MappingRuntime& m) {
   if (!base.empty() && out) m.out_state.open(base + ".out");
   if (!base.empty() && in && m.cfg.mode == BridgeMode::jetstream) m.in_state.open(base + ".in");
   std::optional<std::uint64_t> saved;
+  std::uint64_t saved_skip = 0;
   if (m.out_state.is_open())
-    if (auto r = m.out_state.read()) saved = (*r)[0];
+    if (auto r = m.out_state.read()) saved = (*r)[0], saved_skip = (*r)[1];
   if (m.cfg.kind == BridgeKind::topic) {
     TopicOptions opt;
     opt.capacity_bytes = m.cfg.topic_capacity_bytes;
@@ -77,7 +78,7 @@ void open_local(MappingRuntime& m) {
     Queue q =
         m.cfg.create ? Queue::open_or_create(m.cfg.channel, opt, role) : Queue::open(m.cfg.channel, role, m.cfg.wait);
     (out ? m.queue_out : m.queue_in) = std::move(q);
-    if (saved) m.out_next = *saved;
+    if (saved) m.out_next = *saved, m.out_skip = saved_skip;
   }
 }
 

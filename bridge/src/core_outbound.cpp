@@ -37,30 +37,47 @@ Frame CoreOutbound::frame_at(std::size_t at) const noexcept {
 // (one, unless batch_bytes is near it): each the frames that fit, at least
 // one; a lone frame goes out plain.
 bool CoreOutbound::send_batch() {
-  const std::size_t limit = payload_limit(link_);
+  std::size_t limit = payload_limit(m_, link_);
   while (count_ > 0) {
     const Frame first = frame_at(0);
     std::size_t bytes = 0;
-    std::uint64_t frames = 0, last_seq = first.seq;
+    std::uint64_t frames = 0, last_seq = first.seq, skips = 0;
     while (frames < count_ && bytes < batch_.size()) {
       const Frame f = frame_at(bytes);
       const std::size_t framed = sizeof(Frame) + (std::size_t{f.size} + 7) / 8 * 8;
       if (frames > 0 && bytes + framed > limit) break;
-      bytes += framed, ++frames, last_seq = f.seq;
+      bytes += framed, ++frames, last_seq = f.seq, skips += f.skip;
     }
     const Sent r = frames == 1 ? publish_core(m_, link_, out_, stop_, first.seq, first.origin_ns,
                                               batch_.data() + sizeof(Frame), first.size, first.skip, 0, caller_)
                                : publish_core(m_, link_, out_, stop_, first.seq, first.origin_ns, batch_.data(), bytes,
                                               first.skip, frames, caller_);
     if (r == Sent::held) return false;
+    if (r == Sent::too_large) {  // over the server's limit after all: the rest of the batch frame by frame
+      limit = 0;
+      continue;
+    }
     if (r == Sent::sent) m_.counters.forwarded.fetch_add(frames, std::memory_order_relaxed);
     m_.counters.out_position.store(last_seq + 1, std::memory_order_relaxed);
     since_save_ += frames;
     if (since_save_ >= kSaveEvery) save_position(m_, last_seq + 1), since_save_ = 0;
     count_ -= frames;
     batch_.erase(0, bytes);
+    // Dropped: the echoes its frames announced as skipped are announced by
+    // the next frame, so that the receiver counts only the dropped ones lost.
+    if (r == Sent::dropped && skips > 0) carry_skips(skips);
   }
   return true;
+}
+
+void CoreOutbound::carry_skips(std::uint64_t skips) {
+  if (count_ == 0) {
+    skip_ += skips;  // the next frame read takes them
+    return;
+  }
+  Frame f = frame_at(0);
+  f.skip = static_cast<std::uint32_t>(f.skip + skips);
+  std::memcpy(batch_.data(), &f, sizeof(Frame));
 }
 
 std::size_t CoreOutbound::pump_topic(std::chrono::nanoseconds first_wait) {

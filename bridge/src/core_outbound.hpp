@@ -40,8 +40,9 @@ class CoreOutbound {
   std::size_t pump_queue(std::chrono::nanoseconds first_wait);
   bool send_batch();  // false: held (batch_ keeps the frames not sent)
   [[nodiscard]] Frame frame_at(std::size_t at) const noexcept;
-  bool send_queue_loans();     // false: some held
-  void consume_queue_loans();  // the loans read are done with: position saved, then released
+  void carry_skips(std::uint64_t skips);  // onto the next frame (a dropped part's echoes)
+  bool send_queue_loans();                // false: some held
+  void consume_queue_loans();             // the loans read are done with: position saved, then released
 
   MappingRuntime& m_;
   Link& link_;

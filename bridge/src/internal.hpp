@@ -97,6 +97,7 @@ struct MappingRuntime {
   StateFile in_state;                    // inbound jetstream: {prev delivered, delivering, local next before}
   std::uint64_t start_position = 0;      // outbound topic: where the subscriber started
   std::uint64_t out_next = 0;            // queue outbound: first sequence number to use
+  std::uint64_t out_skip = 0;            // queue outbound, JetStream: numbers skipped just before out_next
   // Inbound: next expected Zipc-Seq per origin and channel (under local_mu).
   std::unordered_map<std::string, std::uint64_t> expected;
   std::string last_origin, last_channel;  // the key of `last` (most messages repeat it)

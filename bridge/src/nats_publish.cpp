@@ -89,39 +89,37 @@ natsMsg* OutMsg::fill(const MappingRuntime& m, std::uint64_t seq, std::uint64_t 
   return k.msg;
 }
 
-std::size_t payload_limit(const Link& link) {
-  constexpr std::int64_t kHeaderRoom = 4096;                           // Zipc-* headers: two names, four numbers
+std::size_t payload_limit(const MappingRuntime& m, const Link& link) {
+  // What NATS counts besides the payload: the header block ("NATS/1.0",
+  // Zipc-Origin and Zipc-Channel with their values, four numbers; for
+  // JetStream Nats-Msg-Id, origin/channel/sequence again).
+  const auto room = static_cast<std::int64_t>(512 + 2 * (m.host_id.size() + m.cfg.channel.size()));
   const std::int64_t max = natsConnection_GetMaxPayload(link.conn());  // 0 before the first connection
-  return static_cast<std::size_t>(max > 2 * kHeaderRoom ? max - kHeaderRoom : std::max<std::int64_t>(max / 2, 1024));
+  return max > room ? static_cast<std::size_t>(max - room) : 0;
 }
 
 void count_too_large(MappingRuntime& m, Link& link, std::uint64_t seq, std::size_t n) {
   m.counters.lost.fetch_add(1, std::memory_order_relaxed);
   link.set_error("nats publish on '" + m.cfg.subject + "': message " + u64s(seq) + " (" + u64s(n) +
-                 " bytes and its headers) is over the NATS server's max_payload (" +
+                 " bytes) with its headers is over the NATS server's max_payload (" +
                  u64s(static_cast<std::uint64_t>(natsConnection_GetMaxPayload(link.conn()))) +
                  " bytes): dropped, counted lost");
 }
 
-void save_position(MappingRuntime& m, std::uint64_t next) {
-  if (m.out_state.is_open()) m.out_state.write({next, 0, 0, 0});
+void save_position(MappingRuntime& m, std::uint64_t next, std::uint64_t skip) {
+  if (m.out_state.is_open()) m.out_state.write({next, skip, 0, 0});
 }
 
 Sent publish_core(MappingRuntime& m, Link& link, OutMsg& out, const std::atomic<bool>& stop, std::uint64_t seq,
                   std::uint64_t ns, const void* data, std::size_t n, std::uint64_t skip, std::uint64_t count,
                   bool once) {
   for (int attempt = 0;; ++attempt) {
-    natsMsg* msg = out.fill(m, seq, ns, data, n, skip, count, count != 0 ? payload_limit(link) : n);
+    natsMsg* msg = out.fill(m, seq, ns, data, n, skip, count, count != 0 ? payload_limit(m, link) : n);
     const natsStatus s = msg == nullptr ? NATS_NO_MEMORY : natsConnection_PublishMsg(link.conn(), msg);
     if (s == NATS_OK) return Sent::sent;
     m.counters.errors.fetch_add(1, std::memory_order_relaxed);
     if (s == NATS_MAX_PAYLOAD) {
-      const std::string max = u64s(static_cast<std::uint64_t>(natsConnection_GetMaxPayload(link.conn())));
-      if (count != 0) {  // the server's limit fell since the batch was cut (another server): cut it again
-        link.set_error("nats publish on '" + m.cfg.subject + "': a batch over the server's max_payload (" + max +
-                       " bytes) is split again");
-        return Sent::held;
-      }
+      if (count != 0) return Sent::too_large;  // the caller sends its frames one by one
       count_too_large(m, link, seq, n);
       return Sent::dropped;
     }

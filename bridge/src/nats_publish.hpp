@@ -45,7 +45,8 @@ class OutMsg {
   // The message for this payload (a batch of `count` frames when count > 0),
   // headers set; null when the client has no memory for it. Valid until the
   // next fill.
-  // A batch's message is never longer than `limit` (payload_limit()).
+  // A batch's message is never longer than `limit` (payload_limit()) unless
+  // its frames are.
   natsMsg* fill(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, const void* data, std::size_t n,
                 std::uint64_t skip, std::uint64_t count, std::size_t limit);
 
@@ -61,7 +62,7 @@ class OutMsg {
 
 // The largest payload a bridge message may have on this connection: the
 // server's max_payload less room for the Zipc-* headers (NATS counts them in).
-std::size_t payload_limit(const Link& link);
+std::size_t payload_limit(const MappingRuntime& m, const Link& link);
 
 // Counts a local message larger than the server takes (n bytes, its headers
 // not counted) lost and names it in the link's error: it can never go out.
@@ -69,10 +70,11 @@ void count_too_large(MappingRuntime& m, Link& link, std::uint64_t seq, std::size
 
 // What publish_core did with a message.
 enum class Sent : std::uint8_t {
-  sent,     // buffered by the client (or written)
-  dropped,  // overflow=drop, or larger than the server takes: counted in lost
-  held,     // not taken: stopping, under `once` the client refused it, or a batch over
-            // the server's limit (split it again); send it again later
+  sent,       // buffered by the client (or written)
+  dropped,    // overflow=drop, or one message larger than the server takes: counted in lost
+  held,       // not taken: stopping, or under `once` the client refused it; send it again later
+  too_large,  // a batch over the server's max_payload (its headers larger than
+              // foreseen, or the limit fell): nothing sent, send its frames alone
 };
 
 // Core: one publish; under overflow=block retried until it is buffered
@@ -81,7 +83,8 @@ Sent publish_core(MappingRuntime& m, Link& link, OutMsg& out, const std::atomic<
                   std::uint64_t ns, const void* data, std::size_t n, std::uint64_t skip, std::uint64_t count,
                   bool once);
 
-// Outbound: the next local sequence to send, kept for a restart.
-void save_position(MappingRuntime& m, std::uint64_t next);
+// Outbound: the next local sequence to send, kept for a restart, and (a
+// JetStream queue) how many sequence numbers just before it were skipped.
+void save_position(MappingRuntime& m, std::uint64_t next, std::uint64_t skip = 0);
 
 }  // namespace zipc::bridge_detail

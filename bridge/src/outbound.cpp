@@ -109,7 +109,7 @@ void topic_js(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) {
         ++skip;
         continue;
       }
-      if (v.data().size() > payload_limit(link)) {  // it can never go out: announced as skipped
+      if (v.data().size() > payload_limit(m, link)) {  // it can never go out: announced as skipped
         count_too_large(m, link, v.sequence(), v.data().size());
         ++skip;
         continue;
@@ -137,14 +137,16 @@ void queue_js(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) {
   std::uint64_t next = m.out_next;
   std::vector<QueueReadLoan> loans(kBatch);
   std::vector<Pending> batch;
-  std::uint64_t skip = 0;  // sequence numbers of messages too large to send, just before the next one
+  // Sequence numbers of messages too large to send just before the next one
+  // (kept with the position: those messages are consumed).
+  std::uint64_t skip = m.out_skip;
   while (!stop.load(std::memory_order_relaxed)) {
     const std::size_t n = m.queue_out.acquire_batch(loans, 50ms);
     if (n == 0) continue;
     const std::uint64_t ns = realtime_ns();
     batch.clear();
     for (std::size_t i = 0; i < n; ++i) {
-      if (loans[i].size() > payload_limit(link)) {  // it can never go out: announced as skipped
+      if (loans[i].size() > payload_limit(m, link)) {  // it can never go out: announced as skipped
         count_too_large(m, link, next + i, loans[i].size());
         ++skip;
         continue;
@@ -154,13 +156,17 @@ void queue_js(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) {
       skip = 0;
     }
     if (!publish_js_batch(m, link, js, acks, batch, stop)) {
-      // Stopping while JetStream does not answer: these are given up, and counted.
+      // Stopping while JetStream does not answer: these are given up, and
+      // counted; their sequence numbers are not used again (the server may
+      // hold some of them, and would take new messages under those ids for
+      // duplicates).
       m.counters.lost.fetch_add(batch.size(), std::memory_order_relaxed);
+      save_position(m, next + n, skip);
       break;
     }
     m.counters.forwarded.fetch_add(batch.size(), std::memory_order_relaxed);
     next += n;
-    save_position(m, next);  // before the loans go back (a crash in between: at least once)
+    save_position(m, next, skip);  // before the loans go back (a crash in between: at least once)
     for (std::size_t i = 0; i < n; ++i) loans[i].release();
   }
   for (auto& l : loans)

@@ -83,9 +83,9 @@ struct BridgeMapping {
   bool batch = true;
   // Core outbound: a batch goes out once it holds this many payload bytes
   // (1 KiB to 1 MiB, the NATS server's default max_payload), cut into NATS
-  // messages no larger than the connected server takes (its max_payload
-  // less 4 KiB for the headers). A local message larger than the server
-  // takes is dropped, counted in `lost` and named in last_error(). 16 KiB: on
+  // messages no larger than the connected server takes (its max_payload,
+  // headers included). A local message larger than the server takes is
+  // dropped, counted in `lost` and named in last_error(). 16 KiB: on
   // loopback the NATS server spent 25% more CPU time per byte on 60 KiB
   // messages (docs/bridge.md, "Where the 4 KiB time goes").
   std::size_t batch_bytes = 16 * 1024;

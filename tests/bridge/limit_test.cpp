@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <thread>
 #include <vector>
 
 #include "common.hpp"
@@ -15,20 +16,20 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// A nats-server that takes at most 8192 bytes a message, and two hosts.
+// A nats-server that takes at most 16384 bytes a message, and two hosts.
 struct SmallServer {
   TempDir dir;
   NatsServer server{dir.path(), "n1", {"-c", write_config(dir.path())}};
   Hosts h;
   static std::string write_config(const std::string& d) {
-    std::ofstream(d + "/small.conf") << "max_payload: 8192\n";
+    std::ofstream(d + "/small.conf") << "max_payload: 16384\n";
     return d + "/small.conf";
   }
 };
 
-// 1000-byte messages, and message too_large of 12000 bytes: over the limit.
+// 1000-byte messages, and message too_large of 20000 bytes: over the limit.
 std::size_t size_of(std::uint64_t i, std::uint64_t too_large) {
-  return i == too_large ? 12000 : 1000;
+  return i == too_large ? 20000 : 1000;
 }
 
 // Reads the remote topic until `want` messages arrived (30 s at most), each
@@ -36,7 +37,7 @@ std::size_t size_of(std::uint64_t i, std::uint64_t too_large) {
 std::vector<std::uint64_t> read_all(Subscriber& sub, std::uint64_t want, std::uint64_t too_large,
                                     const std::function<void()>& between) {
   std::vector<std::uint64_t> got;
-  std::vector<std::byte> buf(16384);
+  std::vector<std::byte> buf(32768);
   const auto end = std::chrono::steady_clock::now() + 30s;
   while (got.size() < want && std::chrono::steady_clock::now() < end) {
     between();
@@ -89,10 +90,47 @@ TEST(BridgeLimit, BatchesAreCutToTheServersMaxPayloadAndATooLargeMessageIsDroppe
   EXPECT_EQ(a.stats(0).forwarded, n - 1);
   EXPECT_EQ(a.stats(0).lost, 1u) << "the message over max_payload is counted at the sender";
   EXPECT_EQ(a.stats(0).lag, 0u);
-  EXPECT_NE(a.last_error().find("max_payload (8192 bytes): dropped"), std::string::npos) << a.last_error();
+  EXPECT_NE(a.last_error().find("max_payload (16384 bytes): dropped"), std::string::npos) << a.last_error();
   EXPECT_NE(a.last_error().find("message 300 "), std::string::npos) << a.last_error();
   EXPECT_EQ(b.stats(0).lost, 1u) << "and seen as one gap at the receiver";
   EXPECT_EQ(b.stats(0).duplicates, 0u);
+}
+
+// A dropped message announced echoes skipped just before it: the next message
+// announces them instead, so that the receiver counts only the dropped one
+// lost. Host X's message comes back into host A's `both` topic as an echo.
+TEST(BridgeLimit, TheEchoesADroppedMessageAnnouncedPassToTheNextAndOnlyItIsCountedLost) {
+  SmallServer s;
+  const std::string x_channel = s.h.base + ".hostX.prices";
+  auto cx = host_config("hostX", {s.server.url()}, s.dir.path());
+  cx.mappings.push_back(mapping(x_channel, s.h.subject("prices"), BridgeDirection::outbound, BridgeMode::core));
+  auto ca = host_config("hostA", {s.server.url()}, s.dir.path());
+  ca.mappings.push_back(mapping(s.h.a("prices"), s.h.subject("prices"), BridgeDirection::both, BridgeMode::core));
+  auto cb = host_config("hostB", {s.server.url()}, s.dir.path());
+  cb.mappings.push_back(mapping(s.h.b("prices"), s.h.subject("prices"), BridgeDirection::inbound, BridgeMode::core));
+  Bridge x(cx), a(ca), b(cb);
+  x.start();
+  a.start();
+  b.start();
+  ASSERT_TRUE(wait_for([&] { return x.ready() && a.ready() && b.ready(); }, 10s)) << a.last_error();
+  auto atopic = Topic::open(s.h.a("prices"));
+  auto apub = atopic.publisher();
+  ASSERT_TRUE(apub.publish(payload(0, 1000), 5s).ok());  // A's 0: B counts from here
+  ASSERT_TRUE(wait_for([&] { return b.stats(0).received == 1; }, 10s));
+  {
+    auto xtopic = Topic::open(x_channel);
+    ASSERT_TRUE(xtopic.publisher().publish(payload(0, 1000), 5s).ok());
+  }
+  ASSERT_TRUE(wait_for([&] { return atopic.next_sequence() == 2 && b.stats(0).received == 2; }, 10s))
+      << "host X's message did not reach A (as its 1, an echo) and B";
+  ASSERT_TRUE(apub.publish(payload(2, 20000), 5s).ok());  // over the server's limit
+  ASSERT_TRUE(apub.publish(payload(3, 1000), 5s).ok());
+  ASSERT_TRUE(wait_for([&] { return b.stats(0).received == 3; }, 10s)) << a.last_error();
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(a.stats(0).lost, 1u);
+  EXPECT_EQ(b.stats(0).lost, 1u) << "the echo before the dropped message was counted lost too";
+  EXPECT_EQ(a.stats(0).loops, 0u);
+  Topic::remove(x_channel);
 }
 
 // JetStream: a message larger than the server takes would fail its whole
@@ -125,8 +163,8 @@ TEST(BridgeLimit, AJetStreamMessageLargerThanTheServerTakesIsDroppedNamedAndSkip
   for (std::uint64_t i = 0; i < n - 1; ++i) ASSERT_EQ(got[i], i < too_large ? i : i + 1) << "at " << i;
   EXPECT_TRUE(wait_for([&] { return a.stats(0).forwarded == n - 1; }, 5s)) << a.stats(0).forwarded;
   EXPECT_EQ(a.stats(0).lost, 1u);
-  EXPECT_NE(a.last_error().find("message 77 (12000 bytes"), std::string::npos) << a.last_error();
-  EXPECT_NE(a.last_error().find("max_payload (8192 bytes): dropped"), std::string::npos) << a.last_error();
+  EXPECT_NE(a.last_error().find("message 77 (20000 bytes)"), std::string::npos) << a.last_error();
+  EXPECT_NE(a.last_error().find("max_payload (16384 bytes): dropped"), std::string::npos) << a.last_error();
   EXPECT_EQ(b.stats(0).lost, 0u) << "announced as skipped, not a gap";
   EXPECT_EQ(b.stats(0).duplicates, 0u);
 }

@@ -91,6 +91,15 @@ Bytes tail_bytes(const std::string& path, std::size_t n) {
   return {all.end() - static_cast<std::ptrdiff_t>(n), all.end()};
 }
 
+std::string creds_text(const std::string& jwt, const std::string& seed) {
+  return "-----BEGIN NATS USER JWT-----\n" + jwt +
+         "\n------END NATS USER JWT------\n\n"
+         "************************* IMPORTANT *************************\n"
+         "NKEY Seed printed below can be used to sign and prove identity.\n\n"
+         "-----BEGIN USER NKEY SEED-----\n" +
+         seed + "\n------END USER NKEY SEED------\n";
+}
+
 }  // namespace
 
 NKey make_nkey(const std::string& dir, const std::string& name, char prefix) {
@@ -129,19 +138,6 @@ std::string make_jwt(const std::string& dir, const NKey& issuer, const NKey& sub
   run(dir, "openssl pkeyutl -sign -inkey " + issuer.pem + " -rawin -in " + in + " -out " + sig);
   return signing_input + "." + base64url(read_file(sig));
 }
-
-namespace {
-
-std::string creds_text(const std::string& jwt, const std::string& seed) {
-  return "-----BEGIN NATS USER JWT-----\n" + jwt +
-         "\n------END NATS USER JWT------\n\n"
-         "************************* IMPORTANT *************************\n"
-         "NKEY Seed printed below can be used to sign and prove identity.\n\n"
-         "-----BEGIN USER NKEY SEED-----\n" +
-         seed + "\n------END USER NKEY SEED------\n";
-}
-
-}  // namespace
 
 NatsIdentities::NatsIdentities(const std::string& dir) {
   const NKey op = make_nkey(dir, "operator", 'O');

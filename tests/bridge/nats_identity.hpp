@@ -25,11 +25,10 @@ NKey make_nkey(const std::string& dir, const std::string& name, char prefix);
 std::string make_jwt(const std::string& dir, const NKey& issuer, const NKey& subject, const std::string& kind,
                      const std::string& name);
 
-// An operator with one account and one user of it: writes dir/server.conf
-// (the operator trusted, the account and a system account preloaded into a
-// memory resolver) and
-// dir/user.creds. `stranger_creds` is a user of an account the server
-// does not know (dir/stranger.creds).
+// An operator with one account and one user of it. Writes dir/server.conf
+// (the operator trusted; the account and a system account preloaded into a
+// memory resolver), dir/user.creds, and dir/stranger.creds: a user of an
+// account the server does not know.
 struct NatsIdentities {
   std::string server_conf, user_creds, stranger_creds;
   explicit NatsIdentities(const std::string& dir);

@@ -103,6 +103,9 @@ TEST(BridgeOutMsg, AKeptMessageCarriesOnlyTheHeadersAndPayloadOfWhatItNowHolds) 
   expect_message(w.round_trip(out, 37, 1011, l100, 0, 0), 37, 1011, l100, 100, std::nullopt, std::nullopt);
   // A batch's room stops at the limit it is given (the server's max_payload less the headers').
   expect_message(w.round_trip(out, 38, 1012, b300, 0, 4, 300), 38, 1012, b300, 300, std::nullopt, "4");
+  // A kept message longer than the limit now given is not used: a new one, as long as the limit allows.
+  expect_message(w.round_trip(out, 42, 1013, b310, 0, 4), 42, 1013, b310, 328, std::nullopt, "4");
+  expect_message(w.round_trip(out, 46, 1014, b310, 0, 4, 320), 46, 1014, b310, 320, std::nullopt, "4");
 }
 
 }  // namespace

@@ -169,5 +169,50 @@ TEST(BridgeLimit, AJetStreamMessageLargerThanTheServerTakesIsDroppedNamedAndSkip
   EXPECT_EQ(b.stats(0).duplicates, 0u);
 }
 
+// A JetStream queue mapping: the too-large messages are skipped too, also
+// the last one before a restart (its skip is kept with the saved position).
+TEST(BridgeLimit, AJetStreamQueueSkipsTooLargeMessagesAlsoAcrossARestart) {
+  SmallServer s;
+  const std::string stream = "LQ" + std::to_string(::getpid());
+  auto ca = host_config("hostA", {s.server.url()}, s.dir.path() + "/a");
+  auto ma = mapping(s.h.a("jobs"), s.h.subject("jobs"), BridgeDirection::outbound, BridgeMode::jetstream, stream);
+  ma.kind = BridgeKind::queue;
+  ma.queue_block_size = 32768;
+  ca.mappings.push_back(ma);
+  auto cb = host_config("hostB", {s.server.url()}, s.dir.path() + "/b");
+  cb.mappings.push_back(
+      mapping(s.h.b("prices"), s.h.subject("jobs"), BridgeDirection::inbound, BridgeMode::jetstream, stream));
+  Bridge b(cb);
+  b.start();
+  RemoteReader reader(s.h.b("prices"));
+  const auto size = [](std::uint64_t i) { return i == 40 || i == 99 ? std::size_t{20000} : std::size_t{1000}; };
+  {
+    Bridge a(ca);
+    a.start();
+    ASSERT_TRUE(wait_for([&] { return a.ready() && b.ready(); }, 10s)) << a.last_error() << b.last_error();
+    auto q = Queue::open(s.h.a("jobs"), Role::producer);
+    for (std::uint64_t i = 0; i < 100; ++i) ASSERT_EQ(q.send(payload(i, size(i)), 10s), Status::ok) << i;
+    ASSERT_TRUE(wait_for([&] { return reader.count() >= 98 && a.stats(0).lost == 2; }, 20s))
+        << reader.count() << " " << a.last_error();
+    EXPECT_NE(a.last_error().find("message 99 (20000 bytes)"), std::string::npos) << a.last_error();
+  }  // stopped after the batch that ended with message 99, which it skipped
+  Bridge a(ca);
+  a.start();
+  ASSERT_TRUE(wait_for([&] { return a.ready(); }, 10s)) << a.last_error();
+  {
+    auto q = Queue::open(s.h.a("jobs"), Role::producer);
+    ASSERT_EQ(q.send(payload(100, 1000), 10s), Status::ok);
+  }
+  // Under the receiver's reorder wait (10 s): had the skip been forgotten, 100 would wait for 99.
+  ASSERT_TRUE(wait_for([&] { return reader.count() >= 99; }, 5s)) << reader.count() << " " << b.last_error();
+  const auto seqs = reader.seqs();
+  std::vector<std::uint64_t> expected;
+  for (std::uint64_t i = 0; i <= 100; ++i)
+    if (i != 40 && i != 99) expected.push_back(i);
+  EXPECT_EQ(seqs, expected);
+  EXPECT_EQ(b.stats(0).lost, 0u);
+  Queue::remove(s.h.a("jobs"));
+}
+
 }  // namespace
 }  // namespace zipc::bridge_test

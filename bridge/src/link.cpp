@@ -47,8 +47,9 @@ void Link::on_disconnected(natsConnection*, void* closure) {
   self->set_error("nats: disconnected from " + self->servers_text() + "; reconnecting");
 }
 
-void Link::on_reconnected(natsConnection*, void* closure) {
+void Link::on_reconnected(natsConnection* nc, void* closure) {
   auto* self = static_cast<Link*>(closure);
+  self->max_payload_.store(natsConnection_GetMaxPayload(nc), std::memory_order_relaxed);  // this server's
   self->reconnects_.fetch_add(1, std::memory_order_relaxed);
   self->up_.store(true, std::memory_order_relaxed);
   self->set_error("nats: reconnected (" + std::to_string(self->reconnects()) + " reconnects so far)");
@@ -130,6 +131,7 @@ std::string Link::connect_once() {
       e += " (TLS: the server may require a client certificate: set nats.tls_cert and nats.tls_key)";
     return e;
   }
+  max_payload_.store(natsConnection_GetMaxPayload(conn_), std::memory_order_relaxed);
   if (loop_ != nullptr) {  // inbound core only: no JetStream on this connection
     up_.store(true, std::memory_order_relaxed);
     return {};

@@ -35,6 +35,9 @@ class Link {
   [[nodiscard]] jsCtx* js() const noexcept { return js_; }
   [[nodiscard]] bool up() const noexcept { return up_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::uint64_t reconnects() const noexcept { return reconnects_.load(std::memory_order_relaxed); }
+  // The connected server's max_payload (0 before the first connection), read
+  // at connect and reconnect: no connection lock on the publishing path.
+  [[nodiscard]] std::int64_t max_payload() const noexcept { return max_payload_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::string servers_text() const;
   [[nodiscard]] bool uses_tls() const { return options_.tls || !options_.tls_ca.empty() || !options_.tls_cert.empty(); }
   [[nodiscard]] int pending_msgs() const noexcept { return options_.pending_msgs; }
@@ -58,6 +61,7 @@ class Link {
   std::atomic<bool> up_{false};
   std::atomic<bool> closed_{false};  // the client's last callback for this connection ran
   std::atomic<std::uint64_t> reconnects_{0};
+  std::atomic<std::int64_t> max_payload_{0};
   mutable std::mutex error_mu_;
   std::string last_error_;
 };

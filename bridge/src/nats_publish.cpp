@@ -16,18 +16,32 @@ std::string u64s(std::uint64_t v) {
   return {buf, r.ptr};
 }
 
+namespace {
+
+// A number as a C string on the stack: a header value without an allocation.
+class Decimal {
+ public:
+  explicit Decimal(std::uint64_t v) noexcept { *std::to_chars(buf_, buf_ + sizeof(buf_) - 1, v).ptr = '\0'; }
+  [[nodiscard]] const char* c_str() const noexcept { return buf_; }
+
+ private:
+  char buf_[24];
+};
+
+}  // namespace
+
 natsMsg* make_msg(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, const void* data, std::size_t n,
                   std::uint64_t skip) {
   natsMsg* msg = nullptr;
   if (natsMsg_Create(&msg, m.cfg.subject.c_str(), nullptr, static_cast<const char*>(data), static_cast<int>(n)) !=
       NATS_OK)
     return nullptr;
-  const std::string seq_s = u64s(seq), ns_s = u64s(ns);
+  const Decimal seq_s(seq), ns_s(ns);
   if (natsMsgHeader_Set(msg, kHdrOrigin, m.host_id.c_str()) != NATS_OK ||
       natsMsgHeader_Set(msg, kHdrChannel, m.cfg.channel.c_str()) != NATS_OK ||
       natsMsgHeader_Set(msg, kHdrSeq, seq_s.c_str()) != NATS_OK ||
       natsMsgHeader_Set(msg, kHdrTime, ns_s.c_str()) != NATS_OK ||
-      (skip != 0 && natsMsgHeader_Set(msg, kHdrSkip, u64s(skip).c_str()) != NATS_OK)) {
+      (skip != 0 && natsMsgHeader_Set(msg, kHdrSkip, Decimal(skip).c_str()) != NATS_OK)) {
     natsMsg_Destroy(msg);
     return nullptr;
   }
@@ -71,11 +85,11 @@ natsMsg* OutMsg::fill(const MappingRuntime& m, std::uint64_t seq, std::uint64_t 
   auto* payload = const_cast<char*>(natsMsg_GetData(k.msg));
   if (n != 0) std::memcpy(payload, data, n);
   if (k.size > n) std::memset(payload + n, 0, k.size - n);
-  bool ok = natsMsgHeader_Set(k.msg, kHdrSeq, u64s(seq).c_str()) == NATS_OK &&
-            natsMsgHeader_Set(k.msg, kHdrTime, u64s(ns).c_str()) == NATS_OK &&
-            (count == 0 || natsMsgHeader_Set(k.msg, kHdrCount, u64s(count).c_str()) == NATS_OK);
+  bool ok = natsMsgHeader_Set(k.msg, kHdrSeq, Decimal(seq).c_str()) == NATS_OK &&
+            natsMsgHeader_Set(k.msg, kHdrTime, Decimal(ns).c_str()) == NATS_OK &&
+            (count == 0 || natsMsgHeader_Set(k.msg, kHdrCount, Decimal(count).c_str()) == NATS_OK);
   if (ok && (skip != 0 || k.has_skip)) {
-    ok = skip != 0 ? natsMsgHeader_Set(k.msg, kHdrSkip, u64s(skip).c_str()) == NATS_OK
+    ok = skip != 0 ? natsMsgHeader_Set(k.msg, kHdrSkip, Decimal(skip).c_str()) == NATS_OK
                    : natsMsgHeader_Delete(k.msg, kHdrSkip) == NATS_OK;
     k.has_skip = skip != 0;
   }
@@ -94,7 +108,7 @@ std::size_t payload_limit(const MappingRuntime& m, const Link& link) {
   // Zipc-Origin and Zipc-Channel with their values, four numbers; for
   // JetStream Nats-Msg-Id, origin/channel/sequence again).
   const auto room = static_cast<std::int64_t>(512 + 2 * (m.host_id.size() + m.cfg.channel.size()));
-  const std::int64_t max = natsConnection_GetMaxPayload(link.conn());  // 0 before the first connection
+  const std::int64_t max = link.max_payload();
   return max > room ? static_cast<std::size_t>(max - room) : 0;
 }
 
@@ -102,8 +116,7 @@ void count_too_large(MappingRuntime& m, Link& link, std::uint64_t seq, std::size
   m.counters.lost.fetch_add(1, std::memory_order_relaxed);
   link.set_error("nats publish on '" + m.cfg.subject + "': message " + u64s(seq) + " (" + u64s(n) +
                  " bytes) with its headers is over the NATS server's max_payload (" +
-                 u64s(static_cast<std::uint64_t>(natsConnection_GetMaxPayload(link.conn()))) +
-                 " bytes): dropped, counted lost");
+                 u64s(static_cast<std::uint64_t>(link.max_payload())) + " bytes): dropped, counted lost");
 }
 
 void save_position(MappingRuntime& m, std::uint64_t next, std::uint64_t skip) {

@@ -54,6 +54,24 @@ std::vector<std::uint64_t> read_all(Subscriber& sub, std::uint64_t want, std::ui
   return got;
 }
 
+// Publishes messages 0..n-1 into a local topic, message too_large over the
+// server's limit; `after(i)` runs after each.
+void publish_all(const std::string& channel, std::uint64_t n, std::uint64_t too_large,
+                 const std::function<void(std::uint64_t)>& after) {
+  auto topic = Topic::open(channel);
+  auto pub = topic.publisher();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    ASSERT_TRUE(pub.publish(payload(i, size_of(i, too_large)), 5s).ok()) << i;
+    after(i);
+  }
+}
+
+// The remote reader got every message but too_large, in order.
+void expect_all_but(const std::vector<std::uint64_t>& got, std::uint64_t n, std::uint64_t too_large) {
+  ASSERT_EQ(got.size(), n - 1);
+  for (std::uint64_t i = 0; i < n - 1; ++i) ASSERT_EQ(got[i], i < too_large ? i : i + 1) << "at " << i;
+}
+
 TEST(BridgeLimit, BatchesAreCutToTheServersMaxPayloadAndATooLargeMessageIsDroppedAndNamed) {
   SmallServer s;
   auto ca = host_config("hostA", {s.server.url()}, s.dir.path());
@@ -76,17 +94,10 @@ TEST(BridgeLimit, BatchesAreCutToTheServersMaxPayloadAndATooLargeMessageIsDroppe
   auto btopic = Topic::open(s.h.b("prices"));
   auto sub = btopic.subscribe({From::oldest(), Delivery::reliable});
   const std::uint64_t n = 600, too_large = 300;
-  {
-    auto atopic = Topic::open(s.h.a("prices"));
-    auto pub = atopic.publisher();
-    for (std::uint64_t i = 0; i < n; ++i) {
-      ASSERT_TRUE(pub.publish(payload(i, size_of(i, too_large)), 5s).ok()) << i;
-      if (i % 200 == 199) a.poll();  // 200 messages, ~200 KB, in one pump
-    }
-  }
-  const auto got = read_all(sub, n - 1, too_large, [&] { a.poll(1ms); });
-  ASSERT_EQ(got.size(), n - 1);
-  for (std::uint64_t i = 0; i < n - 1; ++i) ASSERT_EQ(got[i], i < too_large ? i : i + 1) << "at " << i;
+  ASSERT_NO_FATAL_FAILURE(publish_all(s.h.a("prices"), n, too_large, [&](std::uint64_t i) {
+    if (i % 200 == 199) a.poll();  // 200 messages, ~200 KB, in one pump
+  }));
+  ASSERT_NO_FATAL_FAILURE(expect_all_but(read_all(sub, n - 1, too_large, [&] { a.poll(1ms); }), n, too_large));
   EXPECT_EQ(a.stats(0).forwarded, n - 1);
   EXPECT_EQ(a.stats(0).lost, 1u) << "the message over max_payload is counted at the sender";
   EXPECT_EQ(a.stats(0).lag, 0u);
@@ -153,14 +164,8 @@ TEST(BridgeLimit, AJetStreamMessageLargerThanTheServerTakesIsDroppedNamedAndSkip
   auto btopic = Topic::open(s.h.b("prices"));
   auto sub = btopic.subscribe({From::oldest(), Delivery::reliable});
   const std::uint64_t n = 200, too_large = 77;
-  {
-    auto atopic = Topic::open(s.h.a("prices"));
-    auto pub = atopic.publisher();
-    for (std::uint64_t i = 0; i < n; ++i) ASSERT_TRUE(pub.publish(payload(i, size_of(i, too_large)), 5s).ok()) << i;
-  }
-  const auto got = read_all(sub, n - 1, too_large, [] {});
-  ASSERT_EQ(got.size(), n - 1);
-  for (std::uint64_t i = 0; i < n - 1; ++i) ASSERT_EQ(got[i], i < too_large ? i : i + 1) << "at " << i;
+  ASSERT_NO_FATAL_FAILURE(publish_all(s.h.a("prices"), n, too_large, [](std::uint64_t) {}));
+  ASSERT_NO_FATAL_FAILURE(expect_all_but(read_all(sub, n - 1, too_large, [] {}), n, too_large));
   EXPECT_TRUE(wait_for([&] { return a.stats(0).forwarded == n - 1; }, 5s)) << a.stats(0).forwarded;
   EXPECT_EQ(a.stats(0).lost, 1u);
   EXPECT_NE(a.last_error().find("message 77 (20000 bytes)"), std::string::npos) << a.last_error();

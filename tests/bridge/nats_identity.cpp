@@ -5,6 +5,7 @@
 #include <ctime>
 #include <fstream>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 #include "nats_server.hpp"
@@ -35,40 +36,31 @@ std::uint16_t crc16(const Bytes& b) {
   return crc;
 }
 
-// RFC 4648 base32, no padding.
-std::string base32(const Bytes& b) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+// RFC 4648 encoding without padding: `width` bits a character (5: base32,
+// 6: base64), the last group zero-filled.
+std::string rfc4648(std::string_view bytes, int width, const char* alphabet) {
+  const std::uint32_t mask = (1u << width) - 1;
   std::string out;
   std::uint32_t buffer = 0;
   int bits = 0;
-  for (std::uint8_t byte : b) {
-    buffer = (buffer << 8) | byte;
+  for (char c : bytes) {
+    buffer = (buffer << 8) | static_cast<std::uint8_t>(c);
     bits += 8;
-    while (bits >= 5) {
-      out += kAlphabet[(buffer >> (bits - 5)) & 31];
-      bits -= 5;
+    while (bits >= width) {
+      out += alphabet[(buffer >> (bits - width)) & mask];
+      bits -= width;
     }
   }
-  if (bits > 0) out += kAlphabet[(buffer << (5 - bits)) & 31];
+  if (bits > 0) out += alphabet[(buffer << (width - bits)) & mask];
   return out;
 }
 
-// RFC 4648 base64url, no padding (JWT).
-std::string base64url(const std::string& s) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  std::uint32_t buffer = 0;
-  int bits = 0;
-  for (char c : s) {
-    buffer = (buffer << 8) | static_cast<std::uint8_t>(c);
-    bits += 8;
-    while (bits >= 6) {
-      out += kAlphabet[(buffer >> (bits - 6)) & 63];
-      bits -= 6;
-    }
-  }
-  if (bits > 0) out += kAlphabet[(buffer << (6 - bits)) & 63];
-  return out;
+std::string base32(const Bytes& b) {
+  return rfc4648({reinterpret_cast<const char*>(b.data()), b.size()}, 5, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567");
+}
+
+std::string base64url(std::string_view s) {  // (JWT)
+  return rfc4648(s, 6, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_");
 }
 
 std::string with_crc(Bytes raw) {

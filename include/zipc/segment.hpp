@@ -66,7 +66,14 @@ struct SegmentOptions {
   // Errc::not_found for an unknown group; Errc::permission_denied when the
   // creator may not give the file to that group (not a member, not root).
   std::string group;
-  bool prefault = false;  // MAP_POPULATE: take every page fault at create/open time
+  // Commit the whole segment at create/open: allocate every page in
+  // /dev/shm (posix_fallocate) and map it in (MAP_POPULATE). Without it
+  // pages cost memory only once touched (docs/segment.md, "Memory"): create
+  // checks that /dev/shm has room for the whole segment, but a page touched
+  // later, after other processes filled /dev/shm, raises SIGBUS. With it a
+  // full /dev/shm fails create/open with Errc::out_of_memory instead, and
+  // the first touches cost no page faults.
+  bool prefault = false;
   HugePages huge_pages = HugePages::off;
   bool lock_memory = false;                      // mlock the mapping (needs RLIMIT_MEMLOCK)
   std::chrono::milliseconds open_timeout{1000};  // how long open waits for a creator to finish
@@ -111,7 +118,11 @@ struct SegmentInfo {
   std::string name;
   std::string path;
   SegmentKind kind = SegmentKind::any;
-  std::uint64_t size = 0;
+  std::uint64_t size = 0;  // bytes every participant maps
+  // Bytes of memory (or disk, for a file on one) the segment holds now: the
+  // pages someone has touched, or all of them after prefault. What `du`
+  // shows and what a full /dev/shm counts (st_blocks * 512).
+  std::uint64_t allocated = 0;
   ProcessId creator;
   bool creator_alive = false;
   std::uint64_t created_ns = 0;  // CLOCK_REALTIME

@@ -3,9 +3,12 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/magic.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <cerrno>
 #include <cstring>
@@ -49,6 +52,18 @@ int allocate_fd(int fd, std::uint64_t size) noexcept {
   return r == 0 ? 0 : -r;
 }
 
+int space_of(int fd, SpaceInfo* out) noexcept {
+  struct statvfs vfs;
+  if (::fstatvfs(fd, &vfs) != 0) return -errno;
+  struct statfs fs;
+  if (::fstatfs(fd, &fs) != 0) return -errno;
+  const auto type = static_cast<unsigned long>(fs.f_type);
+  out->memory = type == TMPFS_MAGIC || type == RAMFS_MAGIC || type == HUGETLBFS_MAGIC;
+  out->total = static_cast<std::uint64_t>(vfs.f_blocks) * vfs.f_frsize;
+  out->free = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+  return 0;
+}
+
 int chmod_fd(int fd, unsigned mode) noexcept {
   return ::fchmod(fd, static_cast<mode_t>(mode)) == 0 ? 0 : -errno;
 }
@@ -87,6 +102,7 @@ static void fill(const struct stat& st, FileStat* out) {
   out->gid = static_cast<std::uint32_t>(st.st_gid);
   out->inode = static_cast<std::uint64_t>(st.st_ino);
   out->device = static_cast<std::uint64_t>(st.st_dev);
+  out->allocated = static_cast<std::uint64_t>(st.st_blocks) * 512;  // st_blocks counts 512-byte units
 }
 
 int stat_fd(int fd, FileStat* out) noexcept {

@@ -19,6 +19,14 @@ struct FileStat {
   std::uint32_t gid = 0;
   std::uint64_t inode = 0;
   std::uint64_t device = 0;
+  std::uint64_t allocated = 0;  // bytes of storage the file holds (st_blocks * 512): touched or reserved pages
+};
+
+// The file system a descriptor lives on (fstatvfs, fstatfs).
+struct SpaceInfo {
+  std::uint64_t free = 0;   // bytes an unprivileged writer may still allocate
+  std::uint64_t total = 0;  // size of the file system; 0 when it has no limit (a memfd)
+  bool memory = false;      // tmpfs, ramfs or hugetlbfs: its pages are memory, not disk
 };
 
 int open_file(const std::string& path, int flags, unsigned mode) noexcept;  // O_CLOEXEC added
@@ -30,7 +38,11 @@ int reopen_read_only(int fd) noexcept;
 // 1 when fd was opened O_RDONLY, 0 when it may write, -errno on error.
 int is_read_only_fd(int fd) noexcept;
 int truncate_fd(int fd, std::uint64_t size) noexcept;
-int allocate_fd(int fd, std::uint64_t size) noexcept;  // posix_fallocate: fail early on a full tmpfs
+// posix_fallocate: gives the file real pages (tmpfs: memory) or blocks (disk)
+// for [0, size) now, so that a full file system fails here, not with SIGBUS
+// at the first touch of a page.
+int allocate_fd(int fd, std::uint64_t size) noexcept;
+int space_of(int fd, SpaceInfo* out) noexcept;
 int chmod_fd(int fd, unsigned mode) noexcept;
 // fchown(fd, unchanged, gid): gives the file to a group.
 int chgrp_fd(int fd, std::uint32_t gid) noexcept;

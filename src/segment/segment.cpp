@@ -17,6 +17,7 @@
 #include "platform/file.hpp"
 #include "platform/process.hpp"
 #include "segment/segment_header.hpp"
+#include "segment/segment_space.hpp"
 #include "zipc/log.hpp"
 
 namespace zipc {
@@ -65,6 +66,7 @@ struct HeaderRead {
   detail::HeaderCheck check;
   alignas(layout::SegmentHeader) unsigned char raw[sizeof(layout::SegmentHeader)] = {};
   std::uint64_t file_size = 0;
+  std::uint64_t allocated = 0;  // storage the file holds (st_blocks * 512)
   // A private copy: fields read from here cannot change under us.
   const layout::SegmentHeader& header() const { return *reinterpret_cast<const layout::SegmentHeader*>(raw); }
 };
@@ -74,6 +76,7 @@ HeaderRead read_header(int fd, std::string_view name, SegmentKind kind) {
   platform::FileStat st;
   if (int r = platform::stat_fd(fd, &st); r < 0) fail_errno(r, "segment", name, "fstat");
   out.file_size = st.size;
+  out.allocated = st.allocated;
   const std::size_t want = st.size < sizeof out.raw ? static_cast<std::size_t>(st.size) : sizeof out.raw;
   long got = platform::read_at(fd, out.raw, want, 0);
   if (got < 0) fail_errno(static_cast<int>(got), "segment", name, "read header");
@@ -185,11 +188,10 @@ Segment Segment::create(std::string_view name, const SegmentSpec& spec, const In
     // After the group change: fchown may clear mode bits.
     if (int r = platform::chmod_fd(fd.get(), options.mode); r < 0) fail_errno(r, "segment", name, "fchmod");
     if (int r = platform::truncate_fd(fd.get(), total); r < 0) fail_errno(r, "segment", name, "ftruncate");
-    // Reserve the pages now, so a full /dev/shm is an error here and not a
-    // SIGBUS on first touch later.
-    if (int r = platform::allocate_fd(fd.get(), total); r < 0 && r != -EOPNOTSUPP) {
-      fail_errno(r, "segment", name, "reserve " + std::to_string(total) + " bytes");
-    }
+    // A full /dev/shm fails here, naming the sizes; the pages themselves are
+    // touched by use, or now with prefault (docs/segment.md, "Memory").
+    detail::reserve_space(fd.get(), to_string(spec.kind), name, detail::space_label(path, options.memfd), total,
+                          options.prefault);
     if (options.memfd) {
       if (int r = platform::seal_size(fd.get()); r < 0) fail_errno(r, "segment", name, "seal the memfd's size");
     }
@@ -244,6 +246,12 @@ Segment Segment::open(std::string_view name, SegmentKind kind, const SegmentOpti
   for (;;) {
     HeaderRead hr = read_header(fd.get(), name, kind);
     if (hr.check.state == detail::HeaderState::ready) {
+      // prefault: the pages no one touched yet are allocated before MAP_POPULATE maps
+      // them, so a full /dev/shm is an error here rather than a SIGBUS later.
+      if (options.prefault && !options.read_only) {
+        detail::reserve_space(fd.get(), to_string(static_cast<SegmentKind>(hr.header().kind)), name,
+                              detail::space_label(path, false), hr.header().total_size, true);
+      }
       Segment seg;
       SegmentAccess::map_into(seg, fd.get(), name, path, hr.header(), options, false);
       // acquire: pairs with the creator's release store of init_state, so the
@@ -294,6 +302,10 @@ Segment Segment::open_fd(int fd, SegmentKind kind, const SegmentOptions& options
     // A descriptor is handed on after create() returned, so this is no race
     // to wait out: the creator died or the descriptor is not a finished segment.
     fail(Errc::creator_died, "segment", name, describe_creator(hr.header()) + ": the segment was never finished");
+  }
+  if (options.prefault && !options.read_only) {  // as in open()
+    detail::reserve_space(own.get(), to_string(static_cast<SegmentKind>(hr.header().kind)), name, "fd",
+                          hr.header().total_size, true);
   }
   Segment seg;
   SegmentAccess::map_into(seg, own.get(), name, "fd:" + std::to_string(fd), hr.header(), options, false);
@@ -376,6 +388,7 @@ SegmentInfo Segment::inspect(std::string_view name, const SegmentOptions& option
   if (fd.get() < 0) fail_errno(fd.get(), "segment", name, "open " + info.path);
   HeaderRead hr = read_header(fd.get(), name, SegmentKind::any);
   info.size = hr.file_size;
+  info.allocated = hr.allocated;
   info.valid = hr.check.state == detail::HeaderState::ready;
   if (hr.check.state == detail::HeaderState::initializing) {
     info.problem = creator_lock_free(fd.get()) ? "abandoned during initialization" : "initializing";

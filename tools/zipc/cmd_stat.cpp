@@ -25,11 +25,15 @@ int run_stat(const StatOptions& o) {
   if (o.json) {
     nlohmann::ordered_json j{{"schema", "zipc.channel/1"}};
     j.update(report_json(r));
+    j["resident"] = s.allocated;  // bytes of the segment in memory now (size: what each participant maps)
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("name:      %s\npath:      %s\nkind:      %s\nsize:      %llu (%s)\n", s.name.c_str(), s.path.c_str(),
                 s.valid ? zipc::to_string(s.kind) : "?", static_cast<unsigned long long>(s.size),
                 human_size(s.size).c_str());
+    // resident: the pages someone touched (or all, after prefault): what the
+    // channel takes from /dev/shm now, whoever maps it (docs/segment.md, "Memory").
+    std::printf("memory:    %s mapped, %s resident\n", human_size(s.size).c_str(), human_size(s.allocated).c_str());
     std::printf("mode:      %s (owner uid %u)\n", octal_mode(r.mode).c_str(), r.owner_uid);
     if (s.type) std::printf("type:      %s\n", zipc::to_string(*s.type).c_str());
     std::printf("creator:   pid %d, %s\ncreated:   %s\n", s.creator.pid, s.creator_alive ? "alive" : "dead",
@@ -57,7 +61,8 @@ int run_stat(const StatOptions& o) {
 
 Command add_stat(CLI::App& root) {
   auto o = std::make_shared<StatOptions>();
-  CLI::App* app = root.add_subcommand("stat", "show one channel: geometry, positions, counters, participants, lag");
+  CLI::App* app =
+      root.add_subcommand("stat", "show one channel: geometry, memory, positions, counters, participants, lag");
   app->footer(
       "Example:\n  zipc stat orders            # exit 3 if absent, 6 if the segment fails validation\n"
       "  zipc stat orders --json | jq '.participants[] | select(.role==\"subscriber\") | .lag'");

@@ -145,6 +145,7 @@ Row heap_row(std::string label, std::uint64_t size) {
             auto& h = keep(zipc::Heap::create(name, size));
             return [&h] {
               std::vector<void*> blocks;
+              blocks.reserve(kMessages);
               for (int i = 0; i < kMessages; ++i) blocks.push_back(h.allocate(kMessageSize));
               for (void* b : blocks) {
                 if (b == nullptr) throw std::runtime_error("heap");

@@ -175,6 +175,9 @@ Row event_row(std::string label) {
 std::vector<Row> rows() {
   std::vector<Row> out;
   out.push_back(queue_row("queue (default)", {}));
+  zipc::QueueOptions wide;
+  wide.block_size = 64 << 10;
+  out.push_back(queue_row("queue 1024 blocks of 64 KiB", wide));
   out.push_back(topic_row("topic (default)", {}));
   zipc::TopicOptions big;
   big.capacity_bytes = 64ull << 20;

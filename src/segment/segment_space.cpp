@@ -33,9 +33,14 @@ namespace {
 
 [[noreturn]] void fail_no_room(std::string_view kind, std::string_view name, const std::string& where,
                                const platform::SpaceInfo& space, std::uint64_t total) {
+  std::string need_text = size_text(total), free_text = size_text(space.free);
+  if (need_text == free_text) {  // "needs 64.0 MiB, has 64.0 MiB free" would read as if it fit
+    need_text = std::to_string(total) + " bytes";
+    free_text = std::to_string(space.free) + " bytes";
+  }
   fail(Errc::out_of_memory, kind, name,
-       "needs " + size_text(total) + (space.memory ? " of shared memory, " : " of disk, ") + where + " has " +
-           size_text(space.free) + " free");
+       "needs " + need_text + (space.memory ? " of shared memory, " : " of disk, ") + where + " has " + free_text +
+           " free");
 }
 
 }  // namespace

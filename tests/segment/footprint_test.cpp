@@ -111,6 +111,17 @@ TEST(Footprint, TopicThatDoesNotFitInDevShmFailsNamingTheSizeAskedAndTheRoomLeft
   });
 }
 
+TEST(Footprint, TopicJustOverTheRoomLeftGivesBothSizesInBytesWhenTheyWouldRoundAlike) {
+  with_small_shm("64m", [] {  // Docker's default /dev/shm and a 64 MiB ring: the control block does not fit
+    zipc::TopicOptions o;
+    o.capacity_bytes = 64 * kMiB;
+    const std::string why = out_of_memory_message([&] { (void)zipc::Topic::create("frames", o); });
+    zipc::test::report(why);
+    const std::regex shape(R"(.*needs 6715[0-9]{4} bytes of shared memory, /dev/shm has 67108864 bytes free.*)");
+    return std::regex_match(why, shape) ? 0 : 1;
+  });
+}
+
 TEST(Footprint, CreateThatFitsInASmallDevShmSucceedsWithoutTakingItsRoom) {
   with_small_shm("1m", [] {
     zipc::TopicOptions o;

@@ -15,16 +15,15 @@ namespace {
 struct PyEventChannel : Guarded {
   zipc::EventChannel c;
   std::string name;
-  void require_attached(const char* what) const {
-    if (!c.is_attached()) raise_kind("closed", "event channel '" + name + "': " + what + ": detached");
-  }
 };
 
 struct PyListener : Guarded {
   zipc::Listener l;
   std::string name;
-  void require_attached(const char* what) const {
-    if (!l.is_attached()) raise_kind("closed", "event channel '" + name + "': listener: " + what + ": detached");
+  void let_go() noexcept override {
+    NoGil nogil;
+    std::lock_guard lock(mu);
+    l.detach();
   }
 };
 
@@ -47,11 +46,12 @@ PyEventChannel* make(zipc::EventChannel c, const std::string& name) {
   auto* p = new PyEventChannel();
   p->c = std::move(c);
   p->name = name;
+  p->label = "event channel '" + name + "'";
   return p;
 }
 
 std::vector<std::uint32_t> take(PyListener& self, std::optional<ns> timeout) {
-  self.require_attached("wait");
+  Use use(self, "wait");
   std::vector<std::uint32_t> out;
   sliced(
       self, timeout,
@@ -82,16 +82,15 @@ void init_event_channel(nb::module_& m) {
       .def(
           "wait", [](PyListener& self, nb::handle timeout) { return take(self, to_timeout(timeout)); },
           nb::arg("timeout") = nb::none(), "Waits for a notification; the ids, or [] on timeout.")
-      .def_prop_ro("received", [](PyListener& self) { return self.l.received(); })
-      .def("detach",
-           [](PyListener& self) {
-             if (self.in_waitsets > 0) raise_kind("invalid_argument", "listener: detach it from its WaitSet first");
-             self.l.detach();
-           })
+      .def_prop_ro("received",
+                   [](PyListener& self) {
+                     Use use(self, "received");
+                     return locked(self, [&] { return self.l.received(); });
+                   })
+      .def("detach", [](PyListener& self) { self.request_detach("detach"); })
+      .def_prop_ro("is_attached", [](PyListener& self) { return !self.closing; })
       .def("__enter__", [](nb::handle self) { return self; })
-      .def("__exit__", [](PyListener& self, const nb::args&) {
-        if (self.in_waitsets == 0) self.l.detach();
-      });
+      .def("__exit__", [](PyListener& self, const nb::args&) { self.request_detach("__exit__"); });
 
   nb::class_<PyNotifier>(m, "Notifier", "Signals ids to every listener attached now.")
       .def(
@@ -142,20 +141,22 @@ void init_event_channel(nb::module_& m) {
       .def(
           "listener",
           [](PyEventChannel& self) {
-            self.require_attached("listener");
+            Use use(self, "listener");
             auto* l = new PyListener();
             l->l = self.c.listener();
             l->name = self.name;
+            l->label = "event channel '" + self.name + "': listener";
             return l;
           },
           nb::rv_policy::take_ownership)
       .def(
           "notifier",
           [](PyEventChannel& self) {
-            self.require_attached("notifier");
+            Use use(self, "notifier");
             auto* n = new PyNotifier();
             n->n = self.c.notifier();
             n->name = self.name;
+            n->label = "event channel '" + self.name + "': notifier";
             return n;
           },
           nb::rv_policy::take_ownership)

@@ -19,16 +19,18 @@ struct PyHeap : Guarded {
   std::string name;
   std::vector<std::weak_ptr<LoanState>> states;
   std::string ctx(const char* what) const { return "heap '" + name + "': " + what; }
-  void require_attached(const char* what) const {
-    if (!h.is_attached()) raise_kind("closed", ctx(what) + ": detached");
-  }
   void detach() {
+    if (closing) return;
     for (auto& w : states)
       if (auto s = w.lock(); s && s->exports > 0)
         raise_kind("invalid_argument", ctx("detach") + ": a view of the heap is still exported");
     for (auto& w : states)
       if (auto s = w.lock()) s->end();
     states.clear();
+    request_detach("detach");
+  }
+  void let_go() noexcept override {
+    NoGil nogil;
     std::lock_guard lock(mu);
     h = zipc::Heap();
   }
@@ -45,6 +47,7 @@ PyHeap* make(zipc::Heap&& h, const std::string& name) {
   auto* p = new PyHeap();
   p->h = std::move(h);
   p->name = name;
+  p->label = "heap '" + name + "'";
   return p;
 }
 
@@ -83,10 +86,10 @@ void init_heap(nb::module_& m) {
       .def(
           "allocate",
           [](PyHeap& self, std::size_t size, std::size_t align) {
-            self.require_attached("allocate");
+            Use use(self, "allocate");
             zipc::Allocation a;
             {
-              nb::gil_scoped_release nogil;
+              NoGil nogil;
               std::lock_guard lock(self.mu);
               a = self.h.try_allocate(size, align);
             }
@@ -104,11 +107,11 @@ void init_heap(nb::module_& m) {
       .def(
           "free",
           [](PyHeap& self, std::uint64_t offset) {
-            self.require_attached("free");
+            Use use(self, "free");
             void* p = self.h.at<void>(offset);
             HeapStatus s = HeapStatus::foreign_pointer;
             if (p != nullptr) {
-              nb::gil_scoped_release nogil;
+              NoGil nogil;
               std::lock_guard lock(self.mu);
               s = self.h.deallocate(p);
             }
@@ -121,7 +124,7 @@ void init_heap(nb::module_& m) {
           "view",
           [](nb::handle self_obj, std::uint64_t offset, std::size_t size) {
             PyHeap& self = nb::cast<PyHeap&>(self_obj);
-            self.require_attached("view");
+            Use use(self, "view");
             if (offset > self.h.arena_size() || size > self.h.arena_size() - offset)
               raise_kind("invalid_argument", self.ctx("view") + ": [" + std::to_string(offset) + ", +" +
                                                  std::to_string(size) + ") is outside the arena");
@@ -136,7 +139,7 @@ void init_heap(nb::module_& m) {
           nb::arg("offset"), nb::arg("size"), "A writable memoryview of heap bytes (valid until detach).")
       .def("stats",
            [](PyHeap& self) {
-             self.require_attached("stats");
+             Use use(self, "stats");
              zipc::HeapStats s = self.h.stats();
              nb::dict d;
              d["size"] = s.size;
@@ -149,7 +152,7 @@ void init_heap(nb::module_& m) {
            })
       .def("check",
            [](PyHeap& self) {
-             self.require_attached("check");
+             Use use(self, "check");
              zipc::HeapCheck c = self.h.check();
              return nb::make_tuple(c.ok, c.problem);
            })
@@ -162,9 +165,12 @@ void init_heap(nb::module_& m) {
             return false;
           },
           nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
-      .def_prop_ro("is_attached", [](PyHeap& self) { return self.h.is_attached(); })
+      .def_prop_ro("is_attached", [](PyHeap& self) { return !self.closing; })
       .def_prop_ro("name", [](PyHeap& self) { return self.name; })
-      .def_prop_ro("arena_size", [](PyHeap& self) { return self.h.arena_size(); });
+      .def_prop_ro("arena_size", [](PyHeap& self) {
+        Use use(self, "arena_size");
+        return self.h.arena_size();
+      });
 }
 
 }  // namespace zipc::py

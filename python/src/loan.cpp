@@ -36,7 +36,10 @@ void exporter_releasebuffer(PyObject* self, Py_buffer*) {
   if (--st->exports == 0 && st->ended && !st->finished) {
     st->finished = true;
     st->finish();
-    if (st->guard != nullptr) --st->guard->live_loans;
+    if (st->guard != nullptr) {
+      --st->guard->live_loans;
+      st->guard->maybe_let_go();
+    }
   }
 }
 
@@ -68,7 +71,10 @@ bool LoanState::end() noexcept {
   if (exports == 0 && !finished) {
     finished = true;
     finish();
-    if (guard != nullptr) --guard->live_loans;
+    if (guard != nullptr) {
+      --guard->live_loans;
+      guard->maybe_let_go();
+    }
     return true;
   }
   return finished;

@@ -13,10 +13,12 @@ struct PyQueue : Guarded {
   zipc::Queue q;
   std::string name;
 
-  void require_attached(const char* what) const {
-    if (!q.is_attached()) raise_kind("closed", "queue '" + name + "': " + what + ": detached");
-  }
   std::string ctx(const char* what) const { return "queue '" + name + "': " + what; }
+  void let_go() noexcept override {
+    NoGil nogil;
+    std::lock_guard lock(mu);
+    q = zipc::Queue();
+  }
 };
 
 struct WriteState : LoanState {
@@ -117,11 +119,12 @@ PyQueue* make(zipc::Queue&& q, std::string_view name) {
   auto* p = new PyQueue();
   p->q = std::move(q);
   p->name = std::string(name);
+  p->label = "queue '" + p->name + "'";
   return p;
 }
 
 nb::object recv_impl(PyQueue& self, std::optional<ns> t, bool try_only) {
-  self.require_attached("recv");
+  Use use(self, "recv");
   zipc::QueueReadLoan loan = sliced(
       self, t, [&](ns s) { return self.q.acquire(s); }, [](const zipc::QueueReadLoan& l) { return l.status(); });
   if (!loan) {
@@ -245,7 +248,7 @@ void init_queue(nb::module_& m) {
           nb::arg("path") = "", nb::arg("type").none() = nb::none(), nb::rv_policy::take_ownership)
       .def_prop_ro("type_identity",
                    [](PyQueue& self) {
-                     self.require_attached("type_identity");
+                     Use use(self, "type_identity");
                      return identity_obj(self.q.segment().type_identity());
                    })
       .def_static(
@@ -259,7 +262,7 @@ void init_queue(nb::module_& m) {
       .def(
           "send",
           [](PyQueue& self, nb::handle data, nb::handle timeout) {
-            self.require_attached("send");
+            Use use(self, "send");
             InBuf b(data);
             auto t = to_timeout(timeout);
             Status s = sliced(
@@ -270,11 +273,11 @@ void init_queue(nb::module_& m) {
       .def(
           "try_send",
           [](PyQueue& self, nb::handle data) {
-            self.require_attached("try_send");
+            Use use(self, "try_send");
             InBuf b(data);
             Status s;
             {
-              nb::gil_scoped_release nogil;
+              NoGil nogil;
               std::lock_guard lock(self.mu);
               s = self.q.try_send(b.span());
             }
@@ -291,7 +294,7 @@ void init_queue(nb::module_& m) {
           "reserve",
           [](nb::handle self_obj, std::optional<std::size_t> size, nb::handle timeout) {
             PyQueue& self = nb::cast<PyQueue&>(self_obj);
-            self.require_attached("reserve");
+            Use use(self, "reserve");
             const bool big = size && *size > self.q.block_size();
             if (big && self.q.oversize_bytes() == 0)
               raise_kind("too_large", self.ctx("reserve") + ": " + std::to_string(*size) + " bytes > block_size " +
@@ -308,7 +311,7 @@ void init_queue(nb::module_& m) {
           "try_reserve",
           [](nb::handle self_obj, std::optional<std::size_t> size) -> nb::object {
             PyQueue& self = nb::cast<PyQueue&>(self_obj);
-            self.require_attached("try_reserve");
+            Use use(self, "try_reserve");
             const bool big = size && *size > self.q.block_size();
             if (big && self.q.oversize_bytes() == 0)
               raise_kind("too_large", self.ctx("try_reserve") + ": " + std::to_string(*size) + " bytes > block_size " +
@@ -327,7 +330,7 @@ void init_queue(nb::module_& m) {
           "acquire",
           [](nb::handle self_obj, nb::handle timeout) {
             PyQueue& self = nb::cast<PyQueue&>(self_obj);
-            self.require_attached("acquire");
+            Use use(self, "acquire");
             auto t = to_timeout(timeout);
             zipc::QueueReadLoan loan = sliced(
                 self, t, [&](ns s) { return self.q.acquire(s); },
@@ -339,7 +342,7 @@ void init_queue(nb::module_& m) {
       .def("try_acquire",
            [](nb::handle self_obj) -> nb::object {
              PyQueue& self = nb::cast<PyQueue&>(self_obj);
-             self.require_attached("try_acquire");
+             Use use(self, "try_acquire");
              zipc::QueueReadLoan loan = sliced(
                  self, ns::zero(), [&](ns s) { return self.q.acquire(s); },
                  [](const zipc::QueueReadLoan& l) { return l.status(); });
@@ -352,7 +355,7 @@ void init_queue(nb::module_& m) {
       .def(
           "send_batch",
           [](PyQueue& self, const nb::sequence& msgs, nb::handle timeout) {
-            self.require_attached("send_batch");
+            Use use(self, "send_batch");
             std::vector<std::unique_ptr<InBuf>> bufs;
             std::vector<std::span<const std::byte>> spans;
             for (nb::handle m : msgs) {
@@ -377,7 +380,7 @@ void init_queue(nb::module_& m) {
       .def(
           "recv_batch",
           [](PyQueue& self, std::size_t max, nb::handle timeout) {
-            self.require_attached("recv_batch");
+            Use use(self, "recv_batch");
             std::vector<std::string> got;
             const Status s = sliced(
                 self, to_timeout(timeout),
@@ -403,7 +406,7 @@ void init_queue(nb::module_& m) {
       .def("__iter__", [](nb::handle self) { return self; })
       .def("__next__",
            [](PyQueue& self) -> nb::object {
-             self.require_attached("recv");
+             Use use(self, "recv");
              zipc::QueueReadLoan loan = sliced(
                  self, std::nullopt, [&](ns s) { return self.q.acquire(s); },
                  [](const zipc::QueueReadLoan& l) { return l.status(); });
@@ -419,41 +422,33 @@ void init_queue(nb::module_& m) {
       .def(
           "close",
           [](PyQueue& self) {
-            self.require_attached("close");
-            nb::gil_scoped_release nogil;
+            Use use(self, "close");
+            NoGil nogil;
             std::lock_guard lock(self.mu);
             self.q.close();
           },
           "Closes the queue for everyone: sends fail, receivers drain then get Closed.")
-      .def_prop_ro("closed", [](PyQueue& self) { return self.q.is_attached() && self.q.closed(); })
+      .def_prop_ro("closed",
+                   [](PyQueue& self) {
+                     if (self.closing) return false;
+                     Use use(self, "closed");
+                     return self.q.closed();
+                   })
       .def(
-          "detach",
-          [](PyQueue& self) {
-            if (self.live_loans > 0)
-              raise_kind("invalid_argument", self.ctx("detach") + ": loans of this handle are still out");
-            if (self.in_waitsets > 0)
-              raise_kind("invalid_argument", self.ctx("detach") + ": detach it from its WaitSet first");
-            nb::gil_scoped_release nogil;
-            std::lock_guard lock(self.mu);
-            self.q = zipc::Queue();
-          },
+          "detach", [](PyQueue& self) { self.request_detach("detach"); },
           "Lets go of this handle's mapping (the queue stays).")
-      .def_prop_ro("is_attached", [](PyQueue& self) { return self.q.is_attached(); })
+      .def_prop_ro("is_attached", [](PyQueue& self) { return !self.closing; })
       .def("__enter__", [](nb::handle self) { return self; })
       .def(
           "__exit__",
           [](PyQueue& self, nb::handle, nb::handle, nb::handle) {
-            if (self.live_loans == 0) {
-              nb::gil_scoped_release nogil;
-              std::lock_guard lock(self.mu);
-              self.q = zipc::Queue();
-            }
+            if (self.live_loans == 0) self.request_detach("__exit__");
             return false;
           },
           nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
       .def("stats",
            [](PyQueue& self) {
-             self.require_attached("stats");
+             Use use(self, "stats");
              zipc::QueueStats s = self.q.stats();
              nb::dict d;
              d["sent"] = s.sent;
@@ -466,39 +461,39 @@ void init_queue(nb::module_& m) {
            })
       .def("recover",
            [](PyQueue& self) {
-             self.require_attached("recover");
-             nb::gil_scoped_release nogil;
+             Use use(self, "recover");
+             NoGil nogil;
              std::lock_guard lock(self.mu);
              return self.q.recover();
            })
       .def_prop_ro("name", [](PyQueue& self) { return self.name; })
       .def_prop_ro("oversize_bytes",
                    [](PyQueue& self) {
-                     self.require_attached("oversize_bytes");
+                     Use use(self, "oversize_bytes");
                      return self.q.oversize_bytes();
                    })
       .def_prop_ro("block_size",
                    [](PyQueue& self) {
-                     self.require_attached("block_size");
+                     Use use(self, "block_size");
                      return self.q.block_size();
                    })
       .def_prop_ro("block_count",
                    [](PyQueue& self) {
-                     self.require_attached("block_count");
+                     Use use(self, "block_count");
                      return self.q.block_count();
                    })
       .def("__len__",
            [](PyQueue& self) {
-             self.require_attached("len");
+             Use use(self, "len");
              return self.q.size_approx();
            })
       .def_prop_ro("producers",
                    [](PyQueue& self) {
-                     self.require_attached("producers");
+                     Use use(self, "producers");
                      return self.q.producers();
                    })
       .def_prop_ro("consumers", [](PyQueue& self) {
-        self.require_attached("consumers");
+        Use use(self, "consumers");
         return self.q.consumers();
       });
 }

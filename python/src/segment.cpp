@@ -25,7 +25,7 @@ void init_segment(nb::module_& m) {
   m.def(
       "segments",
       [] {
-        nb::gil_scoped_release nogil;
+        NoGil nogil;
         return zipc::Segment::list();
       },
       "Every zipc segment in /dev/shm.");

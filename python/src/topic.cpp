@@ -11,21 +11,20 @@
 namespace zipc::py {
 namespace {
 
-struct PyTopic {
+struct PyTopic : Guarded {
   zipc::Topic t;
   std::string name;
-  bool attached = true;
-  void require_attached(const char* what) const {
-    if (!attached) raise_kind("closed", "topic '" + name + "': " + what + ": detached");
-  }
+  void let_go() noexcept override { t = zipc::Topic(); }
 };
 
 struct PyPublisher : Guarded {
   zipc::Publisher p;
   std::string name;
   std::string ctx(const char* what) const { return "topic '" + name + "': publisher: " + what; }
-  void require_attached(const char* what) const {
-    if (!p.is_attached()) raise_kind("closed", ctx(what) + ": detached");
+  void let_go() noexcept override {
+    NoGil nogil;
+    std::lock_guard lock(mu);
+    p = zipc::Publisher();
   }
 };
 
@@ -35,10 +34,14 @@ struct PySubscriber : Guarded {
   std::vector<std::byte> buf;  // lossy reads copy here first
   bool view_out = false;       // a read loan holds the subscriber's current record
   std::string ctx(const char* what) const { return "topic '" + name + "': subscriber: " + what; }
-  void require_ready(const char* what) const {
-    if (!s.is_attached()) raise_kind("closed", ctx(what) + ": detached");
+  void require_no_loan(const char* what) const {
     if (view_out)
       raise_kind("invalid_argument", ctx(what) + ": a read loan of this subscriber is still held (release it first)");
+  }
+  void let_go() noexcept override {
+    NoGil nogil;
+    std::lock_guard lock(mu);
+    s = zipc::Subscriber();
   }
 };
 
@@ -96,11 +99,25 @@ struct TopicReadLoan : LoanBase {
 };
 
 zipc::From parse_start(nb::handle start) {
-  if (PyLong_Check(start.ptr())) return zipc::From::sequence(nb::cast<std::uint64_t>(start));
+  if (PyLong_Check(start.ptr()) && !PyBool_Check(start.ptr())) {
+    const unsigned long long v = PyLong_AsUnsignedLongLong(start.ptr());
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      raise_kind("invalid_argument", ("subscribe: start=" + nb::cast<std::string>(nb::repr(start)) +
+                                      ": a sequence number is 0 to 2**64-1 (or 'latest', 'oldest')")
+                                         .c_str());
+    }
+    return zipc::From::sequence(v);
+  }
+  if (!nb::isinstance<nb::str>(start))
+    throw nb::type_error(("subscribe: start: expected 'latest', 'oldest' or a sequence number (int), not " +
+                          nb::cast<std::string>(nb::str(start.type().attr("__name__"))))
+                             .c_str());
   std::string s = nb::cast<std::string>(start);
   if (s == "latest") return zipc::From::latest();
   if (s == "oldest") return zipc::From::oldest();
-  raise_kind("invalid_argument", "subscribe: start must be 'latest', 'oldest' or a sequence number, not '" + s + "'");
+  raise_kind("invalid_argument",
+             ("subscribe: start: expected 'latest', 'oldest' or a sequence number, not '" + s + "'").c_str());
 }
 
 zipc::TopicOptions topic_options(std::uint64_t capacity_bytes, std::uint32_t max_message_size,
@@ -112,7 +129,7 @@ zipc::TopicOptions topic_options(std::uint64_t capacity_bytes, std::uint32_t max
   o.max_message_size = max_message_size;
   o.max_subscribers = max_subscribers;
   o.publishers = publishers;
-  o.recovery_time = to_millis(recovery_time);
+  o.recovery_time = to_millis(recovery_time, "recovery_time");
   o.wait = wait_options(wait);
   o.segment.mode = mode;
   o.segment.path = path;
@@ -125,6 +142,7 @@ PyTopic* make(zipc::Topic&& t, const std::string& name) {
   auto* p = new PyTopic();
   p->t = std::move(t);
   p->name = name;
+  p->label = "topic '" + name + "'";
   return p;
 }
 
@@ -137,7 +155,8 @@ struct Got {
 
 // The next message as bytes (copy). try_only: empty/timeout -> status returned.
 Got next_message(PySubscriber& self, std::optional<ns> t) {
-  self.require_ready("recv");
+  Use use(self, "recv");
+  self.require_no_loan("recv");
   Got g;
   if (self.s.zero_copy()) {
     zipc::TopicReadLoan v = sliced(
@@ -172,7 +191,8 @@ Got next_message(PySubscriber& self, std::optional<ns> t) {
 
 nb::object acquire_impl(nb::handle self_obj, std::optional<ns> t, bool try_only) {
   PySubscriber& self = nb::cast<PySubscriber&>(self_obj);
-  self.require_ready("acquire");
+  Use use(self, "acquire");
+  self.require_no_loan("acquire");
   if (!self.s.zero_copy())
     raise_kind("not_supported", self.ctx("acquire") + ": zero-copy reads need a reliable subscriber with write access");
   zipc::TopicReadLoan v = sliced(
@@ -197,7 +217,7 @@ nb::object acquire_impl(nb::handle self_obj, std::optional<ns> t, bool try_only)
 
 nb::object reserve_impl(nb::handle self_obj, std::size_t size, std::optional<ns> t, bool try_only) {
   PyPublisher& self = nb::cast<PyPublisher&>(self_obj);
-  self.require_attached("reserve");
+  Use use(self, "reserve");
   if (self.live_loans > 0)
     raise_kind("invalid_argument", self.ctx("reserve") + ": this publisher already has a loan out");
   zipc::TopicWriteLoan loan = sliced(
@@ -278,7 +298,7 @@ void init_topic(nb::module_& m) {
       .def(
           "publish",
           [](PyPublisher& self, nb::handle data, nb::handle timeout) {
-            self.require_attached("publish");
+            Use use(self, "publish");
             InBuf b(data);
             auto r = sliced(
                 self, to_timeout(timeout), [&](ns sl) { return self.p.publish(b.span(), sl); },
@@ -290,11 +310,11 @@ void init_topic(nb::module_& m) {
       .def(
           "try_publish",
           [](PyPublisher& self, nb::handle data) -> std::optional<std::uint64_t> {
-            self.require_attached("try_publish");
+            Use use(self, "try_publish");
             InBuf b(data);
             zipc::CommitResult r;
             {
-              nb::gil_scoped_release nogil;
+              NoGil nogil;
               std::lock_guard lock(self.mu);
               r = self.p.try_publish(b.span());
             }
@@ -314,16 +334,11 @@ void init_topic(nb::module_& m) {
           nb::arg("size"))
       .def("flush",
            [](PyPublisher& self) {
-             std::lock_guard lock(self.mu);
-             self.p.flush();
+             Use use(self, "flush");
+             locked(self, [&] { self.p.flush(); });
            })
-      .def("detach",
-           [](PyPublisher& self) {
-             if (self.live_loans > 0) raise_kind("invalid_argument", self.ctx("detach") + ": a loan is still out");
-             std::lock_guard lock(self.mu);
-             self.p = zipc::Publisher();
-           })
-      .def_prop_ro("is_attached", [](PyPublisher& self) { return self.p.is_attached(); });
+      .def("detach", [](PyPublisher& self) { self.request_detach("detach"); })
+      .def_prop_ro("is_attached", [](PyPublisher& self) { return !self.closing; });
 
   nb::class_<PySubscriber>(m, "Subscriber")
       .def(
@@ -361,19 +376,27 @@ void init_topic(nb::module_& m) {
              if (g.status != Status::ok) raise_status(g.status, self.ctx("recv"));
              return g.data;
            })
-      .def("detach",
-           [](PySubscriber& self) {
-             if (self.live_loans > 0) raise_kind("invalid_argument", self.ctx("detach") + ": a loan is still out");
-             if (self.in_waitsets > 0)
-               raise_kind("invalid_argument", self.ctx("detach") + ": detach it from its WaitSet first");
-             std::lock_guard lock(self.mu);
-             self.s = zipc::Subscriber();
-           })
-      .def_prop_ro("is_attached", [](PySubscriber& self) { return self.s.is_attached(); })
-      .def_prop_ro("lost", [](PySubscriber& self) { return self.s.lost(); })
-      .def_prop_ro("abandoned", [](PySubscriber& self) { return self.s.abandoned(); })
-      .def_prop_ro("next_sequence", [](PySubscriber& self) { return self.s.next_sequence(); })
-      .def_prop_ro("delivery", [](PySubscriber& self) { return self.s.delivery(); });
+      .def("detach", [](PySubscriber& self) { self.request_detach("detach"); })
+      .def_prop_ro("is_attached", [](PySubscriber& self) { return !self.closing; })
+      .def_prop_ro("lost",
+                   [](PySubscriber& self) {
+                     Use use(self, "lost");
+                     return locked(self, [&] { return self.s.lost(); });
+                   })
+      .def_prop_ro("abandoned",
+                   [](PySubscriber& self) {
+                     Use use(self, "abandoned");
+                     return locked(self, [&] { return self.s.abandoned(); });
+                   })
+      .def_prop_ro("next_sequence",
+                   [](PySubscriber& self) {
+                     Use use(self, "next_sequence");
+                     return locked(self, [&] { return self.s.next_sequence(); });
+                   })
+      .def_prop_ro("delivery", [](PySubscriber& self) {
+        Use use(self, "delivery");
+        return self.s.delivery();
+      });
 
   nb::class_<PyTopic>(m, "Topic")
       .def_static(
@@ -413,7 +436,7 @@ void init_topic(nb::module_& m) {
           [](const std::string& name, nb::handle recovery_time, WaitStrategy wait, const std::string& path,
              bool read_only, nb::handle type) {
             zipc::TopicOptions o;
-            o.recovery_time = to_millis(recovery_time);
+            o.recovery_time = to_millis(recovery_time, "recovery_time");
             o.wait = wait_options(wait);
             o.segment.path = path;
             o.segment.read_only = read_only;
@@ -425,7 +448,7 @@ void init_topic(nb::module_& m) {
           nb::rv_policy::take_ownership)
       .def_prop_ro("type_identity",
                    [](PyTopic& self) {
-                     self.require_attached("type_identity");
+                     Use use(self, "type_identity");
                      return identity_obj(self.t.segment().type_identity());
                    })
       .def_static(
@@ -439,10 +462,11 @@ void init_topic(nb::module_& m) {
       .def(
           "publisher",
           [](PyTopic& self) {
-            self.require_attached("publisher");
+            Use use(self, "publisher");
             auto* p = new PyPublisher();
             p->p = self.t.publisher();
             p->name = self.name;
+            p->label = "topic '" + self.name + "': publisher";
             return p;
           },
           nb::rv_policy::take_ownership)
@@ -450,15 +474,16 @@ void init_topic(nb::module_& m) {
           "subscribe",
           [](PyTopic& self, nb::handle start, Delivery delivery, const std::string& durable_name,
              nb::handle durable_grace) {
-            self.require_attached("subscribe");
+            Use use(self, "subscribe");
             zipc::SubscribeOptions o;
             o.from = parse_start(start);
             o.delivery = delivery;
             o.durable_name = durable_name;
-            o.durable_grace = to_millis(durable_grace);
+            o.durable_grace = to_millis(durable_grace, "durable_grace");
             auto* s = new PySubscriber();
             s->s = self.t.subscribe(o);
             s->name = self.name;
+            s->label = "topic '" + self.name + "': subscriber";
             if (!s->s.zero_copy()) s->buf.resize(self.t.max_message_size());
             return s;
           },
@@ -467,7 +492,7 @@ void init_topic(nb::module_& m) {
       .def(
           "close",
           [](PyTopic& self) {
-            self.require_attached("close");
+            Use use(self, "close");
             if (self.t.segment().read_only()) {
               throw zipc::Error(zipc::Errc::wrong_role,
                                 "topic " + self.name + " was opened read-only: only a writer can close it");
@@ -477,47 +502,42 @@ void init_topic(nb::module_& m) {
           "Closes the topic for everyone: publishes fail with closed, subscribers drain, then get closed.")
       .def_prop_ro("closed",
                    [](PyTopic& self) {
-                     self.require_attached("closed");
+                     Use use(self, "closed");
                      return self.t.closed();
                    })
-      .def("detach",
-           [](PyTopic& self) {
-             self.t = zipc::Topic();
-             self.attached = false;
-           })
+      .def("detach", [](PyTopic& self) { self.request_detach("detach"); })
       .def("__enter__", [](nb::handle self) { return self; })
       .def(
           "__exit__",
           [](PyTopic& self, nb::handle, nb::handle, nb::handle) {
-            self.t = zipc::Topic();
-            self.attached = false;
+            self.request_detach("__exit__");
             return false;
           },
           nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
-      .def_prop_ro("is_attached", [](PyTopic& self) { return self.attached; })
+      .def_prop_ro("is_attached", [](PyTopic& self) { return !self.closing; })
       .def_prop_ro("name", [](PyTopic& self) { return self.name; })
       .def_prop_ro("capacity_bytes",
                    [](PyTopic& self) {
-                     self.require_attached("capacity_bytes");
+                     Use use(self, "capacity_bytes");
                      return self.t.capacity_bytes();
                    })
       .def_prop_ro("max_message_size",
                    [](PyTopic& self) {
-                     self.require_attached("max_message_size");
+                     Use use(self, "max_message_size");
                      return self.t.max_message_size();
                    })
       .def_prop_ro("max_subscribers",
                    [](PyTopic& self) {
-                     self.require_attached("max_subscribers");
+                     Use use(self, "max_subscribers");
                      return self.t.max_subscribers();
                    })
       .def_prop_ro("next_sequence",
                    [](PyTopic& self) {
-                     self.require_attached("next_sequence");
+                     Use use(self, "next_sequence");
                      return self.t.next_sequence();
                    })
       .def_prop_ro("oldest_sequence", [](PyTopic& self) {
-        self.require_attached("oldest_sequence");
+        Use use(self, "oldest_sequence");
         return self.t.oldest_sequence();
       });
 }

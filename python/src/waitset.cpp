@@ -32,28 +32,73 @@ const char* kind_name(ReadyKind k) noexcept {
   return "unknown";
 }
 
-struct PyWaitSet : Guarded {
+struct PyWaitSet : Guarded, WaitSetLink {
   zipc::WaitSet ws;
   // The Python objects attached: kept alive (the C++ WaitSet holds their
-  // address) and told so (their detach() is refused meanwhile).
+  // address) and told so (their detach() first detaches them from here).
   struct Held {
     nb::object obj;
     Guarded* guard = nullptr;
   };
   std::map<std::uint64_t, Held> held;
 
-  PyWaitSet() = default;
+  PyWaitSet() { label = "WaitSet"; }
   PyWaitSet(const PyWaitSet&) = delete;
   PyWaitSet& operator=(const PyWaitSet&) = delete;
-  ~PyWaitSet() { release_all(); }
+  ~PyWaitSet() override {
+    for (auto& [id, h] : held) unlink(h.guard);
+  }
 
-  void release_all() noexcept {
-    for (auto& [id, h] : held)
-      if (h.guard != nullptr) --h.guard->in_waitsets;
+  void unlink(Guarded* g) noexcept {
+    if (g == nullptr) return;
+    for (auto it = g->waitsets.begin(); it != g->waitsets.end(); ++it) {
+      if (*it == this) {
+        g->waitsets.erase(it);
+        break;
+      }
+    }
+    g->in_waitsets = static_cast<int>(g->waitsets.size());
+  }
+
+  void link(Guarded* g, std::uint64_t id, nb::handle endpoint) {
+    g->waitsets.push_back(this);
+    g->in_waitsets = static_cast<int>(g->waitsets.size());
+    held[id] = Held{nb::borrow(endpoint), g};
+  }
+
+  // Every id of this WaitSet (GIL held; a wait in another thread ends its slice first).
+  void let_go() noexcept override {
+    {
+      NoGil nogil;
+      std::lock_guard lock(mu);
+      for (auto& [id, h] : held) (void)ws.detach(id);
+    }
+    auto gone_held = std::move(held);
     held.clear();
+    for (auto& [id, h] : gone_held) unlink(h.guard);
+  }
+
+  // The endpoint detaches from its channel: this WaitSet lets go of it first.
+  void forget(Guarded& endpoint) override {
+    std::vector<std::uint64_t> ids;
+    for (auto& [id, h] : held)
+      if (h.guard == &endpoint) ids.push_back(id);
+    {
+      NoGil nogil;
+      std::lock_guard lock(mu);
+      for (auto id : ids) (void)ws.detach(id);
+    }
+    for (auto id : ids) {
+      auto it = held.find(id);
+      if (it == held.end()) continue;
+      nb::object keep = std::move(it->second.obj);  // dropped after the erase
+      held.erase(it);
+      unlink(&endpoint);
+    }
   }
 
   std::uint64_t attach(nb::handle endpoint) {
+    Use self_use(*this, "attach");
     Guarded* guard = nullptr;
     std::uint64_t id = 0;
     zipc::Subscriber* s = subscriber_of(endpoint, &guard);
@@ -63,12 +108,13 @@ struct PyWaitSet : Guarded {
     zipc::RpcServer* sv =
         s == nullptr && q == nullptr && c == nullptr && l == nullptr ? rpc_server_of(endpoint, &guard) : nullptr;
     if (s == nullptr && q == nullptr && c == nullptr && l == nullptr && sv == nullptr)
-      raise_kind("invalid_argument",
-                 "WaitSet.attach: a Subscriber, a Queue opened as a consumer, an RpcClient, an RpcServer or a "
-                 "Listener, not " +
-                     nb::cast<std::string>(nb::str(endpoint.type())));
+      throw nb::type_error(("WaitSet.attach: endpoint: expected a Subscriber, a Queue opened as a consumer, an "
+                            "RpcClient, an RpcServer or a Listener, not " +
+                            nb::cast<std::string>(nb::str(endpoint.type().attr("__name__"))))
+                               .c_str());
+    Use endpoint_use(*guard, "WaitSet.attach");
     {
-      nb::gil_scoped_release nogil;  // a wait() in another thread holds mu without the GIL
+      NoGil nogil;  // a wait() in another thread holds mu without the GIL
       std::lock_guard lock(mu);
       std::lock_guard endpoint_lock(guard->mu);
       id = s != nullptr    ? ws.attach(*s)
@@ -77,44 +123,44 @@ struct PyWaitSet : Guarded {
            : sv != nullptr ? ws.attach(*sv)
                            : ws.attach(*l);
     }
-    ++guard->in_waitsets;
-    held[id] = Held{nb::borrow(endpoint), guard};
+    link(guard, id, endpoint);
     return id;
   }
 
   std::uint64_t attach_room(nb::handle endpoint) {
+    Use self_use(*this, "attach_room");
     Guarded* guard = nullptr;
     zipc::Queue* q = queue_of(endpoint, &guard);
     if (q == nullptr)
-      raise_kind("invalid_argument", "WaitSet.attach_room: a Queue opened as a producer, not " +
-                                         nb::cast<std::string>(nb::str(endpoint.type())));
+      throw nb::type_error(("WaitSet.attach_room: queue: expected a Queue opened as a producer, not " +
+                            nb::cast<std::string>(nb::str(endpoint.type().attr("__name__"))))
+                               .c_str());
+    Use endpoint_use(*guard, "WaitSet.attach_room");
     std::uint64_t id = 0;
     {
-      nb::gil_scoped_release nogil;
+      NoGil nogil;
       std::lock_guard lock(mu);
       std::lock_guard endpoint_lock(guard->mu);
       id = ws.attach_room(*q);
     }
-    ++guard->in_waitsets;
-    held[id] = Held{nb::borrow(endpoint), guard};
+    link(guard, id, endpoint);
     return id;
   }
 
   bool detach(std::uint64_t id) {
-    bool known = false;
-    {
-      nb::gil_scoped_release nogil;
-      std::lock_guard lock(mu);
-      known = ws.detach(id);
-    }
+    Use use(*this, "detach");
+    const bool known = locked(*this, [&] { return ws.detach(id); });
     if (auto it = held.find(id); it != held.end()) {
-      if (it->second.guard != nullptr) --it->second.guard->in_waitsets;
+      nb::object keep = std::move(it->second.obj);
+      Guarded* g = it->second.guard;
       held.erase(it);
+      unlink(g);
     }
     return known;
   }
 
   std::vector<std::pair<std::uint64_t, const char*>> wait(std::optional<ns> timeout) {
+    Use use(*this, "wait");
     std::vector<std::pair<std::uint64_t, const char*>> out;
     auto op = [&](ns slice) {
       out.clear();
@@ -140,9 +186,12 @@ void init_waitset(nb::module_& m) {
       .def(
           "attach_fd",
           [](PyWaitSet& self, int fd, std::uint32_t events) {
+            Use use(self, "attach_fd");
+            if (fd < 0)
+              raise_kind("invalid_argument", ("WaitSet.attach_fd: fd: " + std::to_string(fd) + " is negative").c_str());
             std::uint64_t id = 0;
             {
-              nb::gil_scoped_release nogil;
+              NoGil nogil;
               std::lock_guard lock(self.mu);
               id = self.ws.attach_fd(fd, events);
             }
@@ -154,11 +203,13 @@ void init_waitset(nb::module_& m) {
       .def(
           "attach_interval",
           [](PyWaitSet& self, nb::handle period) {
-            const auto p = to_timeout(period);
-            if (!p || p->count() <= 0) raise_kind("invalid_argument", "WaitSet.attach_interval: a positive period");
+            Use use(self, "attach_interval");
+            const auto p = to_timeout(period, "period");
+            if (!p || p->count() <= 0)
+              raise_kind("invalid_argument", "WaitSet.attach_interval: period: a positive, finite number of seconds");
             std::uint64_t id = 0;
             {
-              nb::gil_scoped_release nogil;
+              NoGil nogil;
               std::lock_guard lock(self.mu);
               id = self.ws.attach_interval(*p);
             }
@@ -173,21 +224,31 @@ void init_waitset(nb::module_& m) {
           "wait", [](PyWaitSet& self, nb::handle timeout) { return self.wait(to_timeout(timeout)); },
           nb::arg("timeout").none() = nb::none(),
           "[(id, kind), ...] of what is ready; [] on timeout. 0 polls (and arms the readiness fd).")
-      .def("stop", [](PyWaitSet& self) { self.ws.stop(); })
+      .def("stop",
+           [](PyWaitSet& self) {
+             Use use(self, "stop");
+             self.ws.stop();
+           })
       .def_prop_ro(
-          "readiness_fd", [](PyWaitSet& self) { return self.ws.readiness_fd(); },
+          "readiness_fd",
+          [](PyWaitSet& self) {
+            Use use(self, "readiness_fd");
+            return self.ws.readiness_fd();
+          },
           "Readable while wait(0) would report something; without io_uring futex waits (kernel < 6.7) also "
           "every fallback nap (1 ms), when wait(0) polls every channel.")
-      .def_prop_ro("uses_io_uring", [](PyWaitSet& self) { return self.ws.uses_io_uring(); })
-      .def("__len__", [](PyWaitSet& self) { return self.ws.size(); })
-      .def("close", [](PyWaitSet& self) {
-        {
-          nb::gil_scoped_release nogil;
-          std::lock_guard lock(self.mu);
-          for (auto& [id, h] : self.held) (void)self.ws.detach(id);
-        }
-        self.release_all();
-      });
+      .def_prop_ro("uses_io_uring",
+                   [](PyWaitSet& self) {
+                     Use use(self, "uses_io_uring");
+                     return self.ws.uses_io_uring();
+                   })
+      .def("__len__",
+           [](PyWaitSet& self) {
+             if (self.closing) return std::size_t{0};
+             Use use(self, "len");
+             return locked(self, [&] { return self.ws.size(); });
+           })
+      .def("close", [](PyWaitSet& self) { self.request_detach("close"); });
 }
 
 }  // namespace zipc::py

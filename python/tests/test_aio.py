@@ -35,10 +35,10 @@ def test_a_waitset_reports_the_subscriber_that_has_data(name: str) -> None:
             assert ws.wait(0) == [(ib, "subscriber")], "level-triggered: still ready until read"
             assert b.try_recv() == b"x"
             assert ws.wait(0) == []
-            with pytest.raises(zipc.InvalidArgument):
-                a.detach()  # the WaitSet holds its address
-            assert ws.detach(ia) and not ws.detach(ia)
-            a.detach()
+            a.detach()  # leaves the WaitSet first
+            assert len(ws) == 1 and not ws.detach(ia)
+            assert ws.detach(ib) and not ws.detach(ib)
+            b.detach()
             ws.close()
         finally:
             zipc.remove_segment(name + "a")
@@ -47,7 +47,7 @@ def test_a_waitset_reports_the_subscriber_that_has_data(name: str) -> None:
 
 def test_a_waitset_refuses_what_it_cannot_wait_on(name: str) -> None:
     ws = zipc.WaitSet()
-    with pytest.raises(zipc.InvalidArgument):
+    with pytest.raises(TypeError, match="endpoint"):
         ws.attach(object())  # type: ignore[arg-type]
     with zipc.Queue.create(name, block_size=64, block_count=8, role=zipc.Role.producer) as q:
         with pytest.raises(zipc.InvalidArgument):

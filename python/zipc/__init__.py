@@ -5,9 +5,14 @@ Channels: :class:`Queue` (many-producer many-consumer FIFO of blocks),
 :class:`RpcServer` / :class:`RpcClient` (request/response), :class:`Heap`
 (shared allocator) and :func:`segments` (what lives in /dev/shm).
 
-Timeouts are seconds (``float``) or :class:`datetime.timedelta`; ``None``
-waits forever. Every blocking wait releases the GIL and wakes at least every
-20 ms to run signal handlers, so Ctrl-C raises :class:`KeyboardInterrupt`.
+Timeouts are seconds (``int``/``float``) or :class:`datetime.timedelta`:
+``None`` waits forever, ``0`` tries once, a negative or NaN timeout raises
+:class:`ValueError`. A blocking call that runs out of time raises
+:class:`Timeout` (a :class:`TimeoutError`); the non-blocking ``try_*`` calls
+return ``None`` (or ``False``) instead. Every blocking wait releases the GIL
+and wakes at least every 20 ms to run signal handlers (Ctrl-C raises
+:class:`KeyboardInterrupt`) and to notice a ``detach()``/``close()`` of its
+handle from another thread or a signal handler (it then raises :class:`Closed`).
 
 Failures raise :class:`Error` or one of its subclasses (one per error kind of
 the C++ library: :class:`NotFound`, :class:`AlreadyExists`, :class:`Timeout`,
@@ -178,10 +183,15 @@ class Busy(Error):
 
 
 class Closed(Error):
+    """The channel was closed, or this handle detached (also by another thread
+    or a signal handler while a call waited on it)."""
+
     kind = "closed"
 
 
 class Timeout(Error, TimeoutError):
+    """A blocking call ran out of time (sync and ``zipc.aio`` alike)."""
+
     kind = "timeout"
 
 
@@ -208,6 +218,9 @@ class Full(Error):
 
 
 class Empty(Error):
+    """Kept for the error kind's name; non-blocking reads return ``None`` and
+    blocking ones raise :class:`Timeout`."""
+
     kind = "empty"
 
 
@@ -236,6 +249,10 @@ _ERRORS: Dict[str, Type[Error]] = {
     )
 }
 _zipc._register_errors(_ERRORS)
+# atexit runs handlers last-registered first: serving threads stop, then
+# threads still blocked in zipc waits park for good instead of taking the GIL
+# back while the interpreter finalizes (which would abort the process).
+atexit.register(_zipc._exit_hook)
 atexit.register(_zipc._stop_all_servers)  # serving threads must not outlive the interpreter
 
 __all__ = [

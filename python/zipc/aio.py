@@ -24,7 +24,9 @@ Use an endpoint from the loop's thread only while it is awaited here::
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Callable, Dict, List, Optional, Tuple, Union
+import datetime
+import math
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional, Tuple, TypeVar, Union
 
 from ._zipc import Queue, RpcClient, RpcServer, Subscriber, WaitSet
 
@@ -32,6 +34,34 @@ Receiver = Union[Subscriber, Queue]
 Endpoint = Union[Subscriber, Queue, RpcClient, RpcServer]
 
 fallback_interval = 0.001
+
+Timeoutish = Union[float, int, datetime.timedelta, None]
+_T = TypeVar("_T")
+
+
+def _seconds(timeout: Timeoutish) -> Optional[float]:
+    """The sync API's timeout rules: None forever, 0 try once, negative/NaN ValueError."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float, datetime.timedelta)):
+        raise TypeError(f"timeout: expected seconds (int or float), datetime.timedelta or None, "
+                        f"not {type(timeout).__name__}")
+    seconds = timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else float(timeout)
+    if math.isnan(seconds):
+        raise ValueError("timeout: NaN is not a duration")
+    if seconds < 0:
+        raise ValueError(f"timeout: {timeout!r} is negative (0 tries once, None waits forever)")
+    return None if math.isinf(seconds) else seconds
+
+
+async def _within(what: str, aw: Awaitable[_T], seconds: float) -> _T:
+    """``aw`` within ``seconds``, else :class:`zipc.Timeout` (not a bare TimeoutError)."""
+    from . import Timeout  # the error classes live in the package
+
+    try:
+        return await asyncio.wait_for(aw, seconds)
+    except asyncio.TimeoutError:
+        raise Timeout(f"{what}: timed out after {seconds:g} s") from None
 
 # One WaitSet per endpoint in use, keyed by the endpoint object's id (the
 # WaitSet keeps the endpoint alive, so the id stays its own), with the
@@ -41,6 +71,9 @@ _waitsets: Dict[int, Tuple[Endpoint, WaitSet, int]] = {}
 
 
 def _waitset_of(endpoint: Endpoint) -> WaitSet:
+    # A detached endpoint left its WaitSet already (detach() does that): drop its entry.
+    for key in [k for k, (e, _, _) in _waitsets.items() if not getattr(e, "is_attached", True)]:
+        _waitsets.pop(key)[1].close()
     generation = endpoint.reconnects if isinstance(endpoint, RpcClient) else 0
     entry = _waitsets.get(id(endpoint))
     if entry is not None and entry[2] != generation:
@@ -55,7 +88,8 @@ def _waitset_of(endpoint: Endpoint) -> WaitSet:
 
 
 def release(endpoint: Endpoint) -> None:
-    """Forgets the WaitSet made for ``endpoint`` (needed before ``endpoint.detach()``)."""
+    """Forgets the WaitSet made for ``endpoint``; optional (``endpoint.detach()``
+    works without it, before or after)."""
     entry = _waitsets.pop(id(endpoint), None)
     if entry is not None:
         entry[1].close()
@@ -91,16 +125,19 @@ async def _readable(fd: int) -> None:
                 loop.remove_reader(fd)
 
 
-async def call(client: RpcClient, request: bytes, timeout: Optional[float] = None) -> bytes:
+async def call(client: RpcClient, request: bytes, timeout: Timeoutish = None) -> bytes:
     """Sends ``request`` and awaits its response on the loop (pipelining: many
     calls of one client may be awaited at once).
 
-    Raises :class:`zipc.PeerDead` or :class:`zipc.Closed` when the server goes
-    away, and :class:`asyncio.TimeoutError` after ``timeout`` seconds (the
+    ``timeout``: as in the sync API (None waits forever, 0 takes only a
+    response already there, negative or NaN raises ValueError). Raises
+    :class:`zipc.PeerDead` or :class:`zipc.Closed` when the server goes away,
+    and :class:`zipc.Timeout` (a TimeoutError) when the time runs out (the
     call is then abandoned).
     """
     from . import Timeout  # the error classes live in the package
 
+    seconds = _seconds(timeout)
     ticket = client.call_async(request)
 
     async def answer() -> bytes:
@@ -119,19 +156,32 @@ async def call(client: RpcClient, request: bytes, timeout: Optional[float] = Non
             else:
                 await asyncio.sleep(fallback_interval)
 
-    if timeout is None:
+    if seconds is None:
         return await answer()
-    return await asyncio.wait_for(answer(), timeout)
+    if seconds == 0:
+        return ticket.wait(0)  # a response already there, else zipc.Timeout
+    return await _within(f"rpc '{client.name}': call", answer(), seconds)
 
 
-async def recv(endpoint: Receiver, timeout: Optional[float] = None) -> bytes:
+async def recv(endpoint: Receiver, timeout: Timeoutish = None) -> bytes:
     """The next message of a Subscriber or a Queue consumer, awaited on the loop.
 
-    Raises :class:`zipc.Closed` when the channel is closed and drained, and
-    :class:`asyncio.TimeoutError` after ``timeout`` seconds.
+    ``timeout``: as in the sync API (None waits forever, 0 takes only a
+    message already there, negative or NaN raises ValueError). Raises
+    :class:`zipc.Closed` when the channel is closed and drained (or the
+    endpoint detached), and :class:`zipc.Timeout` (a TimeoutError) when the
+    time runs out.
     """
-    if timeout is not None:
-        return await asyncio.wait_for(recv(endpoint), timeout)
+    from . import Timeout  # the error classes live in the package
+
+    seconds = _seconds(timeout)
+    if seconds == 0:
+        got = endpoint.try_recv()
+        if got is None:
+            raise Timeout(f"{type(endpoint).__name__}: recv: timed out (nothing there, timeout 0)")
+        return got
+    if seconds is not None:
+        return await _within(f"{type(endpoint).__name__}: recv", recv(endpoint), seconds)
     msg = endpoint.try_recv()
     if msg is not None:
         return msg

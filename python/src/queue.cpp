@@ -381,6 +381,7 @@ void init_queue(nb::module_& m) {
           "recv_batch",
           [](PyQueue& self, std::size_t max, nb::handle timeout) {
             Use use(self, "recv_batch");
+            if (max == 0) raise_kind("invalid_argument", self.ctx("recv_batch") + ": max: 0 (take at least 1)");
             std::vector<std::string> got;
             const Status s = sliced(
                 self, to_timeout(timeout),

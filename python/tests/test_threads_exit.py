@@ -6,9 +6,11 @@ hang (the watchdog: the child's timeout) fails the case instead of the run."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
-from typing import Dict
+import time
+from typing import Dict, List, Tuple
 
 import pytest
 
@@ -40,19 +42,57 @@ def finish(t):
 """
 
 
-def run_child(body: str, name: str) -> subprocess.CompletedProcess[str]:
+# Every child this file runs, by key: started together (a few at a time) by
+# the `children` fixture, so the file costs about the longest child, not the sum.
+BODIES: Dict[str, str] = {}
+
+
+def child(key: str, body: str) -> str:
+    BODIES[key] = PRELUDE + body
+    return key
+
+
+@pytest.fixture(scope="module")
+def children() -> Dict[str, "subprocess.CompletedProcess[str]"]:
+    base = f"pyth.{os.getpid()}"
+    done: Dict[str, subprocess.CompletedProcess[str]] = {}
+    pending = list(enumerate(sorted(BODIES)))
+    running: List[Tuple[str, "subprocess.Popen[str]", float]] = []
     try:
-        r = subprocess.run([sys.executable, "-c", PRELUDE + body, name], capture_output=True, text=True,
-                           timeout=WATCHDOG)
+        while pending or running:
+            while pending and len(running) < 6:
+                i, key = pending.pop(0)
+                p = subprocess.Popen([sys.executable, "-c", BODIES[key], f"{base}.{i}"], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+                running.append((key, p, time.monotonic() + WATCHDOG))
+            key, p, deadline = running.pop(0)
+            try:
+                out, err = p.communicate(timeout=max(0.0, deadline - time.monotonic()))
+                rc = p.returncode
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, err = p.communicate()
+                rc, err = -999, err + f"\nhung: killed by the watchdog after {WATCHDOG} s"
+            done[key] = subprocess.CompletedProcess(p.args, rc, out, err)
     finally:
-        for suffix in ("", ".b"):
-            zipc.remove_segment(name + suffix)
+        for _, p, _ in running:
+            p.kill()
+            p.wait()
+        for s in zipc.segments():
+            if s.name.startswith(base):
+                zipc.remove_segment(s.name)
+    return done
+
+
+def run_child(children: Dict[str, "subprocess.CompletedProcess[str]"], key: str) -> "subprocess.CompletedProcess[str]":
+    """The child of key, which must have exited 0 without a crash or an abort."""
+    r = children[key]
     assert r.returncode == 0, f"child died: rc={r.returncode}\nstdout={r.stdout}\nstderr={r.stderr}"
     assert "terminate called" not in r.stderr and "leaked" not in r.stderr, r.stderr
     return r
 
 
-def result(r: subprocess.CompletedProcess[str]) -> str:
+def result(r: "subprocess.CompletedProcess[str]") -> str:
     for line in r.stdout.splitlines():
         if line.startswith("RESULT "):
             return line[len("RESULT "):]
@@ -84,20 +124,13 @@ WAITS: Dict[str, str] = {
 }
 DETACH = {"waitset wait": "close"}
 
+for _what, _setup in WAITS.items():
+    child(f"thread {_what}", _setup + f"\nt1 = waiter(block)\nh.{DETACH.get(_what, 'detach')}()\nfinish(t1)\n")
 
-@pytest.mark.parametrize("what", sorted(WAITS))
-def test_detach_from_another_thread_makes_a_blocked_call_raise_closed(name: str, what: str) -> None:
-    verb = DETACH.get(what, "detach")
-    r = run_child(WAITS[what] + f"\nt1 = waiter(block)\nh.{verb}()\nfinish(t1)\n", name)
-    assert result(r).startswith("Closed: "), r.stdout
-    assert "detached" in result(r)
-
-
-@pytest.mark.parametrize("what", ["queue recv", "subscriber recv", "listener wait", "waitset wait"])
-def test_detach_from_a_signal_handler_makes_the_interrupted_wait_raise_closed(name: str, what: str) -> None:
-    verb = DETACH.get(what, "detach")
-    body = WAITS[what] + f"""
-signal.signal(signal.SIGALRM, lambda *a: h.{verb}())
+SIGNALLED = ["queue recv", "subscriber recv", "listener wait", "waitset wait"]
+for _what in SIGNALLED:
+    child(f"signal {_what}", WAITS[_what] + f"""
+signal.signal(signal.SIGALRM, lambda *a: h.{DETACH.get(_what, 'detach')}())
 signal.setitimer(signal.ITIMER_REAL, 0.1)
 try:
     block()
@@ -105,39 +138,20 @@ try:
 except zipc.Closed as e:
     got.append('Closed: ' + str(e))
 print('RESULT', got[0], flush=True)
-"""
-    assert result(run_child(body, name)).startswith("Closed: ")
+""")
 
-
-def test_a_subscriber_detached_by_another_thread_reports_closed_not_corrupt(name: str) -> None:
-    body = WAITS["subscriber recv"] + "\nt1 = waiter(lambda: h.recv(timeout=30))\nh.detach()\nfinish(t1)\n"
-    assert result(run_child(body, name)).startswith("Closed: ")
-
-
-def test_closing_a_queue_from_another_thread_ends_a_blocked_recv_with_closed(name: str) -> None:
-    body = WAITS["queue recv"] + "\nt1 = waiter(block)\nh.close()\nfinish(t1)\n"
-    assert result(run_child(body, name)).startswith("Closed: ")
-
-
-def test_closing_a_topic_from_another_thread_ends_a_blocked_subscriber_with_closed(name: str) -> None:
-    body = WAITS["subscriber recv"] + "\nt1 = waiter(block)\nt.close()\nfinish(t1)\n"
-    assert result(run_child(body, name)).startswith("Closed: ")
-
-
-def test_many_threads_blocked_on_one_queue_all_end_with_closed_when_it_is_detached(name: str) -> None:
-    body = WAITS["queue recv"] + """
+child("subscriber timed recv", WAITS["subscriber recv"] + "\nt1 = waiter(lambda: h.recv(timeout=30))\nh.detach()\nfinish(t1)\n")
+child("queue close", WAITS["queue recv"] + "\nt1 = waiter(block)\nh.close()\nfinish(t1)\n")
+child("topic close", WAITS["subscriber recv"] + "\nt1 = waiter(block)\nt.close()\nfinish(t1)\n")
+child("many threads", WAITS["queue recv"] + """
 ts = [waiter(h.recv) for _ in range(4)]
 h.detach()
 for t1 in ts:
     t1.join(10)
 assert not any(t1.is_alive() for t1 in ts)
 print('RESULT', ','.join(sorted(set(g.split(':')[0] for g in got))), len(got), flush=True)
-"""
-    assert result(run_child(body, name)) == "Closed 4"
-
-
-def test_a_handle_detached_by_another_thread_refuses_later_calls_with_closed(name: str) -> None:
-    body = WAITS["queue recv"] + """
+""")
+child("later calls", WAITS["queue recv"] + """
 t1 = waiter(block)
 h.detach()
 finish(t1)
@@ -146,29 +160,13 @@ try:
 except zipc.Closed as e:
     print('LATER', 'Closed', flush=True)
 assert not h.is_attached
-"""
-    r = run_child(body, name)
-    assert "LATER Closed" in r.stdout
+""")
 
-
-EXITS: Dict[str, str] = {
-    "queue recv": WAITS["queue recv"],
-    "queue acquire": WAITS["queue acquire"],
-    "subscriber recv": WAITS["subscriber recv"],
-    "listener wait": WAITS["listener wait"],
-    "waitset wait": WAITS["waitset wait"],
-}
-
-
-@pytest.mark.parametrize("what", sorted(EXITS))
-def test_interpreter_exit_with_a_daemon_thread_blocked_in_a_wait_is_clean(name: str, what: str) -> None:
-    body = EXITS[what] + "\nfor _ in range(3):\n    waiter(block, daemon=True)\nprint('exiting', flush=True)\n"
-    r = run_child(body, name)
-    assert "exiting" in r.stdout and r.stderr == "", r.stderr
-
-
-def test_interpreter_exit_with_daemon_threads_polling_in_short_waits_is_clean(name: str) -> None:
-    body = """
+EXITS = ["queue recv", "queue acquire", "subscriber recv", "listener wait", "waitset wait"]
+for _what in EXITS:
+    child(f"exit {_what}",
+          WAITS[_what] + "\nfor _ in range(3):\n    waiter(block, daemon=True)\nprint('exiting', flush=True)\n")
+child("exit polling", """
 q = zipc.Queue.create(NAME, block_size=64, block_count=4)
 def poll():
     while True:
@@ -180,6 +178,48 @@ for _ in range(4):
     threading.Thread(target=poll, daemon=True).start()
 time.sleep(0.2)
 print('exiting', flush=True)
-"""
-    r = run_child(body, name)
+""")
+
+Children = Dict[str, "subprocess.CompletedProcess[str]"]
+
+
+@pytest.mark.parametrize("what", sorted(WAITS))
+def test_detach_from_another_thread_makes_a_blocked_call_raise_closed(children: Children, what: str) -> None:
+    got = result(run_child(children, f"thread {what}"))
+    assert got.startswith("Closed: ") and "detached" in got, got
+
+
+@pytest.mark.parametrize("what", SIGNALLED)
+def test_detach_from_a_signal_handler_makes_the_interrupted_wait_raise_closed(children: Children, what: str) -> None:
+    assert result(run_child(children, f"signal {what}")).startswith("Closed: ")
+
+
+def test_a_subscriber_detached_by_another_thread_reports_closed_not_corrupt(children: Children) -> None:
+    assert result(run_child(children, "subscriber timed recv")).startswith("Closed: ")
+
+
+def test_closing_a_queue_from_another_thread_ends_a_blocked_recv_with_closed(children: Children) -> None:
+    assert result(run_child(children, "queue close")).startswith("Closed: ")
+
+
+def test_closing_a_topic_from_another_thread_ends_a_blocked_subscriber_with_closed(children: Children) -> None:
+    assert result(run_child(children, "topic close")).startswith("Closed: ")
+
+
+def test_many_threads_blocked_on_one_queue_all_end_with_closed_when_it_is_detached(children: Children) -> None:
+    assert result(run_child(children, "many threads")) == "Closed 4"
+
+
+def test_a_handle_detached_by_another_thread_refuses_later_calls_with_closed(children: Children) -> None:
+    assert "LATER Closed" in run_child(children, "later calls").stdout
+
+
+@pytest.mark.parametrize("what", EXITS)
+def test_interpreter_exit_with_a_daemon_thread_blocked_in_a_wait_is_clean(children: Children, what: str) -> None:
+    r = run_child(children, f"exit {what}")
+    assert "exiting" in r.stdout and r.stderr == "", r.stderr
+
+
+def test_interpreter_exit_with_daemon_threads_polling_in_short_waits_is_clean(children: Children) -> None:
+    r = run_child(children, "exit polling")
     assert "exiting" in r.stdout and r.stderr == "", r.stderr

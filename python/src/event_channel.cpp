@@ -78,19 +78,34 @@ void init_event_channel(nb::module_& m) {
                          "Wakes when notifiers signal ids; learns each id once per take (notifications coalesce).")
       .def(
           "try_wait", [](PyListener& self) { return take(self, ns::zero()); },
-          "The ids notified since the last take, ascending; [] when none.")
+          "try_wait() -> list[int]\n\nThe ids notified since the last take, ascending; [] when none. Raises Closed "
+          "once detached.")
       .def(
           "wait", [](PyListener& self, nb::handle timeout) { return take(self, to_timeout(timeout)); },
-          nb::arg("timeout") = nb::none(), "Waits for a notification; the ids, or [] on timeout.")
-      .def_prop_ro("received",
-                   [](PyListener& self) {
-                     Use use(self, "received");
-                     return locked(self, [&] { return self.l.received(); });
-                   })
-      .def("detach", [](PyListener& self) { self.request_detach("detach"); })
-      .def_prop_ro("is_attached", [](PyListener& self) { return !self.closing; })
-      .def("__enter__", [](nb::handle self) { return self; })
-      .def("__exit__", [](PyListener& self, const nb::args&) { self.request_detach("__exit__"); });
+          nb::arg("timeout") = nb::none(),
+          "wait(timeout=None) -> list[int]\n\nWaits for a notification; returns the ids notified (ascending), or [] "
+          "when the time ran out (a readiness wait, like select).\ntimeout: seconds (int or float) or "
+          "datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout raises ValueError.\nRaises "
+          "Closed once this handle is detached (also by another thread or a signal handler during the wait).")
+      .def_prop_ro(
+          "received",
+          [](PyListener& self) {
+            Use use(self, "received");
+            return locked(self, [&] { return self.l.received(); });
+          },
+          "Notifications taken so far. Raises Closed once detached.")
+      .def(
+          "detach", [](PyListener& self) { self.request_detach("detach"); },
+          "detach() -> None\n\nLeaves the channel (and every WaitSet it is attached to); a wait in another thread "
+          "raises Closed within about 20 ms. Idempotent.")
+      .def_prop_ro(
+          "is_attached", [](PyListener& self) { return !self.closing; }, "False once detach() was called.")
+      .def(
+          "__enter__", [](nb::handle self) { return self; },
+          "with channel.listener() as l: detaches l at the end of the block.")
+      .def(
+          "__exit__", [](PyListener& self, const nb::args&) { self.request_detach("__exit__"); },
+          "Detaches the listener.");
 
   nb::class_<PyNotifier>(m, "Notifier", "Signals ids to every listener attached now.")
       .def(
@@ -100,7 +115,9 @@ void init_event_channel(nb::module_& m) {
             if (s != Status::ok) raise_status(s, "event channel '" + self.name + "': notify " + std::to_string(id));
             return self.n.last_reach();
           },
-          nb::arg("id"), "Marks id pending for every attached listener and wakes them; returns how many.");
+          nb::arg("id"),
+          "notify(id) -> int\n\nMarks id (0..max_event_id) pending for every attached listener and wakes them; returns "
+          "how many. Raises TooLarge past max_event_id.");
 
   nb::class_<PyEventChannel>(m, "EventChannel", "A named notification channel (ids, no payload).")
       .def_static(
@@ -110,7 +127,9 @@ void init_event_channel(nb::module_& m) {
             return make(zipc::EventChannel::create(name, options(max_event_id, max_listeners, mode, path)), name);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("max_event_id") = 255, nb::arg("max_listeners") = 16,
-          nb::arg("mode") = 0600, nb::arg("path") = "", nb::rv_policy::take_ownership)
+          nb::arg("mode") = 0600, nb::arg("path") = "", nb::rv_policy::take_ownership,
+          "EventChannel.create(name, *, max_event_id=255, max_listeners=16, mode=0o600, path='') -> "
+          "EventChannel\n\nCreates the channel. Raises AlreadyExists, InvalidName, InvalidArgument.")
       .def_static(
           "open_or_create",
           [](const std::string& name, std::uint32_t max_event_id, std::uint32_t max_listeners, unsigned mode,
@@ -121,7 +140,9 @@ void init_event_channel(nb::module_& m) {
           },
           nb::arg("name"), nb::kw_only(), nb::arg("max_event_id") = 255, nb::arg("max_listeners") = 16,
           nb::arg("mode") = 0600, nb::arg("path") = "", nb::arg("accept_existing") = false,
-          nb::rv_policy::take_ownership)
+          nb::rv_policy::take_ownership,
+          "EventChannel.open_or_create(name, *, ..., accept_existing=False) -> EventChannel\n\nOpens or creates the "
+          "channel. Raises OptionsMismatch.")
       .def_static(
           "open",
           [](const std::string& name, const std::string& path) {
@@ -129,7 +150,9 @@ void init_event_channel(nb::module_& m) {
             o.segment.path = path;
             return make(zipc::EventChannel::open(name, o), name);
           },
-          nb::arg("name"), nb::kw_only(), nb::arg("path") = "", nb::rv_policy::take_ownership)
+          nb::arg("name"), nb::kw_only(), nb::arg("path") = "", nb::rv_policy::take_ownership,
+          "EventChannel.open(name, *, path='') -> EventChannel\n\nOpens an existing channel. Raises NotFound, "
+          "WrongKind.")
       .def_static(
           "remove",
           [](const std::string& name, const std::string& path) {
@@ -137,7 +160,8 @@ void init_event_channel(nb::module_& m) {
             o.path = path;
             return zipc::EventChannel::remove(name, o);
           },
-          nb::arg("name"), nb::kw_only(), nb::arg("path") = "")
+          nb::arg("name"), nb::kw_only(), nb::arg("path") = "",
+          "EventChannel.remove(name, *, path='') -> bool\n\nRemoves the channel's name; False when absent.")
       .def(
           "listener",
           [](PyEventChannel& self) {
@@ -148,7 +172,8 @@ void init_event_channel(nb::module_& m) {
             l->label = "event channel '" + self.name + "': listener";
             return l;
           },
-          nb::rv_policy::take_ownership)
+          nb::rv_policy::take_ownership,
+          "listener() -> Listener\n\nA new listener. Raises Busy when max_listeners are attached.")
       .def(
           "notifier",
           [](PyEventChannel& self) {
@@ -159,12 +184,20 @@ void init_event_channel(nb::module_& m) {
             n->label = "event channel '" + self.name + "': notifier";
             return n;
           },
-          nb::rv_policy::take_ownership)
-      .def_prop_ro("max_event_id", [](PyEventChannel& self) { return self.c.max_event_id(); })
-      .def_prop_ro("max_listeners", [](PyEventChannel& self) { return self.c.max_listeners(); })
-      .def_prop_ro("notifications", [](PyEventChannel& self) { return self.c.notifications(); })
-      .def("__enter__", [](nb::handle self) { return self; })
-      .def("__exit__", [](PyEventChannel&, const nb::args&) {});
+          nb::rv_policy::take_ownership, "notifier() -> Notifier\n\nA notifier of this channel.")
+      .def_prop_ro(
+          "max_event_id", [](PyEventChannel& self) { return self.c.max_event_id(); }, "The largest id notify() takes.")
+      .def_prop_ro(
+          "max_listeners", [](PyEventChannel& self) { return self.c.max_listeners(); },
+          "How many listeners may be attached at once.")
+      .def_prop_ro(
+          "notifications", [](PyEventChannel& self) { return self.c.notifications(); },
+          "Notifications sent on the channel so far.")
+      .def(
+          "__enter__", [](nb::handle self) { return self; },
+          "with EventChannel.create(...) as c: (nothing to do at the end).")
+      .def(
+          "__exit__", [](PyEventChannel&, const nb::args&) {}, "Nothing: listeners and notifiers keep the mapping.");
 }
 
 }  // namespace zipc::py

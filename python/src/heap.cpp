@@ -61,20 +61,24 @@ void init_heap(nb::module_& m) {
             return make(zipc::Heap::create(name, size, heap_options(mode, path)), name);
           },
           nb::arg("name"), nb::arg("size"), nb::kw_only(), nb::arg("mode") = 0600, nb::arg("path") = "",
-          nb::rv_policy::take_ownership)
+          nb::rv_policy::take_ownership,
+          "Heap.create(name, size, *, mode=0o600, path='') -> Heap\n\nCreates a shared allocator of size bytes. Raises "
+          "AlreadyExists, InvalidName, InvalidArgument.")
       .def_static(
           "open",
           [](const std::string& name, const std::string& path) {
             return make(zipc::Heap::open(name, heap_options(0600, path)), name);
           },
-          nb::arg("name"), nb::kw_only(), nb::arg("path") = "", nb::rv_policy::take_ownership)
+          nb::arg("name"), nb::kw_only(), nb::arg("path") = "", nb::rv_policy::take_ownership,
+          "Heap.open(name, *, path='') -> Heap\n\nOpens an existing heap. Raises NotFound, WrongKind.")
       .def_static(
           "open_or_create",
           [](const std::string& name, std::uint64_t size, unsigned mode, const std::string& path) {
             return make(zipc::Heap::open_or_create(name, size, heap_options(mode, path)), name);
           },
           nb::arg("name"), nb::arg("size"), nb::kw_only(), nb::arg("mode") = 0600, nb::arg("path") = "",
-          nb::rv_policy::take_ownership)
+          nb::rv_policy::take_ownership,
+          "Heap.open_or_create(name, size, *, mode=0o600, path='') -> Heap\n\nOpens the heap or creates it.")
       .def_static(
           "remove",
           [](const std::string& name, const std::string& path) {
@@ -82,7 +86,8 @@ void init_heap(nb::module_& m) {
             o.path = path;
             return zipc::Heap::remove(name, o);
           },
-          nb::arg("name"), nb::kw_only(), nb::arg("path") = "")
+          nb::arg("name"), nb::kw_only(), nb::arg("path") = "",
+          "Heap.remove(name, *, path='') -> bool\n\nRemoves the heap's name; False when absent.")
       .def(
           "allocate",
           [](PyHeap& self, std::size_t size, std::size_t align) {
@@ -103,7 +108,8 @@ void init_heap(nb::module_& m) {
             return self.h.offset_of(a.ptr);
           },
           nb::arg("size"), nb::arg("align") = 16,
-          "Allocates size bytes; returns the block's offset (the same in every process).")
+          "allocate(size, align=16) -> int\n\nAllocates size bytes; returns the block's offset (the same in every "
+          "process). Raises OutOfMemory, InvalidArgument (a bad alignment), Corrupt, Closed once detached.")
       .def(
           "free",
           [](PyHeap& self, std::uint64_t offset) {
@@ -119,7 +125,9 @@ void init_heap(nb::module_& m) {
               raise_kind(s == HeapStatus::corrupt ? "corrupt" : "invalid_argument",
                          self.ctx("free") + " offset " + std::to_string(offset) + ": " + zipc::to_string(s));
           },
-          nb::arg("offset"))
+          nb::arg("offset"),
+          "free(offset) -> None\n\nFrees the block at offset. Raises InvalidArgument for an offset that is not an "
+          "allocated block, Corrupt, Closed once detached.")
       .def(
           "view",
           [](nb::handle self_obj, std::uint64_t offset, std::size_t size) {
@@ -136,41 +144,58 @@ void init_heap(nb::module_& m) {
             self.states.push_back(st);
             return make_view(st);
           },
-          nb::arg("offset"), nb::arg("size"), "A writable memoryview of heap bytes (valid until detach).")
-      .def("stats",
-           [](PyHeap& self) {
-             Use use(self, "stats");
-             zipc::HeapStats s = self.h.stats();
-             nb::dict d;
-             d["size"] = s.size;
-             d["free_bytes"] = s.free_bytes;
-             d["largest_free_block"] = s.largest_free_block;
-             d["allocated_blocks"] = s.allocated_blocks;
-             d["repairs"] = s.repairs;
-             d["corrupt"] = s.corrupt;
-             return d;
-           })
-      .def("check",
-           [](PyHeap& self) {
-             Use use(self, "check");
-             zipc::HeapCheck c = self.h.check();
-             return nb::make_tuple(c.ok, c.problem);
-           })
-      .def("detach", [](PyHeap& self) { self.detach(); })
-      .def("__enter__", [](nb::handle self) { return self; })
+          nb::arg("offset"), nb::arg("size"),
+          "view(offset, size) -> memoryview\n\nA writable memoryview of heap bytes, valid until detach (which refuses "
+          "while one is exported). Raises InvalidArgument outside the arena, Closed once detached.")
+      .def(
+          "stats",
+          [](PyHeap& self) {
+            Use use(self, "stats");
+            zipc::HeapStats s = self.h.stats();
+            nb::dict d;
+            d["size"] = s.size;
+            d["free_bytes"] = s.free_bytes;
+            d["largest_free_block"] = s.largest_free_block;
+            d["allocated_blocks"] = s.allocated_blocks;
+            d["repairs"] = s.repairs;
+            d["corrupt"] = s.corrupt;
+            return d;
+          },
+          "stats() -> dict\n\nsize, free_bytes, largest_free_block, allocated_blocks, repairs, corrupt. Raises Closed "
+          "once detached.")
+      .def(
+          "check",
+          [](PyHeap& self) {
+            Use use(self, "check");
+            zipc::HeapCheck c = self.h.check();
+            return nb::make_tuple(c.ok, c.problem);
+          },
+          "check() -> (bool, str)\n\nWalks the heap: (ok, the problem found). Raises Closed once detached.")
+      .def(
+          "detach", [](PyHeap& self) { self.detach(); },
+          "detach() -> None\n\nLets go of the mapping; views handed out end. Raises InvalidArgument while a view is "
+          "still exported (release it first). Idempotent.")
+      .def(
+          "__enter__", [](nb::handle self) { return self; },
+          "with Heap.create(...) as h: detaches h at the end of the block.")
       .def(
           "__exit__",
           [](PyHeap& self, nb::handle, nb::handle, nb::handle) {
             self.detach();
             return false;
           },
-          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
-      .def_prop_ro("is_attached", [](PyHeap& self) { return !self.closing; })
-      .def_prop_ro("name", [](PyHeap& self) { return self.name; })
-      .def_prop_ro("arena_size", [](PyHeap& self) {
-        Use use(self, "arena_size");
-        return self.h.arena_size();
-      });
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none(), "Detaches the heap.")
+      .def_prop_ro(
+          "is_attached", [](PyHeap& self) { return !self.closing; }, "False once detach() was called.")
+      .def_prop_ro(
+          "name", [](PyHeap& self) { return self.name; }, "The heap's name.")
+      .def_prop_ro(
+          "arena_size",
+          [](PyHeap& self) {
+            Use use(self, "arena_size");
+            return self.h.arena_size();
+          },
+          "Bytes in the arena. Raises Closed once detached.");
 }
 
 }  // namespace zipc::py

@@ -159,7 +159,9 @@ void init_queue(nb::module_& m) {
       .value("block", WaitStrategy::block);
 
   nb::class_<QueueWriteLoan>(m, "QueueWriteLoan")
-      .def("__enter__", [](QueueWriteLoan& l) { return l.view(); })
+      .def(
+          "__enter__", [](QueueWriteLoan& l) { return l.view(); },
+          "The writable memoryview; the block is committed at the end of the with block (aborted on an exception).")
       .def(
           "__exit__",
           [](QueueWriteLoan& l, nb::handle type, nb::handle, nb::handle) {
@@ -171,35 +173,55 @@ void init_queue(nb::module_& m) {
             }
             return false;
           },
-          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none(),
+          "Commits (no exception) or aborts the loan, unless it already ended.")
       .def(
-          "view", [](QueueWriteLoan& l) { return l.view(); }, "A writable memoryview of the reserved bytes.")
+          "view", [](QueueWriteLoan& l) { return l.view(); },
+          "view() -> memoryview\n\nA writable memoryview of the reserved bytes, released when the loan ends (touching "
+          "it then raises ValueError). Raises LoanEnded once the loan ended.")
       .def("commit", &QueueWriteLoan::commit, nb::arg("size") = nb::none(),
-           "Publishes the first size bytes (default: the size reserved).")
-      .def("abort", &QueueWriteLoan::abort)
-      .def_prop_ro("size", [](const QueueWriteLoan& l) { return l.size; })
-      .def_prop_ro("capacity", [](const QueueWriteLoan& l) { return l.capacity; })
-      .def_prop_ro("active", &QueueWriteLoan::active);
+           "commit(size=None) -> None\n\nPublishes the first size bytes (default: the size reserved; at most the "
+           "block's capacity). Raises TooLarge past the capacity, LoanEnded when already committed or aborted, "
+           "BufferError when a view is still exported (a numpy array made from it): the loan is then aborted.")
+      .def("abort", &QueueWriteLoan::abort,
+           "abort() -> None\n\nGives the block back unpublished; nothing once the loan ended.")
+      .def_prop_ro(
+          "size", [](const QueueWriteLoan& l) { return l.size; },
+          "Bytes the view shows and commit() publishes by default.")
+      .def_prop_ro(
+          "capacity", [](const QueueWriteLoan& l) { return l.capacity; },
+          "The block's size: the most commit() publishes.")
+      .def_prop_ro("active", &QueueWriteLoan::active, "True until the loan is committed or aborted.");
 
   nb::class_<QueueReadLoan>(m, "QueueReadLoan")
-      .def("__enter__", [](QueueReadLoan& l) { return l.view(); })
+      .def(
+          "__enter__", [](QueueReadLoan& l) { return l.view(); },
+          "The read-only memoryview; the loan is released at the end of the with block.")
       .def(
           "__exit__",
           [](QueueReadLoan& l, nb::handle, nb::handle, nb::handle) {
             l.release();
             return false;
           },
-          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
-      .def("view", [](QueueReadLoan& l) { return l.view(); })
-      .def("tobytes",
-           [](QueueReadLoan& l) {
-             l.require_active("tobytes");
-             return to_bytes({l.st->ptr, l.st->len});
-           })
-      .def("release", &QueueReadLoan::release)
-      .def_prop_ro("size", [](const QueueReadLoan& l) { return l.st ? l.st->len : 0; })
-      .def("__len__", [](const QueueReadLoan& l) { return l.st ? l.st->len : 0; })
-      .def_prop_ro("active", &QueueReadLoan::active);
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none(), "Releases the loan.")
+      .def(
+          "view", [](QueueReadLoan& l) { return l.view(); },
+          "view() -> memoryview\n\nA read-only memoryview of the message, released with the loan (an export that "
+          "outlives it, e.g. a numpy array, keeps the loan held until it goes). Raises LoanEnded once the loan ended.")
+      .def(
+          "tobytes",
+          [](QueueReadLoan& l) {
+            l.require_active("tobytes");
+            return to_bytes({l.st->ptr, l.st->len});
+          },
+          "tobytes() -> bytes\n\nA copy of the message. Raises LoanEnded once the loan ended.")
+      .def("release", &QueueReadLoan::release,
+           "release() -> None\n\nGives the message back (it is consumed); nothing when already released.")
+      .def_prop_ro(
+          "size", [](const QueueReadLoan& l) { return l.st ? l.st->len : 0; }, "The message's length in bytes.")
+      .def(
+          "__len__", [](const QueueReadLoan& l) { return l.st ? l.st->len : 0; }, "The message's length in bytes.")
+      .def_prop_ro("active", &QueueReadLoan::active, "True until the loan is released.");
 
   nb::class_<PyQueue>(m, "Queue")
       .def_static(
@@ -217,7 +239,13 @@ void init_queue(nb::module_& m) {
           nb::arg("producers") = Multiplicity::multi, nb::arg("consumers") = Multiplicity::multi,
           nb::arg("max_participants") = 64, nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive,
           nb::arg("mode") = 0600, nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("role") = Role::both,
-          nb::arg("type").none() = nb::none(), nb::arg("oversize_bytes") = 0, nb::rv_policy::take_ownership)
+          nb::arg("type").none() = nb::none(), nb::arg("oversize_bytes") = 0, nb::rv_policy::take_ownership,
+          "Queue.create(name, *, block_size=1024, block_count=1024, ...) -> Queue\n\nCreates the queue `name`: "
+          "block_count blocks of block_size bytes (powers of two), producers/consumers single or multi, "
+          "max_participants handles at once, recovery_time (seconds) before a dead participant's blocks are recovered, "
+          "role of this handle, type (a TypeIdentity to record), oversize_bytes (a side area for messages larger than "
+          "a block; 0: none).\n\nRaises AlreadyExists, InvalidName, InvalidArgument (a bad size or count, naming it), "
+          "ValueError for a negative recovery_time, TypeError for a negative or non-integer size.")
       .def_static(
           "open_or_create",
           [](const std::string& name, std::size_t block_size, std::size_t block_count, Multiplicity producers,
@@ -235,7 +263,10 @@ void init_queue(nb::module_& m) {
           nb::arg("max_participants") = 64, nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive,
           nb::arg("mode") = 0600, nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("role") = Role::both,
           nb::arg("accept_existing") = false, nb::arg("type").none() = nb::none(), nb::arg("oversize_bytes") = 0,
-          nb::rv_policy::take_ownership)
+          nb::rv_policy::take_ownership,
+          "Queue.open_or_create(name, *, ..., accept_existing=False) -> Queue\n\nOpens the queue, or creates it with "
+          "these options. Raises OptionsMismatch when an existing queue was made with other options (unless "
+          "accept_existing), TypeMismatch for another type=.")
       .def_static(
           "open",
           [](const std::string& name, Role role, WaitStrategy wait, const std::string& path, nb::handle type) {
@@ -245,12 +276,16 @@ void init_queue(nb::module_& m) {
             return make(zipc::Queue::open(name, role, wait_options(wait), seg), name);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("role") = Role::both, nb::arg("wait") = WaitStrategy::adaptive,
-          nb::arg("path") = "", nb::arg("type").none() = nb::none(), nb::rv_policy::take_ownership)
-      .def_prop_ro("type_identity",
-                   [](PyQueue& self) {
-                     Use use(self, "type_identity");
-                     return identity_obj(self.q.segment().type_identity());
-                   })
+          nb::arg("path") = "", nb::arg("type").none() = nb::none(), nb::rv_policy::take_ownership,
+          "Queue.open(name, *, role=Role.both, wait=WaitStrategy.adaptive, path='', type=None) -> Queue\n\nOpens an "
+          "existing queue. Raises NotFound, WrongKind, TypeMismatch (type= given and the queue holds another).")
+      .def_prop_ro(
+          "type_identity",
+          [](PyQueue& self) {
+            Use use(self, "type_identity");
+            return identity_obj(self.q.segment().type_identity());
+          },
+          "The TypeIdentity the queue records (None: created without type=). Raises Closed once detached.")
       .def_static(
           "remove",
           [](const std::string& name, const std::string& path) {
@@ -258,7 +293,9 @@ void init_queue(nb::module_& m) {
             seg.path = path;
             return zipc::Queue::remove(name, seg);
           },
-          nb::arg("name"), nb::kw_only(), nb::arg("path") = "")
+          nb::arg("name"), nb::kw_only(), nb::arg("path") = "",
+          "Queue.remove(name, *, path='') -> bool\n\nRemoves the queue's name (handles keep working); False when "
+          "absent.")
       .def(
           "send",
           [](PyQueue& self, nb::handle data, nb::handle timeout) {
@@ -269,7 +306,12 @@ void init_queue(nb::module_& m) {
                 self, t, [&](ns sl) { return self.q.send(b.span(), sl); }, [](Status x) { return x; });
             if (s != Status::ok) raise_status(s, self.ctx("send"));
           },
-          nb::arg("data"), nb::arg("timeout").none() = nb::none())
+          nb::arg("data"), nb::arg("timeout").none() = nb::none(),
+          "send(data, timeout=None) -> None\n\nCopies data (bytes-like, at most block_size bytes, or oversize_bytes) "
+          "into the queue, waiting for room.\ntimeout: seconds (int or float) or datetime.timedelta; None waits "
+          "forever, 0 tries once; a negative or NaN timeout raises ValueError.\nRaises Timeout when no room came in "
+          "time, TooLarge, Closed when the queue is closed or once this handle is detached (also by another thread or "
+          "a signal handler during the wait).")
       .def(
           "try_send",
           [](PyQueue& self, nb::handle data) {
@@ -285,11 +327,19 @@ void init_queue(nb::module_& m) {
             if (s != Status::ok) raise_status(s, self.ctx("try_send"));
             return true;
           },
-          nb::arg("data"))
+          nb::arg("data"),
+          "try_send(data) -> bool\n\nSends without waiting: False when the queue is full. Raises TooLarge, Closed.")
       .def(
           "recv", [](PyQueue& self, nb::handle timeout) { return recv_impl(self, to_timeout(timeout), false); },
-          nb::arg("timeout").none() = nb::none())
-      .def("try_recv", [](PyQueue& self) { return recv_impl(self, ns::zero(), true); })
+          nb::arg("timeout").none() = nb::none(),
+          "recv(timeout=None) -> bytes\n\nThe next message (a copy), waiting for one.\ntimeout: seconds (int or float) "
+          "or datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout raises "
+          "ValueError.\nRaises Timeout when none came in time, Closed when the queue is closed and drained or once "
+          "this handle is detached (also by another thread or a signal handler during the wait).")
+      .def(
+          "try_recv", [](PyQueue& self) { return recv_impl(self, ns::zero(), true); },
+          "try_recv() -> bytes | None\n\nThe next message without waiting; None when the queue is empty. Raises Closed "
+          "once closed and drained or detached.")
       .def(
           "reserve",
           [](nb::handle self_obj, std::optional<std::size_t> size, nb::handle timeout) {
@@ -306,7 +356,11 @@ void init_queue(nb::module_& m) {
             if (!loan) raise_status(loan.status(), self.ctx("reserve"));
             return make_write_loan(self, self_obj, std::move(loan), size);
           },
-          nb::arg("size").none() = nb::none(), nb::kw_only(), nb::arg("timeout").none() = nb::none())
+          nb::arg("size").none() = nb::none(), nb::kw_only(), nb::arg("timeout").none() = nb::none(),
+          "reserve(size=None, *, timeout=None) -> QueueWriteLoan\n\nZero copy: a writable block (size bytes shown, "
+          "default block_size; more needs oversize_bytes), published by commit() or at the end of a with block, "
+          "aborted on an exception.\ntimeout: seconds (int or float) or datetime.timedelta; None waits forever, 0 "
+          "tries once; a negative or NaN timeout raises ValueError.\nRaises Timeout, TooLarge, Closed.")
       .def(
           "try_reserve",
           [](nb::handle self_obj, std::optional<std::size_t> size) -> nb::object {
@@ -325,7 +379,9 @@ void init_queue(nb::module_& m) {
             }
             return make_write_loan(self, self_obj, std::move(loan), size);
           },
-          nb::arg("size").none() = nb::none())
+          nb::arg("size").none() = nb::none(),
+          "try_reserve(size=None) -> QueueWriteLoan | None\n\nreserve() without waiting; None when the queue is full. "
+          "Raises TooLarge, Closed.")
       .def(
           "acquire",
           [](nb::handle self_obj, nb::handle timeout) {
@@ -338,20 +394,28 @@ void init_queue(nb::module_& m) {
             if (!loan) raise_status(loan.status(), self.ctx("acquire"));
             return make_read_loan(self, self_obj, std::move(loan));
           },
-          nb::arg("timeout").none() = nb::none())
-      .def("try_acquire",
-           [](nb::handle self_obj) -> nb::object {
-             PyQueue& self = nb::cast<PyQueue&>(self_obj);
-             Use use(self, "try_acquire");
-             zipc::QueueReadLoan loan = sliced(
-                 self, ns::zero(), [&](ns s) { return self.q.acquire(s); },
-                 [](const zipc::QueueReadLoan& l) { return l.status(); });
-             if (!loan) {
-               if (loan.status() == Status::empty || loan.status() == Status::timeout) return nb::none();
-               raise_status(loan.status(), self.ctx("try_acquire"));
-             }
-             return make_read_loan(self, self_obj, std::move(loan));
-           })
+          nb::arg("timeout").none() = nb::none(),
+          "acquire(timeout=None) -> QueueReadLoan\n\nZero copy: a read loan of the next message (a read-only "
+          "memoryview in a with block), given back by release(). A consumer that dies holding it has the message "
+          "redelivered.\ntimeout: seconds (int or float) or datetime.timedelta; None waits forever, 0 tries once; a "
+          "negative or NaN timeout raises ValueError.\nRaises Timeout, Closed (closed and drained, or once this handle "
+          "is detached (also by another thread or a signal handler during the wait)).")
+      .def(
+          "try_acquire",
+          [](nb::handle self_obj) -> nb::object {
+            PyQueue& self = nb::cast<PyQueue&>(self_obj);
+            Use use(self, "try_acquire");
+            zipc::QueueReadLoan loan = sliced(
+                self, ns::zero(), [&](ns s) { return self.q.acquire(s); },
+                [](const zipc::QueueReadLoan& l) { return l.status(); });
+            if (!loan) {
+              if (loan.status() == Status::empty || loan.status() == Status::timeout) return nb::none();
+              raise_status(loan.status(), self.ctx("try_acquire"));
+            }
+            return make_read_loan(self, self_obj, std::move(loan));
+          },
+          "try_acquire() -> QueueReadLoan | None\n\nacquire() without waiting; None when the queue is empty. Raises "
+          "Closed.")
       .def(
           "send_batch",
           [](PyQueue& self, const nb::sequence& msgs, nb::handle timeout) {
@@ -376,7 +440,10 @@ void init_queue(nb::module_& m) {
             return sent;
           },
           nb::arg("messages"), nb::arg("timeout").none() = nb::none(),
-          "Sends a prefix of messages with one position update and one wake-up; returns how many were sent.")
+          "send_batch(messages, timeout=None) -> int\n\nSends a prefix of messages (bytes-like each) with one position "
+          "update and one wake-up; returns how many were sent (the rest found no room in time).\ntimeout: seconds (int "
+          "or float) or datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout raises "
+          "ValueError.\nRaises Timeout when none could be sent in time, TooLarge, Closed.")
       .def(
           "recv_batch",
           [](PyQueue& self, std::size_t max, nb::handle timeout) {
@@ -403,23 +470,30 @@ void init_queue(nb::module_& m) {
             return out;
           },
           nb::arg("max") = 64, nb::arg("timeout").none() = nb::none(),
-          "Up to max messages available at once (waiting for the first), as a list of bytes.")
-      .def("__iter__", [](nb::handle self) { return self; })
-      .def("__next__",
-           [](PyQueue& self) -> nb::object {
-             Use use(self, "recv");
-             zipc::QueueReadLoan loan = sliced(
-                 self, std::nullopt, [&](ns s) { return self.q.acquire(s); },
-                 [](const zipc::QueueReadLoan& l) { return l.status(); });
-             if (!loan) {
-               if (loan.status() == Status::closed) throw nb::stop_iteration();
-               raise_status(loan.status(), self.ctx("recv"));
-             }
-             nb::bytes out = to_bytes(loan.data());
-             std::lock_guard lock(self.mu);
-             loan.release();
-             return out;
-           })
+          "recv_batch(max=64, timeout=None) -> list[bytes]\n\nUp to max (>= 1) messages available at once, waiting for "
+          "the first.\ntimeout: seconds (int or float) or datetime.timedelta; None waits forever, 0 tries once; a "
+          "negative or NaN timeout raises ValueError.\nRaises Timeout when none came in time, InvalidArgument for "
+          "max=0, Closed.")
+      .def(
+          "__iter__", [](nb::handle self) { return self; },
+          "Iterating yields every message (recv() without timeout) until the queue is closed and drained.")
+      .def(
+          "__next__",
+          [](PyQueue& self) -> nb::object {
+            Use use(self, "recv");
+            zipc::QueueReadLoan loan = sliced(
+                self, std::nullopt, [&](ns s) { return self.q.acquire(s); },
+                [](const zipc::QueueReadLoan& l) { return l.status(); });
+            if (!loan) {
+              if (loan.status() == Status::closed) throw nb::stop_iteration();
+              raise_status(loan.status(), self.ctx("recv"));
+            }
+            nb::bytes out = to_bytes(loan.data());
+            std::lock_guard lock(self.mu);
+            loan.release();
+            return out;
+          },
+          "The next message; StopIteration once the queue is closed and drained. Raises Closed when detached.")
       .def(
           "close",
           [](PyQueue& self) {
@@ -428,75 +502,106 @@ void init_queue(nb::module_& m) {
             std::lock_guard lock(self.mu);
             self.q.close();
           },
-          "Closes the queue for everyone: sends fail, receivers drain then get Closed.")
-      .def_prop_ro("closed",
-                   [](PyQueue& self) {
-                     if (self.closing) return false;
-                     Use use(self, "closed");
-                     return self.q.closed();
-                   })
+          "close() -> None\n\nCloses the queue for everyone: sends fail with Closed, receivers drain what is there, "
+          "then get Closed. Raises Closed when this handle is detached.")
+      .def_prop_ro(
+          "closed",
+          [](PyQueue& self) {
+            if (self.closing) return false;
+            Use use(self, "closed");
+            return self.q.closed();
+          },
+          "True once the queue was closed (False for a detached handle).")
       .def(
           "detach", [](PyQueue& self) { self.request_detach("detach"); },
-          "Lets go of this handle's mapping (the queue stays).")
-      .def_prop_ro("is_attached", [](PyQueue& self) { return !self.closing; })
-      .def("__enter__", [](nb::handle self) { return self; })
+          "detach() -> None\n\nLets go of this handle's mapping (the queue stays for others). Leaves every WaitSet it "
+          "is attached to. A call of this handle waiting in another thread (or interrupted by the signal handler "
+          "calling detach) raises Closed within about 20 ms; later calls raise Closed. Raises InvalidArgument while "
+          "loans of this handle are out. Idempotent.")
+      .def_prop_ro(
+          "is_attached", [](PyQueue& self) { return !self.closing; },
+          "False once detach() was called (or the with block ended).")
+      .def(
+          "__enter__", [](nb::handle self) { return self; },
+          "with Queue.create(...) as q: detaches q at the end of the block.")
       .def(
           "__exit__",
           [](PyQueue& self, nb::handle, nb::handle, nb::handle) {
             if (self.live_loans == 0) self.request_detach("__exit__");
             return false;
           },
-          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
-      .def("stats",
-           [](PyQueue& self) {
-             Use use(self, "stats");
-             zipc::QueueStats s = self.q.stats();
-             nb::dict d;
-             d["sent"] = s.sent;
-             d["received"] = s.received;
-             d["full_waits"] = s.full_waits;
-             d["empty_waits"] = s.empty_waits;
-             d["redelivered"] = s.redelivered;
-             d["abandoned"] = s.abandoned;
-             return d;
-           })
-      .def("recover",
-           [](PyQueue& self) {
-             Use use(self, "recover");
-             NoGil nogil;
-             std::lock_guard lock(self.mu);
-             return self.q.recover();
-           })
-      .def_prop_ro("name", [](PyQueue& self) { return self.name; })
-      .def_prop_ro("oversize_bytes",
-                   [](PyQueue& self) {
-                     Use use(self, "oversize_bytes");
-                     return self.q.oversize_bytes();
-                   })
-      .def_prop_ro("block_size",
-                   [](PyQueue& self) {
-                     Use use(self, "block_size");
-                     return self.q.block_size();
-                   })
-      .def_prop_ro("block_count",
-                   [](PyQueue& self) {
-                     Use use(self, "block_count");
-                     return self.q.block_count();
-                   })
-      .def("__len__",
-           [](PyQueue& self) {
-             Use use(self, "len");
-             return self.q.size_approx();
-           })
-      .def_prop_ro("producers",
-                   [](PyQueue& self) {
-                     Use use(self, "producers");
-                     return self.q.producers();
-                   })
-      .def_prop_ro("consumers", [](PyQueue& self) {
-        Use use(self, "consumers");
-        return self.q.consumers();
-      });
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none(),
+          "Detaches the handle (unless loans of it are still out).")
+      .def(
+          "stats",
+          [](PyQueue& self) {
+            Use use(self, "stats");
+            zipc::QueueStats s = self.q.stats();
+            nb::dict d;
+            d["sent"] = s.sent;
+            d["received"] = s.received;
+            d["full_waits"] = s.full_waits;
+            d["empty_waits"] = s.empty_waits;
+            d["redelivered"] = s.redelivered;
+            d["abandoned"] = s.abandoned;
+            return d;
+          },
+          "stats() -> dict\n\nsent, received, full_waits, empty_waits, redelivered, abandoned. Raises Closed once "
+          "detached.")
+      .def(
+          "recover",
+          [](PyQueue& self) {
+            Use use(self, "recover");
+            NoGil nogil;
+            std::lock_guard lock(self.mu);
+            return self.q.recover();
+          },
+          "recover() -> int\n\nRecovers the blocks of dead participants now; returns how many. Raises Closed once "
+          "detached.")
+      .def_prop_ro(
+          "name", [](PyQueue& self) { return self.name; }, "The queue's name.")
+      .def_prop_ro(
+          "oversize_bytes",
+          [](PyQueue& self) {
+            Use use(self, "oversize_bytes");
+            return self.q.oversize_bytes();
+          },
+          "The queue's oversize_bytes. Raises Closed once detached.")
+      .def_prop_ro(
+          "block_size",
+          [](PyQueue& self) {
+            Use use(self, "block_size");
+            return self.q.block_size();
+          },
+          "The queue's block_size. Raises Closed once detached.")
+      .def_prop_ro(
+          "block_count",
+          [](PyQueue& self) {
+            Use use(self, "block_count");
+            return self.q.block_count();
+          },
+          "The queue's block_count. Raises Closed once detached.")
+      .def(
+          "__len__",
+          [](PyQueue& self) {
+            Use use(self, "len");
+            return self.q.size_approx();
+          },
+          "Messages in the queue now (approximate). Raises Closed once detached.")
+      .def_prop_ro(
+          "producers",
+          [](PyQueue& self) {
+            Use use(self, "producers");
+            return self.q.producers();
+          },
+          "The queue's producers. Raises Closed once detached.")
+      .def_prop_ro(
+          "consumers",
+          [](PyQueue& self) {
+            Use use(self, "consumers");
+            return self.q.consumers();
+          },
+          "The queue's consumers. Raises Closed once detached.");
 }
 
 }  // namespace zipc::py

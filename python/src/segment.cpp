@@ -28,7 +28,7 @@ void init_segment(nb::module_& m) {
         NoGil nogil;
         return zipc::Segment::list();
       },
-      "Every zipc segment in /dev/shm.");
+      "segments() -> list[SegmentInfo]\n\nEvery zipc segment in /dev/shm.");
   m.def(
       "remove_segment",
       [](const std::string& name, const std::string& path) {
@@ -37,7 +37,7 @@ void init_segment(nb::module_& m) {
         return zipc::Segment::remove(name, o);
       },
       nb::arg("name"), nb::kw_only(), nb::arg("path") = "",
-      "Removes a segment's name (mappings stay valid); False when absent.");
+      "remove_segment(name, *, path='') -> bool\n\nRemoves a segment's name (mappings stay valid); False when absent.");
 }
 
 }  // namespace zipc::py

@@ -252,7 +252,9 @@ void init_topic(nb::module_& m) {
   nb::enum_<Delivery>(m, "Delivery").value("reliable", Delivery::reliable).value("lossy", Delivery::lossy);
 
   nb::class_<TopicWriteLoan>(m, "TopicWriteLoan")
-      .def("__enter__", [](TopicWriteLoan& l) { return l.view(); })
+      .def(
+          "__enter__", [](TopicWriteLoan& l) { return l.view(); },
+          "The writable memoryview; committed at the end of the with block (aborted on an exception).")
       .def(
           "__exit__",
           [](TopicWriteLoan& l, nb::handle type, nb::handle, nb::handle) {
@@ -264,35 +266,61 @@ void init_topic(nb::module_& m) {
             }
             return false;
           },
-          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
-      .def("view", [](TopicWriteLoan& l) { return l.view(); })
-      .def("commit", &TopicWriteLoan::commit, nb::arg("size").none() = nb::none())
-      .def("abort", [](TopicWriteLoan& l) { l.end(); })
-      .def_prop_ro("size", [](const TopicWriteLoan& l) { return l.size; })
-      .def_prop_ro("sequence", [](const TopicWriteLoan& l) { return l.sequence; })
-      .def_prop_ro("active", &TopicWriteLoan::active);
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none(),
+          "Commits (no exception) or aborts the loan, unless it already ended.")
+      .def(
+          "view", [](TopicWriteLoan& l) { return l.view(); },
+          "view() -> memoryview\n\nA writable memoryview of the reserved bytes, released when the loan ends. Raises "
+          "LoanEnded once the loan ended.")
+      .def("commit", &TopicWriteLoan::commit, nb::arg("size").none() = nb::none(),
+           "commit(size=None) -> int\n\nPublishes the first size bytes (default: all reserved); returns the sequence "
+           "number. Raises TooLarge past the size reserved, LoanEnded when already committed or aborted, BufferError "
+           "when a view is still exported (the loan is then aborted).")
+      .def(
+          "abort", [](TopicWriteLoan& l) { l.end(); },
+          "abort() -> None\n\nDrops the loan unpublished; nothing once it ended.")
+      .def_prop_ro(
+          "size", [](const TopicWriteLoan& l) { return l.size; }, "The bytes reserved.")
+      .def_prop_ro(
+          "sequence", [](const TopicWriteLoan& l) { return l.sequence; },
+          "The sequence number once committed (None before).")
+      .def_prop_ro("active", &TopicWriteLoan::active, "True until the loan is committed or aborted.");
 
   nb::class_<TopicReadLoan>(m, "TopicReadLoan")
-      .def("__enter__", [](TopicReadLoan& l) { return l.view(); })
+      .def(
+          "__enter__", [](TopicReadLoan& l) { return l.view(); },
+          "The read-only memoryview; released at the end of the with block.")
       .def(
           "__exit__",
           [](TopicReadLoan& l, nb::handle, nb::handle, nb::handle) {
             l.end();
             return false;
           },
-          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
-      .def("view", [](TopicReadLoan& l) { return l.view(); })
-      .def("tobytes",
-           [](TopicReadLoan& l) {
-             l.require_active("tobytes");
-             return to_bytes({l.st->ptr, l.st->len});
-           })
-      .def("release", [](TopicReadLoan& l) { l.end(); })
-      .def_prop_ro("size", [](const TopicReadLoan& l) { return l.st ? l.st->len : 0; })
-      .def("__len__", [](const TopicReadLoan& l) { return l.st ? l.st->len : 0; })
-      .def_prop_ro("sequence", [](const TopicReadLoan& l) { return l.sequence; })
-      .def_prop_ro("publish_ns", [](const TopicReadLoan& l) { return l.publish_ns; })
-      .def_prop_ro("active", &TopicReadLoan::active);
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none(), "Releases the loan.")
+      .def(
+          "view", [](TopicReadLoan& l) { return l.view(); },
+          "view() -> memoryview\n\nA read-only memoryview of the message, released with the loan. Raises LoanEnded "
+          "once the loan ended.")
+      .def(
+          "tobytes",
+          [](TopicReadLoan& l) {
+            l.require_active("tobytes");
+            return to_bytes({l.st->ptr, l.st->len});
+          },
+          "tobytes() -> bytes\n\nA copy of the message. Raises LoanEnded once the loan ended.")
+      .def(
+          "release", [](TopicReadLoan& l) { l.end(); },
+          "release() -> None\n\nEnds the loan; nothing when already released.")
+      .def_prop_ro(
+          "size", [](const TopicReadLoan& l) { return l.st ? l.st->len : 0; }, "The message's length in bytes.")
+      .def(
+          "__len__", [](const TopicReadLoan& l) { return l.st ? l.st->len : 0; }, "The message's length in bytes.")
+      .def_prop_ro(
+          "sequence", [](const TopicReadLoan& l) { return l.sequence; }, "The message's sequence number.")
+      .def_prop_ro(
+          "publish_ns", [](const TopicReadLoan& l) { return l.publish_ns; },
+          "When it was published (CLOCK_REALTIME nanoseconds).")
+      .def_prop_ro("active", &TopicReadLoan::active, "True until the loan is released.");
 
   nb::class_<PyPublisher>(m, "Publisher")
       .def(
@@ -306,7 +334,12 @@ void init_topic(nb::module_& m) {
             if (!r.ok()) raise_status(r.status, self.ctx("publish"));
             return r.sequence;
           },
-          nb::arg("data"), nb::arg("timeout").none() = nb::none(), "Publishes a copy; returns its sequence number.")
+          nb::arg("data"), nb::arg("timeout").none() = nb::none(),
+          "publish(data, timeout=None) -> int\n\nPublishes a copy of data (bytes-like); returns its sequence number. "
+          "Waits while a reliable subscriber holds the ring full.\ntimeout: seconds (int or float) or "
+          "datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout raises ValueError.\nRaises "
+          "Timeout, TooLarge (past max_message_size), Closed when the topic is closed or once this handle is detached "
+          "(also by another thread or a signal handler during the wait).")
       .def(
           "try_publish",
           [](PyPublisher& self, nb::handle data) -> std::optional<std::uint64_t> {
@@ -322,23 +355,37 @@ void init_topic(nb::module_& m) {
             if (!r.ok()) raise_status(r.status, self.ctx("try_publish"));
             return r.sequence;
           },
-          nb::arg("data"))
+          nb::arg("data"),
+          "try_publish(data) -> int | None\n\npublish() without waiting; None when the ring is full. Raises TooLarge, "
+          "Closed.")
       .def(
           "reserve",
           [](nb::handle self, std::size_t size, nb::handle timeout) {
             return reserve_impl(self, size, to_timeout(timeout), false);
           },
-          nb::arg("size"), nb::kw_only(), nb::arg("timeout").none() = nb::none())
+          nb::arg("size"), nb::kw_only(), nb::arg("timeout").none() = nb::none(),
+          "reserve(size, *, timeout=None) -> TopicWriteLoan\n\nZero copy: size writable bytes, published by commit() "
+          "or at the end of a with block. One loan per publisher at a time.\ntimeout: seconds (int or float) or "
+          "datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout raises ValueError.\nRaises "
+          "Timeout, TooLarge, InvalidArgument while another loan of this publisher is out, Closed.")
       .def(
           "try_reserve", [](nb::handle self, std::size_t size) { return reserve_impl(self, size, ns::zero(), true); },
-          nb::arg("size"))
-      .def("flush",
-           [](PyPublisher& self) {
-             Use use(self, "flush");
-             locked(self, [&] { self.p.flush(); });
-           })
-      .def("detach", [](PyPublisher& self) { self.request_detach("detach"); })
-      .def_prop_ro("is_attached", [](PyPublisher& self) { return !self.closing; });
+          nb::arg("size"),
+          "try_reserve(size) -> TopicWriteLoan | None\n\nreserve() without waiting; None when the ring is full. Raises "
+          "TooLarge, InvalidArgument, Closed.")
+      .def(
+          "flush",
+          [](PyPublisher& self) {
+            Use use(self, "flush");
+            locked(self, [&] { self.p.flush(); });
+          },
+          "flush() -> None\n\nMakes batched publishes visible now. Raises Closed once detached.")
+      .def(
+          "detach", [](PyPublisher& self) { self.request_detach("detach"); },
+          "detach() -> None\n\nLets go of this publisher; a publish waiting in another thread raises Closed within "
+          "about 20 ms. Raises InvalidArgument while its loan is out. Idempotent.")
+      .def_prop_ro(
+          "is_attached", [](PyPublisher& self) { return !self.closing; }, "False once detach() was called.");
 
   nb::class_<PySubscriber>(m, "Subscriber")
       .def(
@@ -348,14 +395,21 @@ void init_topic(nb::module_& m) {
             if (g.status != Status::ok) raise_status(g.status, self.ctx("recv"));
             return g.data;
           },
-          nb::arg("timeout").none() = nb::none(), "The next message (a copy).")
-      .def("try_recv",
-           [](PySubscriber& self) -> nb::object {
-             Got g = next_message(self, ns::zero());
-             if (g.status == Status::empty || g.status == Status::timeout) return nb::none();
-             if (g.status != Status::ok) raise_status(g.status, self.ctx("try_recv"));
-             return g.data;
-           })
+          nb::arg("timeout").none() = nb::none(),
+          "recv(timeout=None) -> bytes\n\nThe next message (a copy), waiting for one. A lossy subscriber that was "
+          "overrun skips to the oldest message (lost counts the gap).\ntimeout: seconds (int or float) or "
+          "datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout raises ValueError.\nRaises "
+          "Timeout, Closed when the topic is closed and drained or once this handle is detached (also by another "
+          "thread or a signal handler during the wait), InvalidArgument while a read loan of it is held.")
+      .def(
+          "try_recv",
+          [](PySubscriber& self) -> nb::object {
+            Got g = next_message(self, ns::zero());
+            if (g.status == Status::empty || g.status == Status::timeout) return nb::none();
+            if (g.status != Status::ok) raise_status(g.status, self.ctx("try_recv"));
+            return g.data;
+          },
+          "try_recv() -> bytes | None\n\nThe next message without waiting; None when there is none. Raises Closed.")
       .def(
           "recv_info",
           [](PySubscriber& self, nb::handle timeout) {
@@ -363,40 +417,68 @@ void init_topic(nb::module_& m) {
             if (g.status != Status::ok) raise_status(g.status, self.ctx("recv"));
             return nb::make_tuple(g.data, g.sequence, g.publish_ns);
           },
-          nb::arg("timeout").none() = nb::none(), "(data, sequence, publish_ns) of the next message.")
+          nb::arg("timeout").none() = nb::none(),
+          "recv_info(timeout=None) -> (bytes, int, int)\n\n(data, sequence, publish_ns) of the next message.\ntimeout: "
+          "seconds (int or float) or datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout "
+          "raises ValueError.\nRaises Timeout, Closed.")
       .def(
           "acquire", [](nb::handle self, nb::handle timeout) { return acquire_impl(self, to_timeout(timeout), false); },
-          nb::arg("timeout").none() = nb::none(), "Zero copy (reliable subscribers): a read loan of the next message.")
-      .def("try_acquire", [](nb::handle self) { return acquire_impl(self, ns::zero(), true); })
-      .def("__iter__", [](nb::handle self) { return self; })
-      .def("__next__",
-           [](PySubscriber& self) {
-             Got g = next_message(self, std::nullopt);
-             if (g.status == Status::closed) throw nb::stop_iteration();
-             if (g.status != Status::ok) raise_status(g.status, self.ctx("recv"));
-             return g.data;
-           })
-      .def("detach", [](PySubscriber& self) { self.request_detach("detach"); })
-      .def_prop_ro("is_attached", [](PySubscriber& self) { return !self.closing; })
-      .def_prop_ro("lost",
-                   [](PySubscriber& self) {
-                     Use use(self, "lost");
-                     return locked(self, [&] { return self.s.lost(); });
-                   })
-      .def_prop_ro("abandoned",
-                   [](PySubscriber& self) {
-                     Use use(self, "abandoned");
-                     return locked(self, [&] { return self.s.abandoned(); });
-                   })
-      .def_prop_ro("next_sequence",
-                   [](PySubscriber& self) {
-                     Use use(self, "next_sequence");
-                     return locked(self, [&] { return self.s.next_sequence(); });
-                   })
-      .def_prop_ro("delivery", [](PySubscriber& self) {
-        Use use(self, "delivery");
-        return self.s.delivery();
-      });
+          nb::arg("timeout").none() = nb::none(),
+          "acquire(timeout=None) -> TopicReadLoan\n\nZero copy (reliable subscribers): a read loan of the next "
+          "message; one at a time.\ntimeout: seconds (int or float) or datetime.timedelta; None waits forever, 0 tries "
+          "once; a negative or NaN timeout raises ValueError.\nRaises Timeout, NotSupported for a lossy subscriber, "
+          "InvalidArgument while a loan is held, Closed.")
+      .def(
+          "try_acquire", [](nb::handle self) { return acquire_impl(self, ns::zero(), true); },
+          "try_acquire() -> TopicReadLoan | None\n\nacquire() without waiting; None when there is no message. Raises "
+          "NotSupported, InvalidArgument, Closed.")
+      .def(
+          "__iter__", [](nb::handle self) { return self; },
+          "Iterating yields every message until the topic is closed and drained.")
+      .def(
+          "__next__",
+          [](PySubscriber& self) {
+            Got g = next_message(self, std::nullopt);
+            if (g.status == Status::closed) throw nb::stop_iteration();
+            if (g.status != Status::ok) raise_status(g.status, self.ctx("recv"));
+            return g.data;
+          },
+          "The next message; StopIteration once the topic is closed and drained. Raises Closed when detached.")
+      .def(
+          "detach", [](PySubscriber& self) { self.request_detach("detach"); },
+          "detach() -> None\n\nLets go of this subscriber (a reliable one stops holding publishers back). Leaves every "
+          "WaitSet it is attached to. A call waiting in another thread (or interrupted by the signal handler calling "
+          "detach) raises Closed within about 20 ms. Raises InvalidArgument while its read loan is held. Idempotent.")
+      .def_prop_ro(
+          "is_attached", [](PySubscriber& self) { return !self.closing; }, "False once detach() was called.")
+      .def_prop_ro(
+          "lost",
+          [](PySubscriber& self) {
+            Use use(self, "lost");
+            return locked(self, [&] { return self.s.lost(); });
+          },
+          "Messages a lossy subscriber missed (overrun). Raises Closed once detached.")
+      .def_prop_ro(
+          "abandoned",
+          [](PySubscriber& self) {
+            Use use(self, "abandoned");
+            return locked(self, [&] { return self.s.abandoned(); });
+          },
+          "Messages skipped because their publisher died mid-write. Raises Closed once detached.")
+      .def_prop_ro(
+          "next_sequence",
+          [](PySubscriber& self) {
+            Use use(self, "next_sequence");
+            return locked(self, [&] { return self.s.next_sequence(); });
+          },
+          "The sequence number of the next message. Raises Closed once detached.")
+      .def_prop_ro(
+          "delivery",
+          [](PySubscriber& self) {
+            Use use(self, "delivery");
+            return self.s.delivery();
+          },
+          "Delivery.reliable or Delivery.lossy. Raises Closed once detached.");
 
   nb::class_<PyTopic>(m, "Topic")
       .def_static(
@@ -413,7 +495,11 @@ void init_topic(nb::module_& m) {
           nb::arg("max_subscribers") = 256, nb::arg("publishers") = Multiplicity::single,
           nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive, nb::arg("mode") = 0600,
           nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("streaming_stores") = false,
-          nb::arg("type").none() = nb::none(), nb::rv_policy::take_ownership)
+          nb::arg("type").none() = nb::none(), nb::rv_policy::take_ownership,
+          "Topic.create(name, *, capacity_bytes=1 MiB, max_message_size=64 KiB, max_subscribers=256, "
+          "publishers=Multiplicity.single, recovery_time=0.2, ...) -> Topic\n\nCreates the topic `name`: a ring of "
+          "capacity_bytes holding messages of up to max_message_size bytes. Raises AlreadyExists, InvalidName, "
+          "InvalidArgument (naming the option), ValueError for a negative recovery_time.")
       .def_static(
           "open_or_create",
           [](const std::string& name, std::uint64_t capacity_bytes, std::uint32_t max_message_size,
@@ -430,7 +516,9 @@ void init_topic(nb::module_& m) {
           nb::arg("max_subscribers") = 256, nb::arg("publishers") = Multiplicity::single,
           nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive, nb::arg("mode") = 0600,
           nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("streaming_stores") = false,
-          nb::arg("accept_existing") = false, nb::arg("type").none() = nb::none(), nb::rv_policy::take_ownership)
+          nb::arg("accept_existing") = false, nb::arg("type").none() = nb::none(), nb::rv_policy::take_ownership,
+          "Topic.open_or_create(name, *, ..., accept_existing=False) -> Topic\n\nOpens the topic, or creates it. "
+          "Raises OptionsMismatch, TypeMismatch.")
       .def_static(
           "open",
           [](const std::string& name, nb::handle recovery_time, WaitStrategy wait, const std::string& path,
@@ -445,12 +533,16 @@ void init_topic(nb::module_& m) {
           },
           nb::arg("name"), nb::kw_only(), nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive,
           nb::arg("path") = "", nb::arg("read_only") = false, nb::arg("type").none() = nb::none(),
-          nb::rv_policy::take_ownership)
-      .def_prop_ro("type_identity",
-                   [](PyTopic& self) {
-                     Use use(self, "type_identity");
-                     return identity_obj(self.t.segment().type_identity());
-                   })
+          nb::rv_policy::take_ownership,
+          "Topic.open(name, *, recovery_time=0.2, wait=..., path='', read_only=False, type=None) -> Topic\n\nOpens an "
+          "existing topic (read_only: lossy subscribers only). Raises NotFound, WrongKind, TypeMismatch.")
+      .def_prop_ro(
+          "type_identity",
+          [](PyTopic& self) {
+            Use use(self, "type_identity");
+            return identity_obj(self.t.segment().type_identity());
+          },
+          "The TypeIdentity the topic records (None: none). Raises Closed once detached.")
       .def_static(
           "remove",
           [](const std::string& name, const std::string& path) {
@@ -458,7 +550,9 @@ void init_topic(nb::module_& m) {
             o.path = path;
             return zipc::Topic::remove(name, o);
           },
-          nb::arg("name"), nb::kw_only(), nb::arg("path") = "")
+          nb::arg("name"), nb::kw_only(), nb::arg("path") = "",
+          "Topic.remove(name, *, path='') -> bool\n\nRemoves the topic's name (handles keep working); False when "
+          "absent.")
       .def(
           "publisher",
           [](PyTopic& self) {
@@ -469,7 +563,9 @@ void init_topic(nb::module_& m) {
             p->label = "topic '" + self.name + "': publisher";
             return p;
           },
-          nb::rv_policy::take_ownership)
+          nb::rv_policy::take_ownership,
+          "publisher() -> Publisher\n\nA publisher of this topic (it keeps the mapping after the Topic is detached). "
+          "Raises Closed once detached.")
       .def(
           "subscribe",
           [](PyTopic& self, nb::handle start, Delivery delivery, const std::string& durable_name,
@@ -488,7 +584,13 @@ void init_topic(nb::module_& m) {
             return s;
           },
           nb::kw_only(), nb::arg("start") = "latest", nb::arg("delivery") = Delivery::reliable,
-          nb::arg("durable_name") = "", nb::arg("durable_grace") = 10.0, nb::rv_policy::take_ownership)
+          nb::arg("durable_name") = "", nb::arg("durable_grace") = 10.0, nb::rv_policy::take_ownership,
+          "subscribe(*, start='latest', delivery=Delivery.reliable, durable_name='', durable_grace=10.0) -> "
+          "Subscriber\n\nA subscriber starting at start: 'latest' (the next message published), 'oldest' (the oldest "
+          "still in the ring) or a sequence number (int >= 0). reliable subscribers hold publishers back; lossy ones "
+          "never do and count what they miss (lost). durable_name keeps the position for durable_grace seconds after a "
+          "detach or death.\nRaises ValueError for a negative, too large or unknown start, TypeError for another type, "
+          "Busy when max_subscribers are attached, Closed once detached.")
       .def(
           "close",
           [](PyTopic& self) {
@@ -499,47 +601,68 @@ void init_topic(nb::module_& m) {
             }
             self.t.close();
           },
-          "Closes the topic for everyone: publishes fail with closed, subscribers drain, then get closed.")
-      .def_prop_ro("closed",
-                   [](PyTopic& self) {
-                     Use use(self, "closed");
-                     return self.t.closed();
-                   })
-      .def("detach", [](PyTopic& self) { self.request_detach("detach"); })
-      .def("__enter__", [](nb::handle self) { return self; })
+          "close() -> None\n\nCloses the topic for everyone: publishes fail with Closed, subscribers drain, then get "
+          "Closed. Raises WrongRole for a read-only handle, Closed once detached.")
+      .def_prop_ro(
+          "closed",
+          [](PyTopic& self) {
+            Use use(self, "closed");
+            return self.t.closed();
+          },
+          "True once the topic was closed. Raises Closed once detached.")
+      .def(
+          "detach", [](PyTopic& self) { self.request_detach("detach"); },
+          "detach() -> None\n\nLets go of this handle (publishers and subscribers made from it keep theirs). "
+          "Idempotent.")
+      .def(
+          "__enter__", [](nb::handle self) { return self; },
+          "with Topic.create(...) as t: detaches t at the end of the block.")
       .def(
           "__exit__",
           [](PyTopic& self, nb::handle, nb::handle, nb::handle) {
             self.request_detach("__exit__");
             return false;
           },
-          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
-      .def_prop_ro("is_attached", [](PyTopic& self) { return !self.closing; })
-      .def_prop_ro("name", [](PyTopic& self) { return self.name; })
-      .def_prop_ro("capacity_bytes",
-                   [](PyTopic& self) {
-                     Use use(self, "capacity_bytes");
-                     return self.t.capacity_bytes();
-                   })
-      .def_prop_ro("max_message_size",
-                   [](PyTopic& self) {
-                     Use use(self, "max_message_size");
-                     return self.t.max_message_size();
-                   })
-      .def_prop_ro("max_subscribers",
-                   [](PyTopic& self) {
-                     Use use(self, "max_subscribers");
-                     return self.t.max_subscribers();
-                   })
-      .def_prop_ro("next_sequence",
-                   [](PyTopic& self) {
-                     Use use(self, "next_sequence");
-                     return self.t.next_sequence();
-                   })
-      .def_prop_ro("oldest_sequence", [](PyTopic& self) {
-        Use use(self, "oldest_sequence");
-        return self.t.oldest_sequence();
-      });
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none(), "Detaches the handle.")
+      .def_prop_ro(
+          "is_attached", [](PyTopic& self) { return !self.closing; }, "False once detach() was called.")
+      .def_prop_ro(
+          "name", [](PyTopic& self) { return self.name; }, "The topic's name.")
+      .def_prop_ro(
+          "capacity_bytes",
+          [](PyTopic& self) {
+            Use use(self, "capacity_bytes");
+            return self.t.capacity_bytes();
+          },
+          "The topic's capacity_bytes. Raises Closed once detached.")
+      .def_prop_ro(
+          "max_message_size",
+          [](PyTopic& self) {
+            Use use(self, "max_message_size");
+            return self.t.max_message_size();
+          },
+          "The topic's max_message_size. Raises Closed once detached.")
+      .def_prop_ro(
+          "max_subscribers",
+          [](PyTopic& self) {
+            Use use(self, "max_subscribers");
+            return self.t.max_subscribers();
+          },
+          "The topic's max_subscribers. Raises Closed once detached.")
+      .def_prop_ro(
+          "next_sequence",
+          [](PyTopic& self) {
+            Use use(self, "next_sequence");
+            return self.t.next_sequence();
+          },
+          "The topic's next_sequence. Raises Closed once detached.")
+      .def_prop_ro(
+          "oldest_sequence",
+          [](PyTopic& self) {
+            Use use(self, "oldest_sequence");
+            return self.t.oldest_sequence();
+          },
+          "The topic's oldest_sequence. Raises Closed once detached.");
 }
 
 }  // namespace zipc::py

@@ -180,9 +180,10 @@ void init_waitset(nb::module_& m) {
                         "it from one thread (an asyncio loop, for instance).")
       .def(nb::init<>())
       .def("attach", &PyWaitSet::attach, nb::arg("endpoint"),
-           "Attaches a Subscriber, a Queue consumer, an RpcClient, an RpcServer (serve it with serve_pending) or a "
-           "Listener; returns its id. The endpoint is kept alive and cannot be detached from its channel until it "
-           "is detached from this WaitSet.")
+           "attach(endpoint) -> int\n\nAttaches a Subscriber, a Queue opened as a consumer, an RpcClient, an RpcServer "
+           "(serve it with serve_pending) or a Listener; returns its id. The endpoint is kept alive while attached; "
+           "its detach() detaches it from here first. Raises TypeError for anything else, InvalidArgument for a "
+           "producer-only Queue, Closed for a detached endpoint or a closed WaitSet.")
       .def(
           "attach_fd",
           [](PyWaitSet& self, int fd, std::uint32_t events) {
@@ -199,7 +200,8 @@ void init_waitset(nb::module_& m) {
             return id;
           },
           nb::arg("fd"), nb::arg("events") = static_cast<std::uint32_t>(POLLIN),
-          "Attaches a plain file descriptor (poll(2) events, default POLLIN); returns its id.")
+          "attach_fd(fd, events=POLLIN) -> int\n\nAttaches a plain file descriptor (poll(2) events); returns its id. "
+          "Raises ValueError for a negative fd, Closed once closed.")
       .def(
           "attach_interval",
           [](PyWaitSet& self, nb::handle period) {
@@ -216,39 +218,55 @@ void init_waitset(nb::module_& m) {
             self.held[id] = PyWaitSet::Held{};
             return id;
           },
-          nb::arg("period"), "Reported once per period (seconds or timedelta); returns its id.")
+          nb::arg("period"),
+          "attach_interval(period) -> int\n\nReported once per period (seconds or timedelta, > 0); returns its id. "
+          "Raises ValueError for a zero, negative or NaN period, Closed once closed.")
       .def("attach_room", &PyWaitSet::attach_room, nb::arg("queue"),
-           "Attaches a Queue producer waiting for room (kind 'queue_room'); returns its id.")
-      .def("detach", &PyWaitSet::detach, nb::arg("id"), "False for an unknown id.")
+           "attach_room(queue) -> int\n\nAttaches a Queue producer waiting for room (kind 'queue_room'); returns its "
+           "id. Raises TypeError for another object, InvalidArgument for a consumer-only Queue, Closed.")
+      .def("detach", &PyWaitSet::detach, nb::arg("id"),
+           "detach(id) -> bool\n\nDetaches one attachment; False for an unknown id. Raises Closed once closed.")
       .def(
           "wait", [](PyWaitSet& self, nb::handle timeout) { return self.wait(to_timeout(timeout)); },
           nb::arg("timeout").none() = nb::none(),
-          "[(id, kind), ...] of what is ready; [] on timeout. 0 polls (and arms the readiness fd).")
-      .def("stop",
-           [](PyWaitSet& self) {
-             Use use(self, "stop");
-             self.ws.stop();
-           })
+          "wait(timeout=None) -> list[tuple[int, str]]\n\n[(id, kind), ...] of what is ready (level-triggered), or [] "
+          "when the time ran out (a readiness wait, like select). 0 polls (and arms the readiness fd).\ntimeout: "
+          "seconds (int or float) or datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout "
+          "raises ValueError.\nRaises Closed once closed (also by another thread during the wait).")
+      .def(
+          "stop",
+          [](PyWaitSet& self) {
+            Use use(self, "stop");
+            self.ws.stop();
+          },
+          "stop() -> None\n\nMakes a wait() in progress return early (from any thread). Raises Closed once closed.")
       .def_prop_ro(
           "readiness_fd",
           [](PyWaitSet& self) {
             Use use(self, "readiness_fd");
             return self.ws.readiness_fd();
           },
-          "Readable while wait(0) would report something; without io_uring futex waits (kernel < 6.7) also "
-          "every fallback nap (1 ms), when wait(0) polls every channel.")
-      .def_prop_ro("uses_io_uring",
-                   [](PyWaitSet& self) {
-                     Use use(self, "uses_io_uring");
-                     return self.ws.uses_io_uring();
-                   })
-      .def("__len__",
-           [](PyWaitSet& self) {
-             if (self.closing) return std::size_t{0};
-             Use use(self, "len");
-             return locked(self, [&] { return self.ws.size(); });
-           })
-      .def("close", [](PyWaitSet& self) { self.request_detach("close"); });
+          "A file descriptor readable while wait(0) would report something; without io_uring futex waits (kernel < "
+          "6.7) also every fallback nap (1 ms). Raises Closed once closed.")
+      .def_prop_ro(
+          "uses_io_uring",
+          [](PyWaitSet& self) {
+            Use use(self, "uses_io_uring");
+            return self.ws.uses_io_uring();
+          },
+          "True when io_uring futex waits are in use (kernel 6.7+). Raises Closed once closed.")
+      .def(
+          "__len__",
+          [](PyWaitSet& self) {
+            if (self.closing) return std::size_t{0};
+            Use use(self, "len");
+            return locked(self, [&] { return self.ws.size(); });
+          },
+          "How many attachments (0 once closed).")
+      .def(
+          "close", [](PyWaitSet& self) { self.request_detach("close"); },
+          "close() -> None\n\nDetaches everything and closes the WaitSet: a wait in another thread raises Closed "
+          "within about 20 ms, later calls raise Closed. Idempotent.");
 }
 
 }  // namespace zipc::py

@@ -9,6 +9,7 @@ from typing_extensions import Buffer, Self
 
 from . import TypeIdentity
 
+# Seconds or a timedelta; None waits forever, 0 tries once, negative or NaN raises ValueError.
 TimeoutT = Union[float, int, datetime.timedelta, None]
 BytesLike = Buffer
 
@@ -308,6 +309,8 @@ class Listener:
     @property
     def received(self) -> int: ...
     def detach(self) -> None: ...
+    @property
+    def is_attached(self) -> bool: ...
     def __enter__(self) -> Listener: ...
     def __exit__(self, *args: object) -> None: ...
 

@@ -162,10 +162,21 @@ except zipc.Closed as e:
 assert not h.is_attached
 """)
 
-EXITS = ["queue recv", "queue acquire", "subscriber recv", "listener wait", "waitset wait"]
+child("rpc server close", """
+srv = zipc.RpcServer.create(NAME)
+c = zipc.RpcClient.connect(NAME)
+t1 = waiter(lambda: c.call(b'x'))
+srv.close()
+finish(t1)
+""")
+# An RpcClient has no detach(); its waits matter at exit.
+EXIT_WAITS = dict(WAITS, **{
+    "rpc call": "srv = zipc.RpcServer.create(NAME)\nh = zipc.RpcClient.connect(NAME)\nblock = lambda: h.call(b'x')"})
+
+EXITS = ["queue recv", "queue acquire", "subscriber recv", "listener wait", "waitset wait", "rpc call"]
 for _what in EXITS:
     child(f"exit {_what}",
-          WAITS[_what] + "\nfor _ in range(3):\n    waiter(block, daemon=True)\nprint('exiting', flush=True)\n")
+          EXIT_WAITS[_what] + "\nfor _ in range(3):\n    waiter(block, daemon=True)\nprint('exiting', flush=True)\n")
 child("exit polling", """
 q = zipc.Queue.create(NAME, block_size=64, block_count=4)
 def poll():
@@ -204,6 +215,10 @@ def test_closing_a_queue_from_another_thread_ends_a_blocked_recv_with_closed(chi
 
 def test_closing_a_topic_from_another_thread_ends_a_blocked_subscriber_with_closed(children: Children) -> None:
     assert result(run_child(children, "topic close")).startswith("Closed: ")
+
+
+def test_closing_an_rpc_server_from_another_thread_ends_a_blocked_call_with_closed(children: Children) -> None:
+    assert result(run_child(children, "rpc server close")).startswith("Closed: ")
 
 
 def test_many_threads_blocked_on_one_queue_all_end_with_closed_when_it_is_detached(children: Children) -> None:

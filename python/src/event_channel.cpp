@@ -83,10 +83,11 @@ void init_event_channel(nb::module_& m) {
       .def(
           "wait", [](PyListener& self, nb::handle timeout) { return take(self, to_timeout(timeout)); },
           nb::arg("timeout") = nb::none(),
-          "wait(timeout=None) -> list[int]\n\nWaits for a notification; returns the ids notified (ascending), or [] "
-          "when the time ran out (a readiness wait, like select).\ntimeout: seconds (int or float) or "
-          "datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout raises ValueError.\nRaises "
-          "Closed once this handle is detached (also by another thread or a signal handler during the wait).")
+          nb::sig("def wait(self, timeout: float | datetime.timedelta | None = None) -> list[int]"),
+          "Waits for a notification; returns the ids notified (ascending), or [] when the time ran out (a readiness "
+          "wait, like select).\ntimeout: seconds (int or float) or datetime.timedelta; None waits forever, 0 tries "
+          "once; a negative or NaN timeout raises ValueError.\nRaises Closed once this handle is detached (also by "
+          "another thread or a signal handler during the wait).")
       .def_prop_ro(
           "received",
           [](PyListener& self) {

@@ -144,9 +144,9 @@ void init_heap(nb::module_& m) {
             self.states.push_back(st);
             return make_view(st);
           },
-          nb::arg("offset"), nb::arg("size"),
-          "view(offset, size) -> memoryview\n\nA writable memoryview of heap bytes, valid until detach (which refuses "
-          "while one is exported). Raises InvalidArgument outside the arena, Closed once detached.")
+          nb::arg("offset"), nb::arg("size"), nb::sig("def view(self, offset: int, size: int) -> memoryview"),
+          "A writable memoryview of heap bytes, valid until detach (which refuses while one is exported). Raises "
+          "InvalidArgument outside the arena, Closed once detached.")
       .def(
           "stats",
           [](PyHeap& self) {

@@ -160,7 +160,7 @@ void init_queue(nb::module_& m) {
 
   nb::class_<QueueWriteLoan>(m, "QueueWriteLoan")
       .def(
-          "__enter__", [](QueueWriteLoan& l) { return l.view(); },
+          "__enter__", [](QueueWriteLoan& l) { return l.view(); }, nb::sig("def __enter__(self) -> memoryview"),
           "The writable memoryview; the block is committed at the end of the with block (aborted on an exception).")
       .def(
           "__exit__",
@@ -176,9 +176,9 @@ void init_queue(nb::module_& m) {
           nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none(),
           "Commits (no exception) or aborts the loan, unless it already ended.")
       .def(
-          "view", [](QueueWriteLoan& l) { return l.view(); },
-          "view() -> memoryview\n\nA writable memoryview of the reserved bytes, released when the loan ends (touching "
-          "it then raises ValueError). Raises LoanEnded once the loan ended.")
+          "view", [](QueueWriteLoan& l) { return l.view(); }, nb::sig("def view(self) -> memoryview"),
+          "A writable memoryview of the reserved bytes, released when the loan ends (touching it then raises "
+          "ValueError). Raises LoanEnded once the loan ended.")
       .def("commit", &QueueWriteLoan::commit, nb::arg("size") = nb::none(),
            "commit(size=None) -> None\n\nPublishes the first size bytes (default: the size reserved; at most the "
            "block's capacity). Raises TooLarge past the capacity, LoanEnded when already committed or aborted, "
@@ -195,7 +195,7 @@ void init_queue(nb::module_& m) {
 
   nb::class_<QueueReadLoan>(m, "QueueReadLoan")
       .def(
-          "__enter__", [](QueueReadLoan& l) { return l.view(); },
+          "__enter__", [](QueueReadLoan& l) { return l.view(); }, nb::sig("def __enter__(self) -> memoryview"),
           "The read-only memoryview; the loan is released at the end of the with block.")
       .def(
           "__exit__",
@@ -205,9 +205,9 @@ void init_queue(nb::module_& m) {
           },
           nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none(), "Releases the loan.")
       .def(
-          "view", [](QueueReadLoan& l) { return l.view(); },
-          "view() -> memoryview\n\nA read-only memoryview of the message, released with the loan (an export that "
-          "outlives it, e.g. a numpy array, keeps the loan held until it goes). Raises LoanEnded once the loan ended.")
+          "view", [](QueueReadLoan& l) { return l.view(); }, nb::sig("def view(self) -> memoryview"),
+          "A read-only memoryview of the message, released with the loan (an export that outlives it, e.g. a numpy "
+          "array, keeps the loan held until it goes). Raises LoanEnded once the loan ended.")
       .def(
           "tobytes",
           [](QueueReadLoan& l) {
@@ -307,11 +307,13 @@ void init_queue(nb::module_& m) {
             if (s != Status::ok) raise_status(s, self.ctx("send"));
           },
           nb::arg("data"), nb::arg("timeout").none() = nb::none(),
-          "send(data, timeout=None) -> None\n\nCopies data (bytes-like, at most block_size bytes, or oversize_bytes) "
-          "into the queue, waiting for room.\ntimeout: seconds (int or float) or datetime.timedelta; None waits "
-          "forever, 0 tries once; a negative or NaN timeout raises ValueError.\nRaises Timeout when no room came in "
-          "time, TooLarge, Closed when the queue is closed or once this handle is detached (also by another thread or "
-          "a signal handler during the wait).")
+          nb::sig("def send(self, data: collections.abc.Buffer, timeout: float | datetime.timedelta | None = None) -> "
+                  "None"),
+          "Copies data (bytes-like, at most block_size bytes, or oversize_bytes) into the queue, waiting for "
+          "room.\ntimeout: seconds (int or float) or datetime.timedelta; None waits forever, 0 tries once; a negative "
+          "or NaN timeout raises ValueError.\nRaises Timeout when no room came in time, TooLarge, Closed when the "
+          "queue is closed or once this handle is detached (also by another thread or a signal handler during the "
+          "wait).")
       .def(
           "try_send",
           [](PyQueue& self, nb::handle data) {
@@ -327,19 +329,21 @@ void init_queue(nb::module_& m) {
             if (s != Status::ok) raise_status(s, self.ctx("try_send"));
             return true;
           },
-          nb::arg("data"),
-          "try_send(data) -> bool\n\nSends without waiting: False when the queue is full. Raises TooLarge, Closed.")
+          nb::arg("data"), nb::sig("def try_send(self, data: collections.abc.Buffer) -> bool"),
+          "Sends without waiting: False when the queue is full. Raises TooLarge, Closed.")
       .def(
           "recv", [](PyQueue& self, nb::handle timeout) { return recv_impl(self, to_timeout(timeout), false); },
           nb::arg("timeout").none() = nb::none(),
-          "recv(timeout=None) -> bytes\n\nThe next message (a copy), waiting for one.\ntimeout: seconds (int or float) "
-          "or datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout raises "
-          "ValueError.\nRaises Timeout when none came in time, Closed when the queue is closed and drained or once "
-          "this handle is detached (also by another thread or a signal handler during the wait).")
+          nb::sig("def recv(self, timeout: float | datetime.timedelta | None = None) -> bytes"),
+          "The next message (a copy), waiting for one.\ntimeout: seconds (int or float) or datetime.timedelta; None "
+          "waits forever, 0 tries once; a negative or NaN timeout raises ValueError.\nRaises Timeout when none came in "
+          "time, Closed when the queue is closed and drained or once this handle is detached (also by another thread "
+          "or a signal handler during the wait).")
       .def(
           "try_recv", [](PyQueue& self) { return recv_impl(self, ns::zero(), true); },
-          "try_recv() -> bytes | None\n\nThe next message without waiting; None when the queue is empty. Raises Closed "
-          "once closed and drained or detached.")
+          nb::sig("def try_recv(self) -> bytes | None"),
+          "The next message without waiting; None when the queue is empty. Raises Closed once closed and drained or "
+          "detached.")
       .def(
           "reserve",
           [](nb::handle self_obj, std::optional<std::size_t> size, nb::handle timeout) {
@@ -357,10 +361,12 @@ void init_queue(nb::module_& m) {
             return make_write_loan(self, self_obj, std::move(loan), size);
           },
           nb::arg("size").none() = nb::none(), nb::kw_only(), nb::arg("timeout").none() = nb::none(),
-          "reserve(size=None, *, timeout=None) -> QueueWriteLoan\n\nZero copy: a writable block (size bytes shown, "
-          "default block_size; more needs oversize_bytes), published by commit() or at the end of a with block, "
-          "aborted on an exception.\ntimeout: seconds (int or float) or datetime.timedelta; None waits forever, 0 "
-          "tries once; a negative or NaN timeout raises ValueError.\nRaises Timeout, TooLarge, Closed.")
+          nb::sig("def reserve(self, size: int | None = None, *, timeout: float | datetime.timedelta | None = None) -> "
+                  "QueueWriteLoan"),
+          "Zero copy: a writable block (size bytes shown, default block_size; more needs oversize_bytes), published by "
+          "commit() or at the end of a with block, aborted on an exception.\ntimeout: seconds (int or float) or "
+          "datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout raises ValueError.\nRaises "
+          "Timeout, TooLarge, Closed.")
       .def(
           "try_reserve",
           [](nb::handle self_obj, std::optional<std::size_t> size) -> nb::object {
@@ -380,8 +386,8 @@ void init_queue(nb::module_& m) {
             return make_write_loan(self, self_obj, std::move(loan), size);
           },
           nb::arg("size").none() = nb::none(),
-          "try_reserve(size=None) -> QueueWriteLoan | None\n\nreserve() without waiting; None when the queue is full. "
-          "Raises TooLarge, Closed.")
+          nb::sig("def try_reserve(self, size: int | None = None) -> QueueWriteLoan | None"),
+          "reserve() without waiting; None when the queue is full. Raises TooLarge, Closed.")
       .def(
           "acquire",
           [](nb::handle self_obj, nb::handle timeout) {
@@ -395,11 +401,12 @@ void init_queue(nb::module_& m) {
             return make_read_loan(self, self_obj, std::move(loan));
           },
           nb::arg("timeout").none() = nb::none(),
-          "acquire(timeout=None) -> QueueReadLoan\n\nZero copy: a read loan of the next message (a read-only "
-          "memoryview in a with block), given back by release(). A consumer that dies holding it has the message "
-          "redelivered.\ntimeout: seconds (int or float) or datetime.timedelta; None waits forever, 0 tries once; a "
-          "negative or NaN timeout raises ValueError.\nRaises Timeout, Closed (closed and drained, or once this handle "
-          "is detached (also by another thread or a signal handler during the wait)).")
+          nb::sig("def acquire(self, timeout: float | datetime.timedelta | None = None) -> QueueReadLoan"),
+          "Zero copy: a read loan of the next message (a read-only memoryview in a with block), given back by "
+          "release(). A consumer that dies holding it has the message redelivered.\ntimeout: seconds (int or float) or "
+          "datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout raises ValueError.\nRaises "
+          "Timeout, Closed (closed and drained, or once this handle is detached (also by another thread or a signal "
+          "handler during the wait)).")
       .def(
           "try_acquire",
           [](nb::handle self_obj) -> nb::object {
@@ -414,8 +421,8 @@ void init_queue(nb::module_& m) {
             }
             return make_read_loan(self, self_obj, std::move(loan));
           },
-          "try_acquire() -> QueueReadLoan | None\n\nacquire() without waiting; None when the queue is empty. Raises "
-          "Closed.")
+          nb::sig("def try_acquire(self) -> QueueReadLoan | None"),
+          "acquire() without waiting; None when the queue is empty. Raises Closed.")
       .def(
           "send_batch",
           [](PyQueue& self, const nb::sequence& msgs, nb::handle timeout) {
@@ -440,10 +447,12 @@ void init_queue(nb::module_& m) {
             return sent;
           },
           nb::arg("messages"), nb::arg("timeout").none() = nb::none(),
-          "send_batch(messages, timeout=None) -> int\n\nSends a prefix of messages (bytes-like each) with one position "
-          "update and one wake-up; returns how many were sent (the rest found no room in time).\ntimeout: seconds (int "
-          "or float) or datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout raises "
-          "ValueError.\nRaises Timeout when none could be sent in time, TooLarge, Closed.")
+          nb::sig("def send_batch(self, messages: collections.abc.Sequence[collections.abc.Buffer], timeout: float | "
+                  "datetime.timedelta | None = None) -> int"),
+          "Sends a prefix of messages (bytes-like each) with one position update and one wake-up; returns how many "
+          "were sent (the rest found no room in time).\ntimeout: seconds (int or float) or datetime.timedelta; None "
+          "waits forever, 0 tries once; a negative or NaN timeout raises ValueError.\nRaises Timeout when none could "
+          "be sent in time, TooLarge, Closed.")
       .def(
           "recv_batch",
           [](PyQueue& self, std::size_t max, nb::handle timeout) {
@@ -470,12 +479,13 @@ void init_queue(nb::module_& m) {
             return out;
           },
           nb::arg("max") = 64, nb::arg("timeout").none() = nb::none(),
-          "recv_batch(max=64, timeout=None) -> list[bytes]\n\nUp to max (>= 1) messages available at once, waiting for "
-          "the first.\ntimeout: seconds (int or float) or datetime.timedelta; None waits forever, 0 tries once; a "
-          "negative or NaN timeout raises ValueError.\nRaises Timeout when none came in time, InvalidArgument for "
-          "max=0, Closed.")
+          nb::sig(
+              "def recv_batch(self, max: int = 64, timeout: float | datetime.timedelta | None = None) -> list[bytes]"),
+          "Up to max (>= 1) messages available at once, waiting for the first.\ntimeout: seconds (int or float) or "
+          "datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout raises ValueError.\nRaises "
+          "Timeout when none came in time, InvalidArgument for max=0, Closed.")
       .def(
-          "__iter__", [](nb::handle self) { return self; },
+          "__iter__", [](nb::handle self) { return self; }, nb::sig("def __iter__(self) -> Queue"),
           "Iterating yields every message (recv() without timeout) until the queue is closed and drained.")
       .def(
           "__next__",
@@ -493,6 +503,7 @@ void init_queue(nb::module_& m) {
             loan.release();
             return out;
           },
+          nb::sig("def __next__(self) -> bytes"),
           "The next message; StopIteration once the queue is closed and drained. Raises Closed when detached.")
       .def(
           "close",

@@ -253,7 +253,7 @@ void init_topic(nb::module_& m) {
 
   nb::class_<TopicWriteLoan>(m, "TopicWriteLoan")
       .def(
-          "__enter__", [](TopicWriteLoan& l) { return l.view(); },
+          "__enter__", [](TopicWriteLoan& l) { return l.view(); }, nb::sig("def __enter__(self) -> memoryview"),
           "The writable memoryview; committed at the end of the with block (aborted on an exception).")
       .def(
           "__exit__",
@@ -269,9 +269,9 @@ void init_topic(nb::module_& m) {
           nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none(),
           "Commits (no exception) or aborts the loan, unless it already ended.")
       .def(
-          "view", [](TopicWriteLoan& l) { return l.view(); },
-          "view() -> memoryview\n\nA writable memoryview of the reserved bytes, released when the loan ends. Raises "
-          "LoanEnded once the loan ended.")
+          "view", [](TopicWriteLoan& l) { return l.view(); }, nb::sig("def view(self) -> memoryview"),
+          "A writable memoryview of the reserved bytes, released when the loan ends. Raises LoanEnded once the loan "
+          "ended.")
       .def("commit", &TopicWriteLoan::commit, nb::arg("size").none() = nb::none(),
            "commit(size=None) -> int\n\nPublishes the first size bytes (default: all reserved); returns the sequence "
            "number. Raises TooLarge past the size reserved, LoanEnded when already committed or aborted, BufferError "
@@ -288,7 +288,7 @@ void init_topic(nb::module_& m) {
 
   nb::class_<TopicReadLoan>(m, "TopicReadLoan")
       .def(
-          "__enter__", [](TopicReadLoan& l) { return l.view(); },
+          "__enter__", [](TopicReadLoan& l) { return l.view(); }, nb::sig("def __enter__(self) -> memoryview"),
           "The read-only memoryview; released at the end of the with block.")
       .def(
           "__exit__",
@@ -298,9 +298,8 @@ void init_topic(nb::module_& m) {
           },
           nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none(), "Releases the loan.")
       .def(
-          "view", [](TopicReadLoan& l) { return l.view(); },
-          "view() -> memoryview\n\nA read-only memoryview of the message, released with the loan. Raises LoanEnded "
-          "once the loan ended.")
+          "view", [](TopicReadLoan& l) { return l.view(); }, nb::sig("def view(self) -> memoryview"),
+          "A read-only memoryview of the message, released with the loan. Raises LoanEnded once the loan ended.")
       .def(
           "tobytes",
           [](TopicReadLoan& l) {
@@ -335,11 +334,13 @@ void init_topic(nb::module_& m) {
             return r.sequence;
           },
           nb::arg("data"), nb::arg("timeout").none() = nb::none(),
-          "publish(data, timeout=None) -> int\n\nPublishes a copy of data (bytes-like); returns its sequence number. "
-          "Waits while a reliable subscriber holds the ring full.\ntimeout: seconds (int or float) or "
-          "datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout raises ValueError.\nRaises "
-          "Timeout, TooLarge (past max_message_size), Closed when the topic is closed or once this handle is detached "
-          "(also by another thread or a signal handler during the wait).")
+          nb::sig("def publish(self, data: collections.abc.Buffer, timeout: float | datetime.timedelta | None = None) "
+                  "-> int"),
+          "Publishes a copy of data (bytes-like); returns its sequence number. Waits while a reliable subscriber holds "
+          "the ring full.\ntimeout: seconds (int or float) or datetime.timedelta; None waits forever, 0 tries once; a "
+          "negative or NaN timeout raises ValueError.\nRaises Timeout, TooLarge (past max_message_size), Closed when "
+          "the topic is closed or once this handle is detached (also by another thread or a signal handler during the "
+          "wait).")
       .def(
           "try_publish",
           [](PyPublisher& self, nb::handle data) -> std::optional<std::uint64_t> {
@@ -355,24 +356,24 @@ void init_topic(nb::module_& m) {
             if (!r.ok()) raise_status(r.status, self.ctx("try_publish"));
             return r.sequence;
           },
-          nb::arg("data"),
-          "try_publish(data) -> int | None\n\npublish() without waiting; None when the ring is full. Raises TooLarge, "
-          "Closed.")
+          nb::arg("data"), nb::sig("def try_publish(self, data: collections.abc.Buffer) -> int | None"),
+          "publish() without waiting; None when the ring is full. Raises TooLarge, Closed.")
       .def(
           "reserve",
           [](nb::handle self, std::size_t size, nb::handle timeout) {
             return reserve_impl(self, size, to_timeout(timeout), false);
           },
           nb::arg("size"), nb::kw_only(), nb::arg("timeout").none() = nb::none(),
-          "reserve(size, *, timeout=None) -> TopicWriteLoan\n\nZero copy: size writable bytes, published by commit() "
-          "or at the end of a with block. One loan per publisher at a time.\ntimeout: seconds (int or float) or "
-          "datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout raises ValueError.\nRaises "
-          "Timeout, TooLarge, InvalidArgument while another loan of this publisher is out, Closed.")
+          nb::sig(
+              "def reserve(self, size: int, *, timeout: float | datetime.timedelta | None = None) -> TopicWriteLoan"),
+          "Zero copy: size writable bytes, published by commit() or at the end of a with block. One loan per publisher "
+          "at a time.\ntimeout: seconds (int or float) or datetime.timedelta; None waits forever, 0 tries once; a "
+          "negative or NaN timeout raises ValueError.\nRaises Timeout, TooLarge, InvalidArgument while another loan of "
+          "this publisher is out, Closed.")
       .def(
           "try_reserve", [](nb::handle self, std::size_t size) { return reserve_impl(self, size, ns::zero(), true); },
-          nb::arg("size"),
-          "try_reserve(size) -> TopicWriteLoan | None\n\nreserve() without waiting; None when the ring is full. Raises "
-          "TooLarge, InvalidArgument, Closed.")
+          nb::arg("size"), nb::sig("def try_reserve(self, size: int) -> TopicWriteLoan | None"),
+          "reserve() without waiting; None when the ring is full. Raises TooLarge, InvalidArgument, Closed.")
       .def(
           "flush",
           [](PyPublisher& self) {
@@ -396,11 +397,12 @@ void init_topic(nb::module_& m) {
             return g.data;
           },
           nb::arg("timeout").none() = nb::none(),
-          "recv(timeout=None) -> bytes\n\nThe next message (a copy), waiting for one. A lossy subscriber that was "
-          "overrun skips to the oldest message (lost counts the gap).\ntimeout: seconds (int or float) or "
-          "datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout raises ValueError.\nRaises "
-          "Timeout, Closed when the topic is closed and drained or once this handle is detached (also by another "
-          "thread or a signal handler during the wait), InvalidArgument while a read loan of it is held.")
+          nb::sig("def recv(self, timeout: float | datetime.timedelta | None = None) -> bytes"),
+          "The next message (a copy), waiting for one. A lossy subscriber that was overrun skips to the oldest message "
+          "(lost counts the gap).\ntimeout: seconds (int or float) or datetime.timedelta; None waits forever, 0 tries "
+          "once; a negative or NaN timeout raises ValueError.\nRaises Timeout, Closed when the topic is closed and "
+          "drained or once this handle is detached (also by another thread or a signal handler during the wait), "
+          "InvalidArgument while a read loan of it is held.")
       .def(
           "try_recv",
           [](PySubscriber& self) -> nb::object {
@@ -409,7 +411,8 @@ void init_topic(nb::module_& m) {
             if (g.status != Status::ok) raise_status(g.status, self.ctx("try_recv"));
             return g.data;
           },
-          "try_recv() -> bytes | None\n\nThe next message without waiting; None when there is none. Raises Closed.")
+          nb::sig("def try_recv(self) -> bytes | None"),
+          "The next message without waiting; None when there is none. Raises Closed.")
       .def(
           "recv_info",
           [](PySubscriber& self, nb::handle timeout) {
@@ -418,22 +421,23 @@ void init_topic(nb::module_& m) {
             return nb::make_tuple(g.data, g.sequence, g.publish_ns);
           },
           nb::arg("timeout").none() = nb::none(),
-          "recv_info(timeout=None) -> (bytes, int, int)\n\n(data, sequence, publish_ns) of the next message.\ntimeout: "
-          "seconds (int or float) or datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout "
-          "raises ValueError.\nRaises Timeout, Closed.")
+          nb::sig("def recv_info(self, timeout: float | datetime.timedelta | None = None) -> tuple[bytes, int, int]"),
+          "(data, sequence, publish_ns) of the next message.\ntimeout: seconds (int or float) or datetime.timedelta; "
+          "None waits forever, 0 tries once; a negative or NaN timeout raises ValueError.\nRaises Timeout, Closed.")
       .def(
           "acquire", [](nb::handle self, nb::handle timeout) { return acquire_impl(self, to_timeout(timeout), false); },
           nb::arg("timeout").none() = nb::none(),
-          "acquire(timeout=None) -> TopicReadLoan\n\nZero copy (reliable subscribers): a read loan of the next "
-          "message; one at a time.\ntimeout: seconds (int or float) or datetime.timedelta; None waits forever, 0 tries "
-          "once; a negative or NaN timeout raises ValueError.\nRaises Timeout, NotSupported for a lossy subscriber, "
-          "InvalidArgument while a loan is held, Closed.")
+          nb::sig("def acquire(self, timeout: float | datetime.timedelta | None = None) -> TopicReadLoan"),
+          "Zero copy (reliable subscribers): a read loan of the next message; one at a time.\ntimeout: seconds (int or "
+          "float) or datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout raises "
+          "ValueError.\nRaises Timeout, NotSupported for a lossy subscriber, InvalidArgument while a loan is held, "
+          "Closed.")
       .def(
           "try_acquire", [](nb::handle self) { return acquire_impl(self, ns::zero(), true); },
-          "try_acquire() -> TopicReadLoan | None\n\nacquire() without waiting; None when there is no message. Raises "
-          "NotSupported, InvalidArgument, Closed.")
+          nb::sig("def try_acquire(self) -> TopicReadLoan | None"),
+          "acquire() without waiting; None when there is no message. Raises NotSupported, InvalidArgument, Closed.")
       .def(
-          "__iter__", [](nb::handle self) { return self; },
+          "__iter__", [](nb::handle self) { return self; }, nb::sig("def __iter__(self) -> Subscriber"),
           "Iterating yields every message until the topic is closed and drained.")
       .def(
           "__next__",
@@ -443,6 +447,7 @@ void init_topic(nb::module_& m) {
             if (g.status != Status::ok) raise_status(g.status, self.ctx("recv"));
             return g.data;
           },
+          nb::sig("def __next__(self) -> bytes"),
           "The next message; StopIteration once the topic is closed and drained. Raises Closed when detached.")
       .def(
           "detach", [](PySubscriber& self) { self.request_detach("detach"); },
@@ -585,12 +590,13 @@ void init_topic(nb::module_& m) {
           },
           nb::kw_only(), nb::arg("start") = "latest", nb::arg("delivery") = Delivery::reliable,
           nb::arg("durable_name") = "", nb::arg("durable_grace") = 10.0, nb::rv_policy::take_ownership,
-          "subscribe(*, start='latest', delivery=Delivery.reliable, durable_name='', durable_grace=10.0) -> "
-          "Subscriber\n\nA subscriber starting at start: 'latest' (the next message published), 'oldest' (the oldest "
-          "still in the ring) or a sequence number (int >= 0). reliable subscribers hold publishers back; lossy ones "
-          "never do and count what they miss (lost). durable_name keeps the position for durable_grace seconds after a "
-          "detach or death.\nRaises ValueError for a negative, too large or unknown start, TypeError for another type, "
-          "Busy when max_subscribers are attached, Closed once detached.")
+          nb::sig("def subscribe(self, *, start: str | int = 'latest', delivery: Delivery = Delivery.reliable, "
+                  "durable_name: str = '', durable_grace: float | datetime.timedelta = 10.0) -> Subscriber"),
+          "A subscriber starting at start: 'latest' (the next message published), 'oldest' (the oldest still in the "
+          "ring) or a sequence number (int >= 0). reliable subscribers hold publishers back; lossy ones never do and "
+          "count what they miss (lost). durable_name keeps the position for durable_grace seconds after a detach or "
+          "death.\nRaises ValueError for a negative, too large or unknown start, TypeError for another type, Busy when "
+          "max_subscribers are attached, Closed once detached.")
       .def(
           "close",
           [](PyTopic& self) {

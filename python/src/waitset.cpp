@@ -180,10 +180,11 @@ void init_waitset(nb::module_& m) {
                         "it from one thread (an asyncio loop, for instance).")
       .def(nb::init<>())
       .def("attach", &PyWaitSet::attach, nb::arg("endpoint"),
-           "attach(endpoint) -> int\n\nAttaches a Subscriber, a Queue opened as a consumer, an RpcClient, an RpcServer "
-           "(serve it with serve_pending) or a Listener; returns its id. The endpoint is kept alive while attached; "
-           "its detach() detaches it from here first. Raises TypeError for anything else, InvalidArgument for a "
-           "producer-only Queue, Closed for a detached endpoint or a closed WaitSet.")
+           nb::sig("def attach(self, endpoint: Subscriber | Queue | RpcClient | RpcServer | Listener) -> int"),
+           "Attaches a Subscriber, a Queue opened as a consumer, an RpcClient, an RpcServer (serve it with "
+           "serve_pending) or a Listener; returns its id. The endpoint is kept alive while attached; its detach() "
+           "detaches it from here first. Raises TypeError for anything else, InvalidArgument for a producer-only "
+           "Queue, Closed for a detached endpoint or a closed WaitSet.")
       .def(
           "attach_fd",
           [](PyWaitSet& self, int fd, std::uint32_t events) {
@@ -218,21 +219,23 @@ void init_waitset(nb::module_& m) {
             self.held[id] = PyWaitSet::Held{};
             return id;
           },
-          nb::arg("period"),
-          "attach_interval(period) -> int\n\nReported once per period (seconds or timedelta, > 0); returns its id. "
-          "Raises ValueError for a zero, negative or NaN period, Closed once closed.")
+          nb::arg("period"), nb::sig("def attach_interval(self, period: float | datetime.timedelta) -> int"),
+          "Reported once per period (seconds or timedelta, > 0); returns its id. Raises ValueError for a zero, "
+          "negative or NaN period, Closed once closed.")
       .def("attach_room", &PyWaitSet::attach_room, nb::arg("queue"),
-           "attach_room(queue) -> int\n\nAttaches a Queue producer waiting for room (kind 'queue_room'); returns its "
-           "id. Raises TypeError for another object, InvalidArgument for a consumer-only Queue, Closed.")
+           nb::sig("def attach_room(self, queue: Queue) -> int"),
+           "Attaches a Queue producer waiting for room (kind 'queue_room'); returns its id. Raises TypeError for "
+           "another object, InvalidArgument for a consumer-only Queue, Closed.")
       .def("detach", &PyWaitSet::detach, nb::arg("id"),
            "detach(id) -> bool\n\nDetaches one attachment; False for an unknown id. Raises Closed once closed.")
       .def(
           "wait", [](PyWaitSet& self, nb::handle timeout) { return self.wait(to_timeout(timeout)); },
           nb::arg("timeout").none() = nb::none(),
-          "wait(timeout=None) -> list[tuple[int, str]]\n\n[(id, kind), ...] of what is ready (level-triggered), or [] "
-          "when the time ran out (a readiness wait, like select). 0 polls (and arms the readiness fd).\ntimeout: "
-          "seconds (int or float) or datetime.timedelta; None waits forever, 0 tries once; a negative or NaN timeout "
-          "raises ValueError.\nRaises Closed once closed (also by another thread during the wait).")
+          nb::sig("def wait(self, timeout: float | datetime.timedelta | None = None) -> list[tuple[int, str]]"),
+          "[(id, kind), ...] of what is ready (level-triggered), or [] when the time ran out (a readiness wait, like "
+          "select). 0 polls (and arms the readiness fd).\ntimeout: seconds (int or float) or datetime.timedelta; None "
+          "waits forever, 0 tries once; a negative or NaN timeout raises ValueError.\nRaises Closed once closed (also "
+          "by another thread during the wait).")
       .def(
           "stop",
           [](PyWaitSet& self) {

@@ -141,6 +141,13 @@ void check_signals() {
   if (PyErr_CheckSignals() != 0) throw nb::python_error();
 }
 
+namespace {
+std::string short_repr(nb::handle v) {
+  std::string r = nb::cast<std::string>(nb::repr(v));
+  return r.size() <= 40 ? r : r.substr(0, 37) + "...";
+}
+}  // namespace
+
 std::optional<ns> to_timeout(nb::handle t, const char* arg) {
   if (t.is_none()) return std::nullopt;
   double seconds = 0;
@@ -152,17 +159,26 @@ std::optional<ns> to_timeout(nb::handle t, const char* arg) {
     seconds = PyFloat_AS_DOUBLE(t.ptr());
   } else if (PyLong_Check(t.ptr())) {
     seconds = PyLong_AsDouble(t.ptr());
-    if (PyErr_Occurred()) throw nb::python_error();
+    if (seconds == -1.0 && PyErr_Occurred()) {  // beyond a double: keep only the sign
+      PyErr_Clear();
+      const int negative = PyObject_RichCompareBool(t.ptr(), nb::int_(0).ptr(), Py_LT);
+      if (negative < 0) throw nb::python_error();
+      seconds = negative != 0 ? -1.0 : HUGE_VAL;
+    }
   } else if (nb::hasattr(t, "total_seconds")) {
     seconds = nb::cast<double>(t.attr("total_seconds")());
+  } else if (PyObject* f = PyNumber_Check(t.ptr()) != 0 ? PyNumber_Float(t.ptr()) : nullptr; f != nullptr) {
+    seconds = PyFloat_AS_DOUBLE(f);  // a numpy scalar, a Decimal, a Fraction
+    Py_DECREF(f);
   } else {
+    PyErr_Clear();
     throw nb::type_error((std::string(arg) + ": expected seconds (int or float), datetime.timedelta or None, not " +
                           nb::cast<std::string>(nb::str(t.type().attr("__name__"))))
                              .c_str());
   }
   if (std::isnan(seconds)) raise_kind("invalid_argument", std::string(arg) + ": NaN is not a duration");
   if (seconds < 0)
-    raise_kind("invalid_argument", std::string(arg) + ": " + nb::cast<std::string>(nb::repr(t)) + " is negative" +
+    raise_kind("invalid_argument", std::string(arg) + ": " + short_repr(t) + " is negative" +
                                        (std::string_view(arg) == "timeout" ? " (0 tries once, None waits forever)"
                                                                            : " (a duration is >= 0)"));
   if (seconds == 0) return ns::zero();

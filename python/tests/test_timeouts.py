@@ -104,7 +104,8 @@ def test_a_blocking_call_that_runs_out_of_time_raises_zipc_timeout(made: List[st
 
 
 @pytest.mark.parametrize("call", sorted(BLOCKING))
-@pytest.mark.parametrize("timeout", [-1, -0.001, float("nan"), float("-inf")], ids=["-1", "-0.001", "nan", "-inf"])
+@pytest.mark.parametrize("timeout", [-1, -0.001, float("nan"), float("-inf"), -10**400],
+                         ids=["-1", "-0.001", "nan", "-inf", "-10**400"])
 def test_a_negative_or_nan_timeout_raises_value_error_naming_it(made: List[str], call: str, timeout: float) -> None:
     f = BLOCKING[call](made)
     with pytest.raises(ValueError, match="timeout"):
@@ -112,19 +113,35 @@ def test_a_negative_or_nan_timeout_raises_value_error_naming_it(made: List[str],
 
 
 @pytest.mark.parametrize("call", sorted(BLOCKING))
-@pytest.mark.parametrize("timeout", ["1", True, [1]], ids=["str", "bool", "list"])
+@pytest.mark.parametrize("timeout", ["1", True, [1], 1j], ids=["str", "bool", "list", "complex"])
 def test_a_timeout_of_another_type_raises_type_error_naming_it(made: List[str], call: str, timeout: Any) -> None:
     f = BLOCKING[call](made)
     with pytest.raises(TypeError, match="timeout"):
         f(timeout)
 
 
-def test_none_waits_until_the_message_arrives(made: List[str]) -> None:
+def test_none_and_inf_wait_until_the_message_arrives(made: List[str]) -> None:
     q = empty_queue(made)
-    q.send(b"x")
-    assert q.recv(timeout=None) == b"x"
-    assert q.try_send(b"y")
-    assert q.recv(timeout=float("inf")) == b"y"
+    for forever in (None, float("inf"), 10**400):
+        assert q.try_send(b"x")
+        assert q.recv(timeout=forever) == b"x"
+        assert q.try_send(b"y")
+        assert asyncio.run(zipc.aio.recv(q, timeout=forever)) == b"y"
+
+
+def test_numeric_types_other_than_int_and_float_are_seconds(made: List[str]) -> None:
+    np = pytest.importorskip("numpy")
+    from fractions import Fraction
+
+    q = empty_queue(made)
+    numbers: List[Any] = [np.int64(0), np.float32(0.01), Fraction(1, 100)]
+    for t in numbers:
+        with pytest.raises(zipc.Timeout):
+            q.recv(timeout=t)
+        with pytest.raises(zipc.Timeout):
+            asyncio.run(zipc.aio.recv(q, timeout=t))
+    with pytest.raises(ValueError, match="timeout"):
+        q.recv(timeout=np.int64(-1))
 
 
 def test_zero_takes_a_message_already_there(made: List[str]) -> None:

@@ -43,14 +43,23 @@ def _seconds(timeout: Timeoutish) -> Optional[float]:
     """The sync API's timeout rules: None forever, 0 try once, negative/NaN ValueError."""
     if timeout is None:
         return None
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float, datetime.timedelta)):
+    if isinstance(timeout, (bool, str, bytes)):
         raise TypeError(f"timeout: expected seconds (int or float), datetime.timedelta or None, "
                         f"not {type(timeout).__name__}")
-    seconds = timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else float(timeout)
+    if isinstance(timeout, datetime.timedelta):
+        seconds = timeout.total_seconds()
+    else:
+        try:
+            seconds = float(timeout)  # an int, a float, a numpy scalar, a Fraction
+        except OverflowError:  # an int beyond a double: only its sign matters
+            seconds = -1.0 if timeout < 0 else math.inf
+        except (TypeError, ValueError):
+            raise TypeError(f"timeout: expected seconds (int or float), datetime.timedelta or None, "
+                            f"not {type(timeout).__name__}") from None
     if math.isnan(seconds):
         raise ValueError("timeout: NaN is not a duration")
     if seconds < 0:
-        raise ValueError(f"timeout: {timeout!r} is negative (0 tries once, None waits forever)")
+        raise ValueError(f"timeout: {repr(timeout)[:40]} is negative (0 tries once, None waits forever)")
     return None if math.isinf(seconds) else seconds
 
 

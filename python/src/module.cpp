@@ -59,6 +59,8 @@ NoGil::NoGil() noexcept {
 }
 
 NoGil::~NoGil() {
+  // Pairs with the store in exit_hook, which then reads g_outside: either it
+  // sees this thread outside (and waits for it) or this thread sees g_exiting.
   if (g_exiting.load(std::memory_order_seq_cst) &&
       g_exit_thread.load(std::memory_order_relaxed) != std::this_thread::get_id()) {
     g_outside.fetch_sub(1, std::memory_order_seq_cst);

@@ -93,8 +93,10 @@ struct PyWaitSet : Guarded, WaitSetLink {
       if (it == held.end()) continue;
       nb::object keep = std::move(it->second.obj);  // dropped after the erase
       held.erase(it);
-      unlink(&endpoint);
     }
+    // Every link to this WaitSet goes (request_detach loops until none is left).
+    std::erase(endpoint.waitsets, static_cast<WaitSetLink*>(this));
+    endpoint.in_waitsets = static_cast<int>(endpoint.waitsets.size());
   }
 
   std::uint64_t attach(nb::handle endpoint) {

@@ -77,6 +77,7 @@ def stream(t: Transport, n: int, size: int) -> float:
         ready, out = CTX.Event(), CTX.Queue()
 
         def main() -> float:
+            t.open_producer(size)  # ports and connections: not timed
             t0 = now()
             t.produce(n, size)
             end = out.get(timeout=120)

@@ -35,6 +35,8 @@ class Transport:
     def consume(self, ready: Any, n: int, size: int, out: Any) -> None: raise NotImplementedError
     # main sides
     def pingpong(self, n: int, size: int) -> List[int]: raise NotImplementedError
+    # Set-up of the producing side (ports, connections), run before the timed window opens.
+    def open_producer(self, size: int) -> None: ...
     def produce(self, n: int, size: int) -> None: raise NotImplementedError
 
 
@@ -417,9 +419,15 @@ class Zmq(Transport):
                 s.recv()
         out.put(now())
 
+    def open_producer(self, size: int) -> None:
+        # The consumer connected before this bind, so libzmq retries after its reconnect
+        # interval (100 ms by default): bind and let it reconnect outside the timed window.
+        self.producer = self._sock(True)
+        time.sleep(0.25)
+
     def produce(self, n: int, size: int) -> None:
         import zmq
-        s = self._sock(True)
+        s = self.producer
         if size > 4096:
             src = np.full(size, 7, dtype=np.uint8)
             for _ in range(n):
@@ -439,7 +447,9 @@ class Iox2(Transport):
     def setup(self, case: str, size: int) -> None:
         self.svc = f"zipc-bench/{os.getpid()}/{case}"
         self.size = size
-        self.depth = 1024 if case == "stream" else 4
+        # The same buffer depth as the zipc queue of the same case (Zipc.setup).
+        self.depth = {"stream": 4096, "array": 2}.get(case, 64)
+        self.producer: Any = None
 
     def _ports(self, leg: str, pub: bool) -> Any:
         import iceoryx2 as iox2
@@ -516,11 +526,16 @@ class Iox2(Transport):
             s.delete()
         out.put(now())
 
+    def open_producer(self, size: int) -> None:
+        self.producer = self._ports("ab", True)  # kept alive until teardown
+        time.sleep(0.1)  # outside the timed window: let the subscriber's connection settle
+        self.producer[2].update_connections()
+
+    def teardown(self) -> None:
+        self.producer = None
+
     def produce(self, n: int, size: int) -> None:
-        k = self._ports("ab", True)
-        pub = k[2]
-        time.sleep(0.1)
-        pub.update_connections()
+        pub = self.producer[2]
         src = np.full(size, 7, dtype=np.uint8)
         msg = bytes(size)
         for _ in range(n):

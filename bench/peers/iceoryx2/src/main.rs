@@ -11,7 +11,13 @@
 //! processes on one CPU), one-way streaming
 //! (100 B .. 256 KiB) and fan-out 1 -> 1, 2, 4 subscribers (100 B), latency
 //! from the send time, back-pressure on: nothing may be lost. Waiting is busy
-//! polling (iceoryx2's lowest-latency mode).
+//! polling (iceoryx2's lowest-latency mode) with the yield rule of zipc's busy
+//! wait, so a "busy" row compares the same wait class (docs/peers.md).
+//!
+//! Like the C++ harness: the pattern is written and checked 8 bytes at a time,
+//! in an AVX2 and a baseline version chosen at run time; flat-out senders
+//! stamp the clock on one message in 64; latency samples go to a buffer sized
+//! before the timed loop; buffer depths are those of the zipc row compared.
 
 use core::mem::MaybeUninit;
 use iceoryx2::prelude::*;
@@ -68,32 +74,46 @@ fn seed(seq: u64, sender: u32, flags: u32) -> u64 {
 }
 
 /// Writes the zipc-bench message pattern (identical to bench/payload.cpp).
-fn fill(buf: &mut [MaybeUninit<u8>], seq: u64, t_send: u64, sender: u32, flags: u32) {
-    let n = buf.len();
-    let mut hdr = [0u8; HEADER];
+#[inline(always)]
+fn fill_words(buf: &mut [u8], seq: u64, t_send: u64, sender: u32, flags: u32) {
+    let (hdr, body) = buf.split_at_mut(HEADER);
     hdr[0..8].copy_from_slice(&seq.to_le_bytes());
     hdr[8..16].copy_from_slice(&t_send.to_le_bytes());
     hdr[16..20].copy_from_slice(&sender.to_le_bytes());
     hdr[20..24].copy_from_slice(&flags.to_le_bytes());
-    for (d, s) in buf[..HEADER].iter_mut().zip(hdr.iter()) {
-        d.write(*s);
-    }
+    hdr[24..32].fill(0);
     let s = seed(seq, sender, flags);
-    let mut off = HEADER;
+    let mut words = body.chunks_exact_mut(8);
     let mut i: u64 = 0;
-    while off + 8 <= n {
-        let w = s.wrapping_add(i).to_le_bytes();
-        for k in 0..8 {
-            buf[off + k].write(w[k]);
-        }
-        off += 8;
+    for w in &mut words {
+        w.copy_from_slice(&s.wrapping_add(i).to_le_bytes());
         i += 1;
     }
-    while off < n {
-        buf[off].write(s.wrapping_add(i) as u8);
-        off += 1;
+    for b in words.into_remainder() {
+        *b = s.wrapping_add(i) as u8;
         i += 1;
     }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fill_avx2(buf: &mut [u8], seq: u64, t_send: u64, sender: u32, flags: u32) {
+    fill_words(buf, seq, t_send, sender, flags)
+}
+
+/// The AVX2 version where the CPU has it, as bench/payload.cpp's target_clones.
+fn fill(buf: &mut [MaybeUninit<u8>], seq: u64, t_send: u64, sender: u32, flags: u32) {
+    assert!(buf.len() >= HEADER);
+    // SAFETY: the loaned chunk lies in a mapped shared-memory segment whose bytes
+    // are always initialised (a zero-filled mapping, or earlier messages); we only
+    // write through this slice before the sample is marked initialised.
+    let buf = unsafe { core::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), buf.len()) };
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { fill_avx2(buf, seq, t_send, sender, flags) };
+    }
+    fill_words(buf, seq, t_send, sender, flags)
 }
 
 struct Header {
@@ -104,25 +124,25 @@ struct Header {
 }
 
 /// Reads every byte; None if any differs from the pattern.
-fn check(buf: &[u8]) -> Option<Header> {
+#[inline(always)]
+fn check_words(buf: &[u8]) -> Option<Header> {
     if buf.len() < HEADER {
         return None;
     }
-    let u64_at = |o: usize| u64::from_le_bytes(buf[o..o + 8].try_into().unwrap());
-    let u32_at = |o: usize| u32::from_le_bytes(buf[o..o + 4].try_into().unwrap());
+    let (hdr, body) = buf.split_at(HEADER);
+    let u64_at = |o: usize| u64::from_le_bytes(hdr[o..o + 8].try_into().unwrap());
+    let u32_at = |o: usize| u32::from_le_bytes(hdr[o..o + 4].try_into().unwrap());
     let h = Header { seq: u64_at(0), t_send: u64_at(8), sender: u32_at(16), flags: u32_at(20) };
     let s = seed(h.seq, h.sender, h.flags);
     let mut diff: u64 = 0;
-    let mut off = HEADER;
+    let mut words = body.chunks_exact(8);
     let mut i: u64 = 0;
-    while off + 8 <= buf.len() {
-        diff |= u64_at(off) ^ s.wrapping_add(i);
-        off += 8;
+    for w in &mut words {
+        diff |= u64::from_le_bytes(w.try_into().unwrap()) ^ s.wrapping_add(i);
         i += 1;
     }
-    while off < buf.len() {
-        diff |= (buf[off] ^ (s.wrapping_add(i) as u8)) as u64;
-        off += 1;
+    for b in words.remainder() {
+        diff |= (*b ^ (s.wrapping_add(i) as u8)) as u64;
         i += 1;
     }
     if diff == 0 {
@@ -131,6 +151,107 @@ fn check(buf: &[u8]) -> Option<Header> {
         None
     }
 }
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn check_avx2(buf: &[u8]) -> Option<Header> {
+    check_words(buf)
+}
+
+fn check(buf: &[u8]) -> Option<Header> {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { check_avx2(buf) };
+    }
+    check_words(buf)
+}
+
+// ---- waiting: the rule of zipc's busy wait (src/sync/event.cpp, busy_poll_once) ----
+//
+// Poll with a PAUSE; read the clock every 256 polls; the first yield comes after
+// 50 us without progress, then yields at doubling gaps up to 1 ms. A yield that
+// gave the CPU away for more than 5 us shows another thread wants this CPU: from
+// then on every clock read yields, until 8 yields in a row came straight back.
+
+const POLLS_PER_CLOCK_READ: u32 = 256;
+const FIRST_YIELD_NS: u64 = 50_000;
+const MAX_YIELD_GAP_NS: u64 = 1_000_000;
+const YIELD_GAVE_AWAY_NS: u64 = 5_000;
+const IDLE_YIELDS_TO_FORGET: u32 = 8;
+
+thread_local! {
+    static CPU_WANTED: core::cell::Cell<(bool, u32)> = const { core::cell::Cell::new((false, 0)) };
+}
+
+#[derive(Default)]
+struct Spin {
+    polls: u32,
+    started: bool,
+    next_yield_ns: u64,
+    gap_ns: u64,
+}
+
+impl Spin {
+    #[inline]
+    fn once(&mut self) {
+        core::hint::spin_loop();
+        self.polls = self.polls.wrapping_add(1);
+        if self.polls % POLLS_PER_CLOCK_READ != 0 {
+            return;
+        }
+        self.slow();
+    }
+
+    #[cold]
+    fn slow(&mut self) {
+        let now = now_ns();
+        let (mut wanted, mut idle) = CPU_WANTED.with(|c| c.get());
+        if !self.started {
+            self.started = true;
+            self.gap_ns = FIRST_YIELD_NS;
+            self.next_yield_ns = if wanted { now } else { now + FIRST_YIELD_NS };
+        }
+        if now < self.next_yield_ns {
+            return;
+        }
+        // SAFETY: sched_yield has no preconditions.
+        unsafe { libc::sched_yield() };
+        let back = now_ns();
+        if back - now > YIELD_GAVE_AWAY_NS {
+            wanted = true;
+            idle = 0;
+        } else if wanted {
+            idle += 1;
+            if idle >= IDLE_YIELDS_TO_FORGET {
+                wanted = false;
+            }
+        }
+        CPU_WANTED.with(|c| c.set((wanted, idle)));
+        self.gap_ns = if wanted { 0 } else { (2 * self.gap_ns).clamp(FIRST_YIELD_NS, MAX_YIELD_GAP_NS) };
+        self.next_yield_ns = back + self.gap_ns;
+    }
+}
+
+/// Messages a zipc-bench queue of this message size holds (bench/transports/zipc_queue.cpp):
+/// 1024, halved while they would take more than ~64 MiB.
+fn queue_depth(size: usize) -> usize {
+    let block = size.div_ceil(8) * 8 + 64;
+    let mut want = 1024usize;
+    while want > 2 && want * block > 64 << 20 {
+        want /= 2;
+    }
+    want
+}
+
+/// Records a zipc-bench topic holds in flight (bench/transports/zipc_topic.cpp).
+const TOPIC_DEPTH: usize = 4096;
+
+/// Clock stamps: one flat-out message in 64 carries its send time (bench/runner.cpp).
+const LATENCY_EVERY: u64 = 64;
+const UNTIMED: u64 = 0;
+/// Latency samples a subscriber keeps (allocated before the timed loop; more are counted, not kept).
+const SINK_SAMPLES: usize = 1 << 20;
 
 type Pub = iceoryx2::port::publisher::Publisher<ipc::Service, [u8], ()>;
 type Sub = iceoryx2::port::subscriber::Subscriber<ipc::Service, [u8], ()>;
@@ -148,39 +269,106 @@ fn service(node: &Node<ipc::Service>, name: &str, buffer: usize, subs: usize) ->
         .open_or_create()?)
 }
 
-fn publisher(node: &Node<ipc::Service>, name: &str, size: usize, buffer: usize, subs: usize) -> Res<Pub> {
-    Ok(service(node, name, buffer, subs)?
+type Notifier = iceoryx2::port::notifier::Notifier<ipc::Service>;
+type Listener = iceoryx2::port::listener::Listener<ipc::Service>;
+
+/// The wait class of a row: busy polling, or blocking in iceoryx2's event
+/// service (a Listener woken by the publisher's Notifier after each send, as in
+/// iceoryx2's examples/rust/event_based_communication).
+#[derive(Clone, Copy, PartialEq)]
+enum Wait {
+    Busy,
+    Block,
+}
+
+impl Wait {
+    fn name(self) -> &'static str {
+        match self {
+            Wait::Busy => "busy",
+            Wait::Block => "block",
+        }
+    }
+    fn parse(s: &str) -> Wait {
+        if s == "block" {
+            Wait::Block
+        } else {
+            Wait::Busy
+        }
+    }
+}
+
+fn event_service(node: &Node<ipc::Service>, name: &str) -> Res<iceoryx2::service::port_factory::event::PortFactory<ipc::Service>> {
+    let sn: ServiceName = format!("{name}/event").as_str().try_into()?;
+    Ok(node.service_builder(&sn).event().open_or_create()?)
+}
+
+/// A publisher and, for blocking rows, the notifier that wakes its subscribers.
+struct Out {
+    publisher: Pub,
+    notifier: Option<Notifier>,
+}
+
+/// A subscriber and, for blocking rows, the listener it sleeps on.
+struct In {
+    subscriber: Sub,
+    listener: Option<Listener>,
+}
+
+fn publisher(node: &Node<ipc::Service>, name: &str, size: usize, buffer: usize, subs: usize, wait: Wait) -> Res<Out> {
+    let publisher = service(node, name, buffer, subs)?
         .publisher_builder()
         .initial_max_slice_len(size)
         .backpressure_strategy(BackpressureStrategy::RetryUntilDelivered)
-        .create()?)
+        .create()?;
+    let notifier = match wait {
+        Wait::Block => Some(event_service(node, name)?.notifier_builder().create()?),
+        Wait::Busy => None,
+    };
+    Ok(Out { publisher, notifier })
 }
 
-fn subscriber(node: &Node<ipc::Service>, name: &str, buffer: usize, subs: usize) -> Res<Sub> {
-    Ok(service(node, name, buffer, subs)?.subscriber_builder().buffer_size(buffer).create()?)
+fn subscriber(node: &Node<ipc::Service>, name: &str, buffer: usize, subs: usize, wait: Wait) -> Res<In> {
+    let subscriber = service(node, name, buffer, subs)?.subscriber_builder().buffer_size(buffer).create()?;
+    let listener = match wait {
+        Wait::Block => Some(event_service(node, name)?.listener_builder().create()?),
+        Wait::Busy => None,
+    };
+    Ok(In { subscriber, listener })
 }
 
-fn send(p: &Pub, size: usize, seq: u64, t_send: u64, sender: u32, flags: u32) -> Res<()> {
+fn send(out: &Out, size: usize, seq: u64, t_send: u64, sender: u32, flags: u32) -> Res<()> {
+    let p = &out.publisher;
+    let mut spin = Spin::default();
     let mut s = loop {
         match p.loan_slice_uninit(size) {
             Ok(s) => break s,
-            Err(_) => core::hint::spin_loop(), // every sample in flight: wait for the reader
+            Err(_) => spin.once(), // every sample in flight: wait for the reader
         }
     };
     fill(s.payload_mut(), seq, t_send, sender, flags);
     // SAFETY: fill() wrote every byte of the payload.
     let s = unsafe { s.assume_init() };
     s.send()?;
+    if let Some(n) = &out.notifier {
+        n.notify()?;
+    }
     Ok(())
 }
 
-/// Busy-polls for the next message and checks it; returns its header.
-fn recv(s: &Sub) -> Res<Header> {
+/// Waits for the next message (busy polling or the listener) and checks it; returns its header.
+fn recv(input: &In) -> Res<Header> {
+    let mut spin = Spin::default();
     loop {
-        if let Some(sample) = s.receive()? {
+        if let Some(sample) = input.subscriber.receive()? {
             return check(sample.payload()).ok_or_else(|| "checksum mismatch: a byte differs from what the sender wrote".into());
         }
-        core::hint::spin_loop();
+        match &input.listener {
+            // A notification after the receive above is kept until this wait collects it.
+            Some(l) => {
+                l.blocking_wait(|_| {})?;
+            }
+            None => spin.once(),
+        }
     }
 }
 
@@ -198,10 +386,11 @@ fn percentiles(mut v: Vec<u64>) -> (f64, f64, f64, f64) {
 
 // ---- child roles -------------------------------------------------------
 
-fn role_pong(prefix: &str, size: usize) -> Res<()> {
+fn role_pong(prefix: &str, size: usize, wait: Wait) -> Res<()> {
     let node = NodeBuilder::new().create::<ipc::Service>()?;
-    let rx = subscriber(&node, &format!("{prefix}/req"), 4, 1)?;
-    let tx = publisher(&node, &format!("{prefix}/rsp"), size, 4, 1)?;
+    let depth = queue_depth(size);
+    let rx = subscriber(&node, &format!("{prefix}/req"), depth, 1, wait)?;
+    let tx = publisher(&node, &format!("{prefix}/rsp"), size, depth, 1, wait)?;
     println!("ready");
     std::io::stdout().flush()?;
     loop {
@@ -213,22 +402,23 @@ fn role_pong(prefix: &str, size: usize) -> Res<()> {
     }
 }
 
-fn role_sink(prefix: &str, subs: usize) -> Res<()> {
+fn role_sink(prefix: &str, subs: usize, depth: usize, wait: Wait) -> Res<()> {
     let node = NodeBuilder::new().create::<ipc::Service>()?;
-    let rx = subscriber(&node, &format!("{prefix}/data"), 256, subs)?;
+    let rx = subscriber(&node, &format!("{prefix}/data"), depth, subs, wait)?;
+    let mut lat = Vec::with_capacity(SINK_SAMPLES);
     println!("ready");
     std::io::stdout().flush()?;
-    let mut lat = Vec::new();
     let mut next: u64 = 0;
     let mut lost: u64 = 0;
-    let mut t_end = 0;
+    let mut received: u64 = 0;
+    let t_end;
     loop {
         let h = recv(&rx)?;
-        let t = now_ns();
         if h.flags == FLAG_WARMUP {
             continue;
         }
         if h.flags == FLAG_STOP {
+            t_end = now_ns();
             lost += h.seq.saturating_sub(next);
             break;
         }
@@ -237,12 +427,17 @@ fn role_sink(prefix: &str, subs: usize) -> Res<()> {
         }
         lost += h.seq - next;
         next = h.seq + 1;
-        lat.push(t.saturating_sub(h.t_send));
-        t_end = t;
+        received += 1;
+        if h.t_send == UNTIMED {
+            continue; // counted, not timed (see fanout)
+        }
+        if lat.len() < SINK_SAMPLES {
+            lat.push(now_ns().saturating_sub(h.t_send));
+        }
     }
-    // First line: count lost t_end; then every latency sample (the parent merges subscribers).
+    // First line: count lost t_end; then the latency samples (the parent merges subscribers).
     let mut out = std::io::BufWriter::new(std::io::stdout());
-    writeln!(out, "{} {lost} {t_end}", lat.len())?;
+    writeln!(out, "{received} {lost} {t_end}")?;
     for v in lat {
         writeln!(out, "{v}")?;
     }
@@ -281,10 +476,11 @@ fn finish(mut c: Child) -> Res<String> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn row(workload: &str, size: usize, latency: &str, p: (f64, f64, f64, f64), iters: usize, msgs: f64, gbps: f64, lost: u64, procs: usize, cpus: usize) -> String {
+fn row(workload: &str, size: usize, wait: Wait, latency: &str, p: (f64, f64, f64, f64), iters: usize, msgs: f64, gbps: f64, lost: u64, procs: usize, cpus: usize) -> String {
     let pinning = if procs <= cpus { "one CPU each" } else { "shared CPUs" };
+    let wait = wait.name();
     format!(
-        "{{\"workload\":\"{workload}\",\"transport\":\"iceoryx2\",\"family\":\"peer\",\"size\":{size},\"wait\":\"busy\",\
+        "{{\"workload\":\"{workload}\",\"transport\":\"iceoryx2\",\"family\":\"peer\",\"size\":{size},\"wait\":\"{wait}\",\
 \"processes\":{procs},\"cpus\":{cpus},\"pinning\":\"{pinning}\",\"latency\":\"{latency}\",\"rt_p50_ns\":{},\"rt_p99_ns\":{},\"rt_p999_ns\":{},\"rt_max_ns\":{},\
 \"iterations\":{iters},\"msgs_per_s\":{msgs},\"gbytes_per_s\":{gbps},\"lost\":{lost}}}",
         p.0, p.1, p.2, p.3
@@ -292,13 +488,14 @@ fn row(workload: &str, size: usize, latency: &str, p: (f64, f64, f64, f64), iter
 }
 
 /// Round trips between two processes; `cpus` with one entry puts both on that CPU.
-fn pingpong(prefix: &str, workload: &str, size: usize, cpus: &[i64], full: bool) -> Res<String> {
+fn pingpong(prefix: &str, workload: &str, size: usize, wait: Wait, cpus: &[i64], full: bool) -> Res<String> {
     let node = NodeBuilder::new().create::<ipc::Service>()?;
-    let tx = publisher(&node, &format!("{prefix}/req"), size, 4, 1)?;
-    let rx = subscriber(&node, &format!("{prefix}/rsp"), 4, 1)?;
+    let depth = queue_depth(size);
+    let tx = publisher(&node, &format!("{prefix}/req"), size, depth, 1, wait)?;
+    let rx = subscriber(&node, &format!("{prefix}/rsp"), depth, 1, wait)?;
     let other = if cpus.len() >= 2 { cpus[1] } else { cpus[0] };
     pin(cpus[0]);
-    let child = spawn(&["--role".into(), "pong".into(), prefix.into(), size.to_string(), other.to_string()])?;
+    let child = spawn(&["--role".into(), "pong".into(), prefix.into(), size.to_string(), other.to_string(), "1".into(), depth.to_string(), wait.name().into()])?;
     let budget: u64 = if full { 3_000_000_000 } else { 300_000_000 };
     let (warmup, iters): (u64, u64) = if full { (2000, 100_000) } else { (500, 20_000) };
     let warmup = if cpus.len() < 2 { 20 } else { warmup }; // one CPU: each round trip may cost a time slice
@@ -329,18 +526,21 @@ fn pingpong(prefix: &str, workload: &str, size: usize, cpus: &[i64], full: bool)
     let n = lat.len();
     let secs = (t_end - t_start) as f64 / 1e9;
     let rate = n as f64 / secs;
-    Ok(row(workload, size, "round trip", percentiles(lat), n, rate, rate * 2.0 * size as f64 / 1e9, 0, 2, cpus.len().min(2)))
+    Ok(row(workload, size, wait, "round trip", percentiles(lat), n, rate, rate * 2.0 * size as f64 / 1e9, 0, 2, cpus.len().min(2)))
 }
 
 /// One publisher, `subs` subscribers (1 = plain streaming): every subscriber
-/// must receive every message, in order, every byte intact.
-fn fanout(prefix: &str, workload: &str, size: usize, subs: usize, cpus: &[i64], full: bool) -> Res<String> {
+/// must receive every message, in order, every byte intact. `depth`: each
+/// subscriber's buffer, that of the zipc row compared (queue for stream, topic
+/// for fan-out).
+#[allow(clippy::too_many_arguments)]
+fn fanout(prefix: &str, workload: &str, size: usize, subs: usize, depth: usize, wait: Wait, cpus: &[i64], full: bool) -> Res<String> {
     let node = NodeBuilder::new().create::<ipc::Service>()?;
-    let tx = publisher(&node, &format!("{prefix}/data"), size, 256, subs)?;
+    let tx = publisher(&node, &format!("{prefix}/data"), size, depth, subs, wait)?;
     let mut children = Vec::new();
     for k in 0..subs {
         let cpu = if cpus.len() >= 2 { cpus[(k + 1) % cpus.len()] } else { -1 };
-        children.push(spawn(&["--role".into(), "sink".into(), prefix.into(), size.to_string(), cpu.to_string(), subs.to_string()])?);
+        children.push(spawn(&["--role".into(), "sink".into(), prefix.into(), size.to_string(), cpu.to_string(), subs.to_string(), depth.to_string(), wait.name().into()])?);
     }
     let budget: u64 = if full { 3_000_000_000 } else { 300_000_000 };
     let cap: u64 = (if full { 8u64 << 30 } else { 1u64 << 30 }) / size as u64;
@@ -351,9 +551,11 @@ fn fanout(prefix: &str, workload: &str, size: usize, subs: usize, cpus: &[i64], 
     let t_start = now_ns();
     let mut sent = 0;
     for i in 0..iters {
-        send(&tx, size, i, now_ns(), 0, FLAG_DATA)?;
+        // Flat out: one message in 64 carries a send time, whose clock reading also checks the budget.
+        let t_send = if i % LATENCY_EVERY == 0 { now_ns() } else { UNTIMED };
+        send(&tx, size, i, t_send, 0, FLAG_DATA)?;
         sent = i + 1;
-        if i & 63 == 63 && now_ns() - t_start > budget {
+        if t_send != UNTIMED && t_send - t_start > budget {
             break;
         }
     }
@@ -379,7 +581,7 @@ fn fanout(prefix: &str, workload: &str, size: usize, subs: usize, cpus: &[i64], 
     let rate = sent as f64 / secs;
     let gbps = delivered as f64 * size as f64 / secs / 1e9;
     let procs = subs + 1;
-    Ok(row(workload, size, "one way", percentiles(lat), delivered as usize, rate, gbps, 0, procs, cpus.len().min(procs)))
+    Ok(row(workload, size, wait, "one way", percentiles(lat), delivered as usize, rate, gbps, 0, procs, cpus.len().min(procs)))
 }
 
 fn main() {
@@ -389,7 +591,9 @@ fn main() {
         pin(args[5].parse().unwrap_or(-1));
         let size: usize = args[4].parse().unwrap_or(64);
         let subs: usize = args.get(6).and_then(|v| v.parse().ok()).unwrap_or(1);
-        let r = if args[2] == "pong" { role_pong(&args[3], size) } else { role_sink(&args[3], subs) };
+        let depth: usize = args.get(7).and_then(|v| v.parse().ok()).unwrap_or(TOPIC_DEPTH);
+        let wait = Wait::parse(args.get(8).map_or("busy", |v| v.as_str()));
+        let r = if args[2] == "pong" { role_pong(&args[3], size, wait) } else { role_sink(&args[3], subs, depth, wait) };
         if let Err(e) = r {
             eprintln!("zipc-bench-iceoryx2 ({}): {e}", args[2]);
             std::process::exit(3);
@@ -423,7 +627,7 @@ fn main() {
     }
     let pid = std::process::id();
     let mut rows = Vec::new();
-    let mut k = 0;
+    let mut k = 0u32;
     let run = |rows: &mut Vec<String>, r: Res<String>, what: &str| match r {
         Ok(s) => rows.push(s),
         Err(e) => {
@@ -431,27 +635,37 @@ fn main() {
             std::process::exit(1);
         }
     };
-    for size in [64usize, 128, 1024, 4096, 65536] {
+    // Busy rows (compared with zipc's busy rows), then blocking rows on
+    // iceoryx2's event service (compared with zipc's block rows).
+    let mut next = || {
         k += 1;
-        let r = pingpong(&format!("zipcb/{pid}/{k}"), "pingpong", size, &cpus, full);
-        run(&mut rows, r, &format!("pingpong {size} B"));
+        format!("zipcb/{pid}/{k}")
+    };
+    for size in [64usize, 128, 1024, 4096, 65536] {
+        let r = pingpong(&next(), "pingpong", size, Wait::Busy, &cpus, full);
+        run(&mut rows, r, &format!("pingpong {size} B busy"));
+    }
+    for size in [64usize, 4096] {
+        let r = pingpong(&next(), "pingpong", size, Wait::Block, &cpus, full);
+        run(&mut rows, r, &format!("pingpong {size} B block"));
     }
     // Both processes on ONE CPU: where busy polling collapses.
-    k += 1;
-    let r = pingpong(&format!("zipcb/{pid}/{k}"), "pingpong-1cpu", 64, &cpus[..1], full);
-    run(&mut rows, r, "pingpong-1cpu 64 B");
-    pin(cpus[0]);
-    for size in [100usize, 3000, 65536, 262144] {
-        k += 1;
-        let r = fanout(&format!("zipcb/{pid}/{k}"), "stream", size, 1, &cpus, full);
-        run(&mut rows, r, &format!("stream {size} B"));
+    for wait in [Wait::Busy, Wait::Block] {
+        let r = pingpong(&next(), "pingpong-1cpu", 64, wait, &cpus[..1], full);
+        run(&mut rows, r, &format!("pingpong-1cpu 64 B {}", wait.name()));
+        pin(cpus[0]);
+    }
+    for (size, wait) in [(100usize, Wait::Busy), (3000, Wait::Busy), (65536, Wait::Busy), (262144, Wait::Busy), (100, Wait::Block), (65536, Wait::Block)] {
+        let r = fanout(&next(), "stream", size, 1, queue_depth(size), wait, &cpus, full);
+        run(&mut rows, r, &format!("stream {size} B {}", wait.name()));
     }
     let fan_sizes: &[usize] = if full { &[100, 65536] } else { &[100] };
-    for &size in fan_sizes {
-        for subs in [1usize, 2, 4] {
-            k += 1;
-            let r = fanout(&format!("zipcb/{pid}/{k}"), &format!("fanout-{subs}"), size, subs, &cpus, full);
-            run(&mut rows, r, &format!("fanout-{subs} {size} B"));
+    for wait in [Wait::Busy, Wait::Block] {
+        for &size in fan_sizes {
+            for subs in [1usize, 2, 4] {
+                let r = fanout(&next(), &format!("fanout-{subs}"), size, subs, TOPIC_DEPTH, wait, &cpus, full);
+                run(&mut rows, r, &format!("fanout-{subs} {size} B {}", wait.name()));
+            }
         }
     }
     let text = format!("[\n{}\n]\n", rows.join(",\n"));

@@ -25,6 +25,9 @@ std::vector<std::string> wait_names() {
   return v;
 }
 
+// The longest --connect-timeout-ms / --stats-ms taken: a day.
+constexpr std::int64_t kMaxMs = 86'400'000;
+
 std::atomic<bool> g_stop{false};
 void on_signal(int) {
   g_stop.store(true);
@@ -33,14 +36,17 @@ void on_signal(int) {
 void print_stats(const zipc::Bridge& b) {
   for (std::size_t i = 0; i < b.mapping_count(); ++i) {
     const auto s = b.stats(i);
+    using ull = unsigned long long;
     std::printf(
         "stats %s forwarded=%llu received=%llu lost=%llu duplicates=%llu loops=%llu reconnects=%llu errors=%llu "
-        "lag=%llu\n",
-        b.config().mappings[i].name.c_str(), static_cast<unsigned long long>(s.forwarded),
-        static_cast<unsigned long long>(s.received), static_cast<unsigned long long>(s.lost),
-        static_cast<unsigned long long>(s.duplicates), static_cast<unsigned long long>(s.loops),
-        static_cast<unsigned long long>(s.reconnects), static_cast<unsigned long long>(s.errors),
-        static_cast<unsigned long long>(s.lag));
+        "lag=%llu rejected_status=%llu rejected_header=%llu rejected_frame=%llu rejected_size=%llu "
+        "rejected_auth=%llu epochs=%llu evicted=%llu\n",
+        b.config().mappings[i].name.c_str(), static_cast<ull>(s.forwarded), static_cast<ull>(s.received),
+        static_cast<ull>(s.lost), static_cast<ull>(s.duplicates), static_cast<ull>(s.loops),
+        static_cast<ull>(s.reconnects), static_cast<ull>(s.errors), static_cast<ull>(s.lag),
+        static_cast<ull>(s.rejected_status), static_cast<ull>(s.rejected_header), static_cast<ull>(s.rejected_frame),
+        static_cast<ull>(s.rejected_size), static_cast<ull>(s.rejected_auth), static_cast<ull>(s.epochs),
+        static_cast<ull>(s.evicted));
   }
   std::fflush(stdout);
 }
@@ -68,7 +74,8 @@ int main(int argc, char** argv) {
   app.add_option("--tls-ca", cfg.nats.tls_ca, "CA certificates (PEM)");
   app.add_option("--tls-cert", cfg.nats.tls_cert, "client certificate chain (PEM)");
   app.add_option("--tls-key", cfg.nats.tls_key, "client key (PEM)");
-  app.add_option("--connect-timeout-ms", connect_timeout_ms, "give up starting after this (0: retry forever)");
+  app.add_option("--connect-timeout-ms", connect_timeout_ms, "give up starting after this (0: retry forever)")
+      ->check(CLI::Range(std::int64_t{0}, kMaxMs));
   app.add_option("--kind", kind, "topic|queue")->check(CLI::IsMember({"topic", "queue"}));
   app.add_option("--channel", m.channel, "local topic or queue name");
   app.add_option("--subject", m.subject, "NATS subject (inbound: wildcards allowed)");
@@ -78,14 +85,29 @@ int main(int argc, char** argv) {
   app.add_option("--stream", m.stream, "JetStream stream name");
   app.add_option("--durable", m.durable, "JetStream durable consumer name (inbound)");
   app.add_flag("--envelope", m.envelope, "inbound: prefix local messages with the origin headers");
-  app.add_option("--batch-bytes", m.batch_bytes, "core outbound: a batch goes out at this many bytes (16384)");
+  app.add_option("--batch-bytes", m.batch_bytes, "core outbound: a batch goes out at this many bytes (16384)")
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 20));
+  app.add_option("--auth-key-file", m.auth_key_file,
+                 "authenticate messages (HMAC-SHA-256) with the secret in this file (mode 600)");
   app.add_option("--wait", wait, "outbound reader: adaptive (default), block, busy (takes a CPU)")
       ->check(CLI::IsMember(wait_names()));
   app.add_option("--threads", threads,
                  "own (a thread per mapping direction, default) or caller (one thread moves everything: core mappings)")
       ->check(CLI::IsMember({"own", "caller"}));
-  app.add_option("--stats-ms", stats_ms, "print per-mapping stats lines this often (0: only at exit)");
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--stats-ms", stats_ms, "print per-mapping stats lines this often (0: only at exit)")
+      ->check(CLI::Range(std::int64_t{0}, kMaxMs));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // Usage errors exit 2 (docs/bridge.md), in one line naming the flag.
+    std::string what = e.what();
+    for (char& c : what)
+      if (c == '\n') c = ' ';
+    std::cerr << "zipc-bridge: " << what << " (see --help)" << std::endl;
+    return 2;
+  }
 
   try {
     if (!config_file.empty()) {

@@ -26,6 +26,12 @@ std::uint64_t realtime_ns() noexcept {
           .count());
 }
 
+std::uint64_t monotonic_ns() noexcept {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
 namespace {
 std::string file_safe(std::string s) {
   for (char& c : s)
@@ -35,6 +41,11 @@ std::string file_safe(std::string s) {
 }  // namespace
 
 void open_local(MappingRuntime& m) {
+  m.origins.set_max(m.cfg.max_origins);
+  if (!m.cfg.auth_key_file.empty()) {
+    if (m.cfg.direction != BridgeDirection::inbound) m.sign_out = std::make_unique<Hmac>(m.cfg.auth_key_file);
+    if (m.cfg.direction != BridgeDirection::outbound) m.check_in = std::make_unique<Hmac>(m.cfg.auth_key_file);
+  }
   const bool out = m.cfg.direction != BridgeDirection::inbound;
   const bool in = m.cfg.direction != BridgeDirection::outbound;
   const std::string base = m.state_dir.empty() ? "" : m.state_dir + "/" + file_safe(m.host_id + "." + m.cfg.name);
@@ -115,6 +126,8 @@ struct Bridge::Impl {
   std::atomic<bool> pumps_ready{false};
   bool wakes_added = false;  // under poll_mu: the outbound channels are in the read loop's WaitSet
   std::mutex poll_mu;        // one poll() at a time; stop() takes it too
+  // The totals of the mappings as stop() found them (stats() after a stop).
+  std::vector<BridgeStats> final_stats;
 
   void run();
   std::size_t poll_once(std::chrono::nanoseconds timeout);
@@ -156,6 +169,7 @@ Bridge::~Bridge() {
 void Bridge::start() {
   std::lock_guard poll_lock(impl_->poll_mu);  // a poll() from another thread sees all of start() or none
   if (impl_->started) return;
+  impl_->final_stats.clear();
   const auto& c = impl_->config;
   try {
     for (const auto& mc : c.mappings) {
@@ -319,6 +333,8 @@ void Bridge::stop() noexcept {
     impl_->link->close();
   }
   if (impl_->in_link) impl_->in_link->close();
+  impl_->final_stats.clear();
+  for (std::size_t i = 0; i < impl_->maps.size(); ++i) impl_->final_stats.push_back(stats(i));
   impl_->in_link.reset();
   impl_->read_loop.reset();
   impl_->maps.clear();
@@ -350,6 +366,7 @@ const BridgeConfig& Bridge::config() const noexcept {
 
 BridgeStats Bridge::stats(std::size_t mapping) const {
   BridgeStats s;
+  if (impl_->maps.empty() && mapping < impl_->final_stats.size()) return impl_->final_stats[mapping];
   if (mapping >= impl_->maps.size()) return s;
   const auto& c = impl_->maps[mapping]->counters;
   s.forwarded = c.forwarded.load(std::memory_order_relaxed);
@@ -358,6 +375,13 @@ BridgeStats Bridge::stats(std::size_t mapping) const {
   s.duplicates = c.duplicates.load(std::memory_order_relaxed);
   s.loops = c.loops.load(std::memory_order_relaxed);
   s.errors = c.errors.load(std::memory_order_relaxed);
+  s.rejected_status = c.rejected_status.load(std::memory_order_relaxed);
+  s.rejected_header = c.rejected_header.load(std::memory_order_relaxed);
+  s.rejected_frame = c.rejected_frame.load(std::memory_order_relaxed);
+  s.rejected_size = c.rejected_size.load(std::memory_order_relaxed);
+  s.rejected_auth = c.rejected_auth.load(std::memory_order_relaxed);
+  s.epochs = c.epochs.load(std::memory_order_relaxed);
+  s.evicted = c.evicted.load(std::memory_order_relaxed);
   s.reconnects = (impl_->link ? impl_->link->reconnects() : 0) + (impl_->in_link ? impl_->in_link->reconnects() : 0);
   const auto& m = *impl_->maps[mapping];
   if (m.cfg.kind == BridgeKind::topic && m.cfg.direction != BridgeDirection::inbound) {

@@ -109,9 +109,28 @@ BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin)
     const json& mj = (*maps)[i];
     const std::string where = "mappings[" + std::to_string(i) + "]";
     only_keys(origin, mj, where,
-              {"name", "kind", "channel", "subject", "direction", "mode", "overflow", "stream", "durable", "envelope",
-               "batch", "batch_bytes", "wait", "create", "topic_capacity_bytes", "max_message_size", "queue_block_size",
-               "queue_block_count"});
+              {"name",
+               "kind",
+               "channel",
+               "subject",
+               "direction",
+               "mode",
+               "overflow",
+               "stream",
+               "durable",
+               "envelope",
+               "batch",
+               "batch_bytes",
+               "wait",
+               "create",
+               "topic_capacity_bytes",
+               "max_message_size",
+               "queue_block_size",
+               "queue_block_count",
+               "seq_window",
+               "max_origins",
+               "reorder_wait_ms",
+               "auth_key_file"});
     BridgeMapping m;
     get(origin, mj, "name", where, m.name);
     m.kind = pick(origin, mj, "kind", where, BridgeKind::topic,
@@ -139,6 +158,12 @@ BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin)
     get(origin, mj, "max_message_size", where, m.max_message_size);
     get(origin, mj, "queue_block_size", where, m.queue_block_size);
     get(origin, mj, "queue_block_count", where, m.queue_block_count);
+    get(origin, mj, "seq_window", where, m.seq_window);
+    get(origin, mj, "max_origins", where, m.max_origins);
+    std::int64_t wait_ms = m.reorder_wait.count();
+    get(origin, mj, "reorder_wait_ms", where, wait_ms);
+    m.reorder_wait = std::chrono::milliseconds(wait_ms);
+    get(origin, mj, "auth_key_file", where, m.auth_key_file);
     c.mappings.push_back(std::move(m));
   }
   try {
@@ -164,6 +189,10 @@ void validate(const BridgeConfig& c) {
     if (s.empty() || s.find(' ') != std::string::npos) fail("nats.servers has an empty or blank URL '" + s + "'");
   if (!c.nats.tls_key.empty() && c.nats.tls_cert.empty()) fail("nats.tls_key is set without nats.tls_cert");
   if (c.nats.pending_msgs <= 0 || c.nats.pending_bytes <= 0) fail("nats.pending_msgs/pending_bytes must be > 0");
+  if (c.nats.connect_timeout.count() < 0 || c.nats.reconnect_wait.count() < 0)
+    fail("nats.connect_timeout_ms/reconnect_wait_ms must be >= 0 (they are " +
+         std::to_string(c.nats.connect_timeout.count()) + " and " + std::to_string(c.nats.reconnect_wait.count()) +
+         ")");
   if (c.host_id.find_first_of(" \t\r\n/") != std::string::npos) fail("host_id '" + c.host_id + "' has a blank or '/'");
   if (c.mappings.empty()) fail("no mappings");
   std::set<std::string> names;
@@ -183,6 +212,14 @@ void validate(const BridgeConfig& c) {
     if (m.batch_bytes < bridge_detail::kMinBatchBytes || m.batch_bytes > bridge_detail::kMaxBatchBytes)
       fail(where + ": batch_bytes " + std::to_string(m.batch_bytes) + " is outside " +
            std::to_string(bridge_detail::kMinBatchBytes) + ".." + std::to_string(bridge_detail::kMaxBatchBytes));
+    if (m.seq_window < 1 || m.seq_window > (std::uint64_t{1} << 40))
+      fail(where + ": seq_window " + std::to_string(m.seq_window) + " is outside 1.." +
+           std::to_string(std::uint64_t{1} << 40));
+    if (m.max_origins < 1 || m.max_origins > (std::size_t{1} << 20))
+      fail(where + ": max_origins " + std::to_string(m.max_origins) + " is outside 1.." +
+           std::to_string(std::size_t{1} << 20));
+    if (m.reorder_wait.count() < 1 || m.reorder_wait.count() > 3'600'000)
+      fail(where + ": reorder_wait_ms " + std::to_string(m.reorder_wait.count()) + " is outside 1..3600000");
     if (m.kind == BridgeKind::queue && m.direction == BridgeDirection::both)
       fail(where + ": a queue mapping is outbound or inbound, not both (the bridge would consume its own input)");
     if (c.threads == BridgeThreads::caller && (m.mode != BridgeMode::core || m.direction == BridgeDirection::both))

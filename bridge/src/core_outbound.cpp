@@ -12,7 +12,6 @@ using namespace std::chrono_literals;
 namespace {
 constexpr std::size_t kQueueBatch = 256;   // loans read at once
 constexpr std::uint64_t kSaveEvery = 256;  // messages between position writes while busy
-constexpr std::uint64_t kMaxFrames = 1024;
 }  // namespace
 
 CoreOutbound::CoreOutbound(MappingRuntime& m, Link& link, const std::atomic<bool>& stop, bool caller)

@@ -12,53 +12,137 @@
 #include "link.hpp"
 
 namespace zipc::bridge_detail {
-namespace {
-
 using namespace std::chrono_literals;
 
-std::uint64_t to_u64(const char* s, bool* ok) {
-  std::uint64_t v = 0;
-  auto r = std::from_chars(s, s + std::strlen(s), v);
-  *ok = r.ec == std::errc();
-  return v;
+RawHeaders read_raw(natsMsg* msg) {
+  RawHeaders r;
+  const auto get = [msg](const char* name) -> std::optional<std::string_view> {
+    const char* v = nullptr;
+    if (natsMsgHeader_Get(msg, name, &v) != NATS_OK || v == nullptr) return std::nullopt;
+    return std::string_view(v);
+  };
+  r.origin = get(kHdrOrigin);
+  r.channel = get(kHdrChannel);
+  r.seq = get(kHdrSeq);
+  r.time = get(kHdrTime);
+  r.skip = get(kHdrSkip);
+  r.count = get(kHdrCount);
+  r.auth = get(kHdrAuth);
+  r.status = get(kHdrStatus);
+  return r;
+}
+
+Reject read_message(MappingRuntime& m, natsMsg* msg, bool batches, Headers* h) {
+  const RawHeaders raw = read_raw(msg);
+  const char* data = natsMsg_GetData(msg);
+  const auto size = static_cast<std::size_t>(natsMsg_GetDataLength(msg));
+  const Reject r = check_message(raw, data, size, batches, h);
+  if (r != Reject::none || !m.check_in) return r;
+  const char* subject = natsMsg_GetSubject(msg);
+  const Hmac::Fields f{subject == nullptr ? "" : subject,
+                       raw.origin.value_or(""),
+                       raw.channel.value_or(""),
+                       raw.seq.value_or(""),
+                       raw.time.value_or(""),
+                       raw.skip.value_or(""),
+                       raw.count.value_or(""),
+                       data,
+                       size};
+  return raw.auth && m.check_in->verify(f, *raw.auth) ? Reject::none : Reject::auth;
+}
+
+Headers read_headers(natsMsg* msg) {
+  Headers h;
+  if (check_message(read_raw(msg), natsMsg_GetData(msg), static_cast<std::size_t>(natsMsg_GetDataLength(msg)), false,
+                    &h) != Reject::none)
+    h = Headers{};
+  return h;
+}
+
+void report(MappingRuntime& m, const std::string& text) {
+  const std::uint64_t now = monotonic_ns();
+  if (now < m.log_quiet_until_ns) {
+    ++m.log_suppressed;
+    return;
+  }
+  m.log_quiet_until_ns = now + 1'000'000'000;
+  std::string line = "inbound '" + m.cfg.name + "': " + text;
+  if (m.log_suppressed != 0) line += " (and " + std::to_string(m.log_suppressed) + " more in the last second)";
+  m.log_suppressed = 0;
+  if (m.log != nullptr) m.log->set_error(line);
+}
+
+void count_reject(MappingRuntime& m, Reject r, std::string_view detail) {
+  std::atomic<std::uint64_t>* c = nullptr;
+  switch (r) {
+    case Reject::none: return;
+    case Reject::status: c = &m.counters.rejected_status; break;
+    case Reject::header: c = &m.counters.rejected_header; break;
+    case Reject::frame: c = &m.counters.rejected_frame; break;
+    case Reject::size: c = &m.counters.rejected_size; break;
+    case Reject::auth: c = &m.counters.rejected_auth; break;
+  }
+  c->fetch_add(1, std::memory_order_relaxed);
+  std::string text = std::string("rejected a message: ") + to_string(r);
+  if (!detail.empty()) text.append(" (").append(detail).append(")");
+  report(m, text);
+}
+
+namespace {
+
+// Where a message came from, for a report (bounded: the names are the network's).
+std::string from_text(const Headers& h) {
+  std::string s = "'";
+  s.append(h.origin.substr(0, 64)).append("/").append(h.channel.substr(0, 64)).append("'");
+  return s;
 }
 
 }  // namespace
 
-Headers read_headers(natsMsg* msg) {
-  Headers h;
-  const char* v = nullptr;
-  bool ok = false;
-  if (natsMsgHeader_Get(msg, kHdrOrigin, &v) == NATS_OK) h.origin = v;
-  if (natsMsgHeader_Get(msg, kHdrChannel, &v) == NATS_OK) h.channel = v;
-  if (natsMsgHeader_Get(msg, kHdrSeq, &v) == NATS_OK) h.seq = to_u64(v, &h.has_seq);
-  if (natsMsgHeader_Get(msg, kHdrTime, &v) == NATS_OK) h.ns = to_u64(v, &ok);
-  if (natsMsgHeader_Get(msg, kHdrSkip, &v) == NATS_OK) h.skip = to_u64(v, &ok);
-  if (natsMsgHeader_Get(msg, kHdrCount, &v) == NATS_OK) h.count = to_u64(v, &ok);
-  return h;
-}
-
-std::string origin_key(const Headers& h) {
-  std::string key(h.origin);
-  key += '\n';
-  key += h.channel;
-  return key;
-}
+// Core: this many consecutive duplicates from an origin resynchronize it.
+constexpr std::uint64_t kResyncRun = 1024;
 
 Verdict judge(MappingRuntime& m, const Headers& h) {
   if (!h.origin.empty() && h.origin == m.host_id) return Verdict::loop;
   if (!h.has_seq) return Verdict::deliver;  // not from a bridge: no accounting possible
-  if (m.last == nullptr || h.origin != m.last_origin || h.channel != m.last_channel) {
-    auto [it, fresh] = m.expected.try_emplace(origin_key(h), h.seq);
-    m.last_origin = h.origin;
-    m.last_channel = h.channel;
-    m.last = &it->second;
+  bool fresh = false;
+  Origins::Entry& e = m.origins.get(h.origin, h.channel, &fresh);
+  m.counters.evicted.store(m.origins.evicted(), std::memory_order_relaxed);
+  const std::uint64_t window = m.cfg.seq_window;
+  auto new_epoch = [&](const char* how, std::uint64_t by) {
+    m.counters.epochs.fetch_add(1, std::memory_order_relaxed);
+    report(m, "sequence of " + from_text(h) + " jumped " + how + " by " + std::to_string(by) + " to " +
+                  std::to_string(h.seq) + " (more than seq_window " + std::to_string(window) +
+                  "): a new epoch of that origin, nothing counted lost");
+  };
+  if (!fresh && h.seq < e.expected) {
+    const std::uint64_t behind = e.expected - h.seq;
+    // Far behind: the origin started again (a new topic), or a forged
+    // message sent the count ahead. With authentication nobody forges, and a
+    // message far behind that is not newer than what came is a replay.
+    const bool far = behind > window && (!m.check_in || h.ns > e.newest_ns);
+    // Core: a live sender behind the count (a forged message within the
+    // window sent it ahead) sends duplicates one after the other; a
+    // restarted one sends again at most what it sent since its last saved
+    // position (256), so a longer run means the count is wrong. (JetStream
+    // reads long runs again on purpose: not there.)
+    e.dup_run = h.seq == e.dup_next ? e.dup_run + 1 : 1;
+    e.dup_next = h.seq + 1;
+    const bool run = m.cfg.mode == BridgeMode::core && e.dup_run >= kResyncRun;
+    if (!far && !run) return Verdict::duplicate;
+    new_epoch(far ? "back" : "back (a live sender behind the count)", behind);
+    e.dup_run = 0;
+  } else if (!fresh) {
+    const std::uint64_t gap = h.seq - e.expected;
+    if (gap > window) {
+      new_epoch("ahead", gap);
+    } else if (gap > h.skip) {
+      m.counters.lost.fetch_add(gap - h.skip, std::memory_order_relaxed);
+    }
   }
-  std::uint64_t& expected = *m.last;
-  if (h.seq < expected) return Verdict::duplicate;
-  const std::uint64_t gap = h.seq - expected;
-  if (gap > h.skip) m.counters.lost.fetch_add(gap - h.skip, std::memory_order_relaxed);
-  expected = h.seq + 1;
+  e.expected = h.seq + 1;  // (h.seq <= kMaxSeq: no wrap)
+  e.dup_run = 0;
+  if (h.ns > e.newest_ns) e.newest_ns = h.ns;
   return Verdict::deliver;
 }
 
@@ -104,8 +188,12 @@ Put put_local(MappingRuntime& m, const Headers& h, const char* data, std::size_t
     if (s == Status::ok) return Put::ok;
     if (s == Status::timeout && wait && !m.stop->load(std::memory_order_relaxed)) continue;  // back-pressure
     if (block && !may_wait && (s == Status::full || s == Status::timeout)) return Put::full;
+    if (s == Status::too_large) {
+      count_reject(m, Reject::size, std::to_string(n) + " bytes");
+      return Put::dropped;
+    }
     if (s != Status::full && s != Status::timeout) m.counters.errors.fetch_add(1, std::memory_order_relaxed);
-    if (!block || s == Status::too_large) m.counters.lost.fetch_add(1, std::memory_order_relaxed);
+    if (!block) m.counters.lost.fetch_add(1, std::memory_order_relaxed);
     return Put::dropped;
   }
 }
@@ -115,31 +203,6 @@ Put put_local(MappingRuntime& m, const Headers& h, const char* data, std::size_t
 bool deliver(MappingRuntime& m, const Headers& h, const char* data, std::size_t n) {
   return put_local(m, h, data, n, true) == Put::ok;
 }
-
-namespace {
-
-// Calls f(frame index, headers, payload, size) for each local message of a
-// core NATS message from frame `from` on: the message itself (count 0), or
-// the frames of a batch, as far as the payload really holds them (its
-// Zipc-Count and frame sizes come from the network). Stops, returning false,
-// when f does.
-template <class F>
-bool for_each_frame(Headers h, const char* data, std::size_t size, std::uint64_t from, F&& f) {
-  if (h.count == 0) return from > 0 || f(std::uint64_t{0}, h, data, size);
-  std::size_t at = 0;
-  for (std::uint64_t i = 0; i < h.count; ++i) {
-    Frame fr;
-    if (at > size || size - at < sizeof(Frame)) break;  // (at passes size after an unpadded last frame)
-    std::memcpy(&fr, data + at, sizeof(Frame));
-    if (size - at - sizeof(Frame) < fr.size) break;
-    h.seq = fr.seq, h.ns = fr.origin_ns, h.skip = fr.skip;
-    if (i >= from && !f(i, h, data + at + sizeof(Frame), std::size_t{fr.size})) return false;
-    at += sizeof(Frame) + (std::size_t{fr.size} + 7) / 8 * 8;
-  }
-  return true;
-}
-
-}  // namespace
 
 bool deliver_core_msg(MappingRuntime& m, natsMsg* msg) {
   const char* data = natsMsg_GetData(msg);
@@ -151,7 +214,14 @@ bool deliver_core_msg(MappingRuntime& m, natsMsg* msg) {
   const std::uint64_t from = resuming ? m.held_frame : 0;
   m.held_msg = nullptr;
   // One local message; false when it is held.
-  const bool done = for_each_frame(read_headers(msg), data, size, from,
+  Headers headers;
+  const Reject r = read_message(m, msg, true, &headers);
+  if (r != Reject::none) {
+    count_reject(m, r, "");
+    natsMsg_Destroy(msg);
+    return true;
+  }
+  const bool done = for_each_frame(headers, data, size, from,
                                    [&](std::uint64_t frame, const Headers& h, const char* d, std::size_t n) {
                                      if (!(resuming && frame == from)) {
                                        switch (judge(m, h)) {
@@ -179,9 +249,10 @@ void drop_held(MappingRuntime& m) {
   std::lock_guard lock(m.local_mu);
   if (m.held_msg == nullptr) return;
   std::uint64_t left = 0;  // the frames the message really holds from the held one on
-  for_each_frame(read_headers(m.held_msg), natsMsg_GetData(m.held_msg),
-                 static_cast<std::size_t>(natsMsg_GetDataLength(m.held_msg)), m.held_frame,
-                 [&](std::uint64_t, const Headers&, const char*, std::size_t) { return ++left, true; });
+  Headers headers;
+  if (read_message(m, m.held_msg, true, &headers) == Reject::none)
+    for_each_frame(headers, natsMsg_GetData(m.held_msg), static_cast<std::size_t>(natsMsg_GetDataLength(m.held_msg)),
+                   m.held_frame, [&](std::uint64_t, const Headers&, const char*, std::size_t) { return ++left, true; });
   m.counters.lost.fetch_add(left, std::memory_order_relaxed);
   natsMsg_Destroy(m.held_msg);
   m.held_msg = nullptr;
@@ -196,6 +267,10 @@ void on_core_msg(natsConnection*, natsSubscription*, natsMsg* msg, void* closure
 }  // namespace
 
 std::string start_inbound_core(MappingRuntime& m, Link& link, bool synchronous) {
+  {
+    std::lock_guard lock(m.local_mu);
+    m.log = &link;
+  }
   natsStatus s = synchronous
                      ? natsConnection_SubscribeSync(&m.core_sub, link.conn(), m.cfg.subject.c_str())
                      : natsConnection_Subscribe(&m.core_sub, link.conn(), m.cfg.subject.c_str(), &on_core_msg, &m);

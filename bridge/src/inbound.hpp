@@ -12,22 +12,24 @@
 
 namespace zipc::bridge_detail {
 
-// The bridge headers of one NATS message (views into the message).
-struct Headers {
-  std::string_view origin, channel;
-  std::uint64_t seq = 0, ns = 0, skip = 0, count = 0;
-  bool has_seq = false;
-};
+// The header values of a NATS message as they arrived (views into it).
+RawHeaders read_raw(natsMsg* msg);
 
+// Reads and checks one received message (wire.hpp's check_message, then its
+// Zipc-Auth when the mapping authenticates): Reject::none and *h filled, or
+// why it must not be delivered (nothing counted).
+Reject read_message(MappingRuntime& m, natsMsg* msg, bool batches, Headers* h);
+
+// The checked headers of a message, without authentication (has_seq false
+// when they do not pass).
 Headers read_headers(natsMsg* msg);
-
-// The key of m.expected for a message: origin and channel.
-std::string origin_key(const Headers& h);
 
 enum class Verdict { deliver, duplicate, loop };
 
 // Sequence accounting per (origin, channel): a gap beyond what the sender
-// skipped on purpose is counted lost exactly, an old sequence is a duplicate.
+// skipped on purpose is counted lost exactly, an old sequence is a duplicate;
+// a jump beyond the mapping's seq_window (ahead, or behind with a newer
+// Zipc-Time) starts a new epoch of the origin (counted, reported).
 // Caller holds local_mu.
 Verdict judge(MappingRuntime& m, const Headers& h);
 

@@ -10,10 +10,14 @@
 // de-duplicated by message id), after the later ones. So a gap in an origin's
 // sequence is first waited for (Reorder below): what follows it is held until
 // the missing messages arrive, then they are delivered first and the held
-// ones after them. Only a gap not filled within kHoldTime is counted lost.
+// ones after them. Only a gap not filled within BridgeMapping::reorder_wait
+// is counted lost.
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <map>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -42,9 +46,9 @@ constexpr std::uint64_t kLateFlag = 1ULL << 63;
 constexpr std::uint64_t kNoneFlag = 1ULL << 62;
 constexpr std::uint64_t kSeedMask = kNoneFlag - 1;
 
-// A gap is waited for this long, with at most this much held, before it is
-// counted lost. An outbound bridge sends a batch again within seconds.
-constexpr auto kHoldTime = 10s;
+// A gap is waited for BridgeMapping::reorder_wait (an outbound bridge sends
+// a batch again within seconds), with at most this much held, before it is
+// counted lost.
 constexpr std::size_t kHoldMsgs = 65536;
 constexpr std::size_t kHoldBytes = std::size_t{64} << 20;
 // A larger gap is no batch sent again out of order: counted lost at once.
@@ -76,11 +80,163 @@ bool still_there(MappingRuntime& m, Link& link, std::uint64_t seq, const std::st
   return same;
 }
 
+// The stream sequence in a JetStream delivery's reply subject
+// ($JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<dseq>.<time>.<pending>, or
+// with <domain>.<account hash> before the stream and a token after); 0 when
+// it is none.
+std::uint64_t stream_seq_of(std::string_view reply) {
+  constexpr std::string_view prefix = "$JS.ACK.";
+  if (reply.substr(0, prefix.size()) != prefix) return 0;
+  reply.remove_prefix(prefix.size());
+  std::string_view tok[12];
+  std::size_t n = 0;
+  while (n < 12) {
+    const std::size_t dot = reply.find('.');
+    tok[n++] = reply.substr(0, dot);
+    if (dot == std::string_view::npos) break;
+    reply.remove_prefix(dot + 1);
+  }
+  const std::size_t at = n == 7 ? 3 : n >= 9 ? 5 : 12;
+  if (at >= n) return 0;
+  return parse_decimal(tok[at]).value_or(0);
+}
+
+// The pull consumer's messages, read by the bridge itself rather than
+// through the client's pull subscription: the client takes a stored message
+// that looks like a status message (a status line, an empty body: anyone may
+// publish one into the stream) for the server's answer and drops it unacked,
+// and enough of those wedge the consumer at its MaxAckPending. Here every
+// message with a $JS.ACK reply is a stream message, whatever its headers,
+// and is acknowledged or terminated; only the server's own answers (no such
+// reply) are status messages. An asynchronous subscription on an inbox of
+// ours: a synchronous one's NextMsg drops "503" messages itself.
+class Puller {
+ public:
+  Puller() = default;
+  Puller(const Puller&) = delete;
+  Puller& operator=(const Puller&) = delete;
+  ~Puller() { close(); }
+
+  std::string open(Link& link, const std::string& stream, const std::string& durable) {
+    nc_ = link.conn();
+    next_ = "$JS.API.CONSUMER.MSG.NEXT." + stream + "." + durable;
+    natsInbox* inbox = nullptr;
+    if (natsInbox_Create(&inbox) != NATS_OK) return "jetstream: cannot make an inbox";
+    inbox_ = inbox;
+    natsInbox_Destroy(inbox);
+    const natsStatus s = natsConnection_Subscribe(&sub_, nc_, inbox_.c_str(), &Puller::on_msg, this);
+    if (s != NATS_OK) {
+      sub_ = nullptr;
+      return "jetstream: cannot subscribe to the pull inbox: " + status_text(s);
+    }
+    natsSubscription_SetPendingLimits(sub_, link.pending_msgs(), link.pending_bytes());
+    return {};
+  }
+
+  void close() {
+    if (sub_ != nullptr) {
+      // Drained: the callback (which uses this object) has returned for good.
+      if (natsSubscription_Drain(sub_) == NATS_OK) natsSubscription_WaitForDrainCompletion(sub_, 2000);
+      natsSubscription_Destroy(sub_);
+      sub_ = nullptr;
+    }
+    discard();
+  }
+
+  void discard() {
+    std::lock_guard lock(mu_);
+    for (natsMsg* msg : q_) natsMsg_Destroy(msg);
+    q_.clear();
+  }
+
+  // Up to max stream messages: those already here, else asks the server for
+  // them and waits up to wait for the first ones.
+  void fetch(MappingRuntime& m, std::vector<natsMsg*>& out, int max, std::chrono::milliseconds wait) {
+    std::unique_lock lock(mu_);
+    if (take(m, out, max) || stop_fetch_) {
+      stop_fetch_ = false;
+      return;
+    }
+    lock.unlock();
+    const std::string req = "{\"batch\":" + std::to_string(max) +
+                            ",\"expires\":" + std::to_string(std::chrono::nanoseconds(wait).count()) + "}";
+    if (natsConnection_PublishRequest(nc_, next_.c_str(), inbox_.c_str(), req.data(), static_cast<int>(req.size())) !=
+        NATS_OK) {
+      m.counters.errors.fetch_add(1, std::memory_order_relaxed);
+      std::this_thread::sleep_for(50ms);
+      return;
+    }
+    const auto deadline = Clock::now() + wait + 50ms;
+    lock.lock();
+    while (out.empty() && !stop_fetch_) {
+      if (!cv_.wait_until(lock, deadline, [this] { return !q_.empty(); })) break;
+      take(m, out, max);
+    }
+    stop_fetch_ = false;
+  }
+
+  // A stream message is done with: acknowledged (+ACK) or, when it was
+  // rejected, terminated (+TERM: never to be delivered again).
+  void ack(natsMsg* msg, bool terminate) {
+    const char* reply = natsMsg_GetReply(msg);
+    if (reply != nullptr && *reply != '\0') natsConnection_PublishString(nc_, reply, terminate ? "+TERM" : "+ACK");
+  }
+
+ private:
+  static void on_msg(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
+    auto* self = static_cast<Puller*>(closure);
+    {
+      std::lock_guard lock(self->mu_);
+      self->q_.push_back(msg);
+    }
+    self->cv_.notify_one();
+  }
+
+  // Moves the queued stream messages into out (up to max); handles the
+  // server's status messages on the way. Under mu_. True when out has some.
+  bool take(MappingRuntime& m, std::vector<natsMsg*>& out, int max) {
+    while (!q_.empty() && static_cast<int>(out.size()) < max) {
+      natsMsg* msg = q_.front();
+      q_.pop_front();
+      const char* reply = natsMsg_GetReply(msg);
+      if (reply != nullptr && stream_seq_of(reply) != 0) {
+        out.push_back(msg);
+        continue;
+      }
+      // The server speaking: 404 no messages, 408 request expired, 409
+      // (e.g. the consumer went away), 100 heartbeat or flow control (its
+      // reply wants an empty answer). Anything else on our inbox is not
+      // the server's: counted.
+      const char* status = nullptr;
+      if (natsMsgHeader_Get(msg, kHdrStatus, &status) == NATS_OK && status != nullptr) {
+        const std::string_view st(status);
+        if (st == "100" && reply != nullptr && *reply != '\0') natsConnection_Publish(nc_, reply, nullptr, 0);
+        if (st == "404" || st == "408" || st == "409") stop_fetch_ = true;
+        if (st == "409") m.counters.errors.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        std::lock_guard lock(m.local_mu);
+        count_reject(m, Reject::status, "a message on the pull inbox without a stream reply");
+      }
+      natsMsg_Destroy(msg);
+      if (stop_fetch_ && out.empty()) break;
+    }
+    return !out.empty();
+  }
+
+  natsConnection* nc_ = nullptr;
+  natsSubscription* sub_ = nullptr;
+  std::string inbox_, next_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<natsMsg*> q_;   // under mu_
+  bool stop_fetch_ = false;  // under mu_: the server ended a pull request
+};
+
 // (Re)creates the durable pull consumer so that it delivers from the stream
 // sequence after `delivered` (the state file, not the server's ack floor, says
 // what reached the local channel). Retries until it works or we stop.
-bool subscribe_from(MappingRuntime& m, Link& link, const std::atomic<bool>& stop, std::uint64_t& delivered,
-                    const std::string& id, natsSubscription** sub) {
+bool consume_from(MappingRuntime& m, Link& link, const std::atomic<bool>& stop, std::uint64_t& delivered,
+                  const std::string& id) {
   const std::string& durable = m.cfg.durable;
   for (int attempt = 0; !stop.load(std::memory_order_relaxed); ++attempt) {
     jsErrCode code = static_cast<jsErrCode>(0);
@@ -97,17 +253,22 @@ bool subscribe_from(MappingRuntime& m, Link& link, const std::atomic<bool>& stop
       delivered = 0;
     }
     js_DeleteConsumer(link.js(), m.cfg.stream.c_str(), durable.c_str(), nullptr, &code);  // absent is fine
-    jsSubOptions so;
-    jsSubOptions_Init(&so);
-    so.Stream = m.cfg.stream.c_str();
-    so.Config.AckPolicy = js_AckExplicit;
-    so.Config.DeliverPolicy = delivered == 0 ? js_DeliverAll : js_DeliverByStartSequence;
-    so.Config.OptStartSeq = delivered == 0 ? 0 : delivered + 1;
-    so.Config.AckWait = 30LL * 1000 * 1000 * 1000;
-    so.Config.MaxAckPending = 65536;
-    natsStatus s = js_PullSubscribe(sub, link.js(), m.cfg.subject.c_str(), durable.c_str(), nullptr, &so, &code);
-    if (s == NATS_OK) return true;
-    *sub = nullptr;
+    jsConsumerConfig cc;
+    jsConsumerConfig_Init(&cc);
+    cc.Durable = durable.c_str();
+    cc.AckPolicy = js_AckExplicit;
+    cc.DeliverPolicy = delivered == 0 ? js_DeliverAll : js_DeliverByStartSequence;
+    cc.OptStartSeq = delivered == 0 ? 0 : delivered + 1;
+    cc.AckWait = 30LL * 1000 * 1000 * 1000;
+    cc.MaxAckPending = 65536;
+    cc.FilterSubject = m.cfg.subject.c_str();
+    jsConsumerInfo* ci = nullptr;
+    code = static_cast<jsErrCode>(0);
+    const natsStatus s = js_AddConsumer(&ci, link.js(), m.cfg.stream.c_str(), &cc, nullptr, &code);
+    if (s == NATS_OK) {
+      jsConsumerInfo_Destroy(ci);
+      return true;
+    }
     m.counters.errors.fetch_add(1, std::memory_order_relaxed);
     link.set_error("jetstream: cannot create durable consumer '" + durable + "' on stream '" + m.cfg.stream +
                    "': " + status_text(s) + "; retrying");
@@ -118,11 +279,8 @@ bool subscribe_from(MappingRuntime& m, Link& link, const std::atomic<bool>& stop
 
 // The stream sequence of a fetched message (0 when it has no metadata).
 std::uint64_t stream_seq(natsMsg* msg) {
-  jsMsgMetaData* meta = nullptr;
-  if (natsMsg_GetMetaData(&meta, msg) != NATS_OK) return 0;
-  const std::uint64_t sseq = meta->Sequence.Stream;
-  jsMsgMetaData_Destroy(meta);
-  return sseq;
+  const char* reply = natsMsg_GetReply(msg);
+  return reply == nullptr ? 0 : stream_seq_of(reply);
 }
 
 // One fetched message, owned (destroyed once handled).
@@ -130,6 +288,7 @@ struct Item {
   natsMsg* msg = nullptr;
   std::uint64_t sseq = 0;
   Headers h;
+  Reject reject = Reject::none;  // why it must not be delivered (counted when it is passed)
   bool acked = false;
   bool done = false;  // delivered ahead of its place in the stream (it filled a gap)
 };
@@ -153,17 +312,18 @@ class JsInbound {
   JsInbound(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) : m_(m), link_(link), stop_(stop) {}
   JsInbound(const JsInbound&) = delete;
   JsInbound& operator=(const JsInbound&) = delete;
-  ~JsInbound() {
-    drop_reorder();
-    for (natsSubscription* r : retired_) natsSubscription_Destroy(r);
-    if (sub_ != nullptr) natsSubscription_Destroy(sub_);
-  }
+  ~JsInbound() { drop_reorder(); }
 
   void run();
 
  private:
   enum class Outcome { handled, stopped };
   Outcome process(Item item);
+  Outcome pass_rejected(Item& item);
+  void ack(Item& item) {
+    if (!item.acked) puller_.ack(item.msg, false);
+    item.acked = true;
+  }
   Outcome deliver_in_place(Item& item);
   Outcome deliver_late(Item& item);
   Outcome flush(bool filled);
@@ -178,12 +338,7 @@ class JsInbound {
   MappingRuntime& m_;
   Link& link_;
   const std::atomic<bool>& stop_;
-  natsSubscription* sub_ = nullptr;
-  // Subscriptions replaced after a reconnect: destroyed when the mapping
-  // stops, not while the client may still be resending them on its
-  // reconnect thread (destroying one there corrupted the heap in libnats
-  // 3.4 about once in thirty server restarts). One per reconnect.
-  std::vector<natsSubscription*> retired_;
+  Puller puller_;
   std::uint64_t position_ = 0;        // every stream message up to here reached the local channel
   std::string position_id_;           // identity() of the message at position_, once one was seen
   std::uint64_t last_delivered_ = 0;  // stream sequence of the message delivered last (0: none)
@@ -199,8 +354,10 @@ void JsInbound::seed(std::uint64_t sseq) {
   const Headers h = read_headers(msg);
   if (h.has_seq && h.origin != m_.host_id) {
     std::lock_guard lock(m_.local_mu);
-    auto [it, fresh] = m_.expected.try_emplace(origin_key(h), h.seq + 1);
-    if (!fresh) it->second = std::max(it->second, h.seq + 1);
+    bool fresh = false;
+    Origins::Entry& e = m_.origins.get(h.origin, h.channel, &fresh);
+    e.expected = fresh ? h.seq + 1 : std::max(e.expected, h.seq + 1);
+    e.newest_ns = std::max(e.newest_ns, h.ns);
   }
   natsMsg_Destroy(msg);
 }
@@ -215,11 +372,12 @@ void JsInbound::drop_reorder() {
 bool JsInbound::starts_gap(const Headers& h, std::uint64_t* from, std::uint64_t* to) {
   if (!h.has_seq || h.origin == m_.host_id) return false;
   std::lock_guard lock(m_.local_mu);
-  const auto it = m_.expected.find(origin_key(h));
-  if (it == m_.expected.end() || h.seq < it->second) return false;
-  const std::uint64_t gap = h.seq - it->second;
-  if (gap <= h.skip || gap - h.skip > kMaxHoldGap) return false;
-  *from = it->second;
+  const Origins::Entry* e = m_.origins.find(h.origin, h.channel);
+  if (e == nullptr || h.seq < e->expected) return false;
+  const std::uint64_t gap = h.seq - e->expected;
+  // (Beyond seq_window: a new epoch, judge() says, nothing to wait for.)
+  if (gap <= h.skip || gap - h.skip > std::min(kMaxHoldGap, m_.cfg.seq_window) || gap > m_.cfg.seq_window) return false;
+  *from = e->expected;
   *to = h.seq - h.skip;
   return true;
 }
@@ -238,11 +396,25 @@ void JsInbound::hold(Item item) {
   r.held.push_back(item);
 }
 
-// Acks once. A held message is acked when it is held: where the consumer
-// starts after a restart or reconnect comes from the state file, not acks.
-void ack(Item& item) {
-  if (!item.acked) natsMsg_Ack(item.msg, nullptr);
+// (Acks once: a held message is acked when it is held. Where the consumer
+// starts after a restart or reconnect comes from the state file, not acks.)
+
+// A rejected message at its place in the stream: counted, terminated, and
+// the position moved past it.
+JsInbound::Outcome JsInbound::pass_rejected(Item& item) {
+  {
+    std::lock_guard lock(m_.local_mu);
+    count_reject(m_, item.reject, "stream sequence " + std::to_string(item.sseq));
+  }
+  if (!item.acked) puller_.ack(item.msg, true);
   item.acked = true;
+  if (item.sseq > position_) {
+    position_ = item.sseq;
+    position_id_ = identity(read_headers(item.msg));
+    write_state(item.sseq, 0, kNoneFlag);
+  }
+  natsMsg_Destroy(item.msg);
+  return Outcome::handled;
 }
 
 JsInbound::Outcome JsInbound::process(Item item) {
@@ -262,6 +434,7 @@ JsInbound::Outcome JsInbound::process(Item item) {
     natsMsg_Destroy(item.msg);
     return Outcome::handled;
   }
+  if (item.reject != Reject::none) return pass_rejected(item);
   std::uint64_t from = 0, to = 0;
   if (starts_gap(item.h, &from, &to)) {
     reorder_.active = true;
@@ -337,8 +510,8 @@ JsInbound::Outcome JsInbound::flush(bool filled) {
   if (!filled) {
     m_.counters.errors.fetch_add(1, std::memory_order_relaxed);
     link_.set_error("jetstream: " + std::to_string(r.to - r.from - r.n_covered) + " messages of '" + r.origin + "/" +
-                    r.channel + "' did not arrive in stream '" + m_.cfg.stream +
-                    "' within the reorder wait (10 s or 64 MiB held): counted lost");
+                    r.channel + "' did not arrive in stream '" + m_.cfg.stream + "' within the reorder wait (" +
+                    std::to_string(m_.cfg.reorder_wait.count()) + " ms, or 64 MiB held): counted lost");
   }
   Outcome o = Outcome::handled;
   for (const auto& [seq, index] : r.late) {
@@ -373,41 +546,50 @@ void JsInbound::run() {
       seed_at = landed ? (*r)[1] : before;
     }
   }
+  {
+    std::lock_guard lock(m_.local_mu);
+    m_.log = &link_;
+  }
+  for (std::string err; !(err = puller_.open(link_, m_.cfg.stream, m_.cfg.durable)).empty();) {
+    m_.counters.errors.fetch_add(1, std::memory_order_relaxed);
+    link_.set_error(err + "; retrying");
+    for (int i = 0; i < 50; ++i) {
+      if (stop_.load(std::memory_order_relaxed)) return;
+      std::this_thread::sleep_for(10ms);
+    }
+  }
   std::uint64_t seen_reconnects = link_.reconnects();
-  if (!subscribe_from(m_, link_, stop_, position_, position_id_, &sub_)) return;
+  if (!consume_from(m_, link_, stop_, position_, position_id_)) return;
   if (seed_at != 0) seed(seed_at);  // after a restart: where the last delivered origin's sequence was
   last_delivered_ = seed_at;
+  std::vector<natsMsg*> batch;
   while (!stop_.load(std::memory_order_relaxed)) {
     if (link_.reconnects() != seen_reconnects) {
       // A fetch answer may have been lost with the connection: start again
       // right after what was delivered, so that the order stays whole.
       seen_reconnects = link_.reconnects();
-      drop_reorder();  // fetched again from the position
-      retired_.push_back(sub_);
-      sub_ = nullptr;
-      if (!subscribe_from(m_, link_, stop_, position_, position_id_, &sub_)) return;
+      drop_reorder();     // fetched again from the position
+      puller_.discard();  // (what the old consumer still sends is passed as already delivered)
+      if (!consume_from(m_, link_, stop_, position_, position_id_)) return;
       if (position_ == 0) last_delivered_ = 0;  // the stream went back: read again from its start
     }
-    natsMsgList list{};
-    jsErrCode code = static_cast<jsErrCode>(0);
-    const natsStatus s = natsSubscription_Fetch(&list, sub_, 256, 200, &code);
+    batch.clear();
+    puller_.fetch(m_, batch, 256, 200ms);
     Outcome o = Outcome::handled;
-    if (s != NATS_OK && s != NATS_TIMEOUT) {
-      m_.counters.errors.fetch_add(1, std::memory_order_relaxed);
-      std::this_thread::sleep_for(50ms);
-    }
-    for (int i = 0; s == NATS_OK && i < list.Count; ++i) {
-      natsMsg* msg = std::exchange(list.Msgs[i], nullptr);  // ours now
+    for (natsMsg* msg : batch) {
       if (o == Outcome::stopped) {
         natsMsg_Destroy(msg);  // not acked: delivered again after a restart
         continue;
       }
-      o = process(Item{msg, stream_seq(msg), read_headers(msg)});
+      Item item{msg, stream_seq(msg), Headers{}};
+      item.reject = read_message(m_, msg, false, &item.h);
+      if (item.reject != Reject::none) item.h = Headers{};
+      o = process(item);
     }
-    natsMsgList_Destroy(&list);
     if (o == Outcome::stopped) break;
     const Reorder& r = reorder_;
-    if (r.active && (Clock::now() - r.since > kHoldTime || r.held.size() > kHoldMsgs || r.bytes > kHoldBytes) &&
+    if (r.active &&
+        (Clock::now() - r.since > m_.cfg.reorder_wait || r.held.size() > kHoldMsgs || r.bytes > kHoldBytes) &&
         flush(false) == Outcome::stopped)
       break;
   }

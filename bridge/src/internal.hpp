@@ -6,38 +6,23 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <unordered_map>
 
+#include "auth.hpp"
+#include "origins.hpp"
 #include "state_file.hpp"
+#include "wire.hpp"
 #include "zipc/bridge.hpp"
 #include "zipc/queue.hpp"
 #include "zipc/topic.hpp"
 
 namespace zipc::bridge_detail {
 
-// NATS header names the bridge writes and reads.
-inline constexpr const char* kHdrOrigin = "Zipc-Origin";
-inline constexpr const char* kHdrChannel = "Zipc-Channel";
-inline constexpr const char* kHdrSeq = "Zipc-Seq";
-inline constexpr const char* kHdrTime = "Zipc-Time";
-// Sequences the sender skipped on purpose (echoes) just before this message.
-inline constexpr const char* kHdrSkip = "Zipc-Skip";
-// A batch (core mode): this many frames in the payload, Zipc-Seq is the first.
-inline constexpr const char* kHdrCount = "Zipc-Count";
-
-// One message inside a batch payload, followed by size bytes and zero padding
-// to a multiple of 8.
-struct Frame {
-  std::uint32_t size;
-  std::uint32_t skip;  // as Zipc-Skip
-  std::uint64_t seq;
-  std::uint64_t origin_ns;
-};
-static_assert(sizeof(Frame) == 24, "a batch frame header is 24 bytes on every platform");
 // BridgeMapping::batch_bytes's range (the top: NATS's default max_payload).
 inline constexpr std::size_t kMinBatchBytes = 1024;
 inline constexpr std::size_t kMaxBatchBytes = 1 << 20;
@@ -46,6 +31,10 @@ inline constexpr std::size_t kMaxBatchBytes = 1 << 20;
 // each is an independent counter, no other data is published through them).
 struct Counters {
   std::atomic<std::uint64_t> forwarded{0}, received{0}, lost{0}, duplicates{0}, loops{0}, errors{0};
+  // Inbound: messages not delivered, by wire.hpp's Reject; sequence jumps
+  // taken as a new epoch of their origin; origins evicted from the table.
+  std::atomic<std::uint64_t> rejected_status{0}, rejected_header{0}, rejected_frame{0}, rejected_size{0},
+      rejected_auth{0}, epochs{0}, evicted{0};
   std::atomic<std::uint64_t> out_position{0};  // outbound topic: next local sequence to be sent
 };
 
@@ -99,9 +88,13 @@ struct MappingRuntime {
   std::uint64_t out_next = 0;            // queue outbound: first sequence number to use
   std::uint64_t out_skip = 0;            // queue outbound, JetStream: numbers skipped just before out_next
   // Inbound: next expected Zipc-Seq per origin and channel (under local_mu).
-  std::unordered_map<std::string, std::uint64_t> expected;
-  std::string last_origin, last_channel;  // the key of `last` (most messages repeat it)
-  std::uint64_t* last = nullptr;
+  Origins origins;
+  // Inbound: where rejections and epochs are reported (rate-limited), and
+  // when last (under local_mu).
+  Link* log = nullptr;
+  std::uint64_t log_quiet_until_ns = 0, log_suppressed = 0;
+  // BridgeMapping::auth_key_file: one per direction (each used by one thread).
+  std::unique_ptr<Hmac> sign_out, check_in;
   std::string scratch;  // envelope building
   // Driven by Bridge::poll() (BridgeThreads::caller): an inbound message
   // that found the local channel full waits here (under local_mu), from
@@ -128,6 +121,13 @@ void run_inbound_jetstream(MappingRuntime& m, Link& link, const std::atomic<bool
 std::string start_inbound_core(MappingRuntime& m, Link& link, bool synchronous);
 
 std::uint64_t realtime_ns() noexcept;
+std::uint64_t monotonic_ns() noexcept;
+
+// Counts a message not delivered for reason r and reports it, at most once a
+// second per mapping (the others summed into the next report). Caller holds local_mu.
+void count_reject(MappingRuntime& m, Reject r, std::string_view detail);
+// Reports an inbound event (an epoch) the same rate-limited way. Caller holds local_mu.
+void report(MappingRuntime& m, const std::string& text);
 std::string status_text(natsStatus s);
 
 }  // namespace zipc::bridge_detail

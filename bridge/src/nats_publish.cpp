@@ -28,6 +28,24 @@ class Decimal {
   char buf_[24];
 };
 
+// Adds Zipc-Auth when the mapping signs (BridgeMapping::auth_key_file).
+bool sign(const MappingRuntime& m, natsMsg* msg, const Decimal& seq, const Decimal& ns, std::uint64_t skip,
+          std::uint64_t count, const char* data, std::size_t n) {
+  if (!m.sign_out) return true;
+  const Decimal skip_s(skip), count_s(count);
+  const Hmac::Fields f{m.cfg.subject,
+                       m.host_id,
+                       m.cfg.channel,
+                       seq.c_str(),
+                       ns.c_str(),
+                       skip != 0 ? std::string_view(skip_s.c_str()) : std::string_view(),
+                       count != 0 ? std::string_view(count_s.c_str()) : std::string_view(),
+                       data,
+                       n};
+  Hmac::Hex hex;
+  return m.sign_out->sign(f, &hex) && natsMsgHeader_Set(msg, kHdrAuth, hex.data()) == NATS_OK;
+}
+
 }  // namespace
 
 natsMsg* make_msg(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, const void* data, std::size_t n,
@@ -41,7 +59,8 @@ natsMsg* make_msg(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, 
       natsMsgHeader_Set(msg, kHdrChannel, m.cfg.channel.c_str()) != NATS_OK ||
       natsMsgHeader_Set(msg, kHdrSeq, seq_s.c_str()) != NATS_OK ||
       natsMsgHeader_Set(msg, kHdrTime, ns_s.c_str()) != NATS_OK ||
-      (skip != 0 && natsMsgHeader_Set(msg, kHdrSkip, Decimal(skip).c_str()) != NATS_OK)) {
+      (skip != 0 && natsMsgHeader_Set(msg, kHdrSkip, Decimal(skip).c_str()) != NATS_OK) ||
+      !sign(m, msg, seq_s, ns_s, skip, 0, static_cast<const char*>(data), n)) {
     natsMsg_Destroy(msg);
     return nullptr;
   }
@@ -85,14 +104,17 @@ natsMsg* OutMsg::fill(const MappingRuntime& m, std::uint64_t seq, std::uint64_t 
   auto* payload = const_cast<char*>(natsMsg_GetData(k.msg));
   if (n != 0) std::memcpy(payload, data, n);
   if (k.size > n) std::memset(payload + n, 0, k.size - n);
-  bool ok = natsMsgHeader_Set(k.msg, kHdrSeq, Decimal(seq).c_str()) == NATS_OK &&
-            natsMsgHeader_Set(k.msg, kHdrTime, Decimal(ns).c_str()) == NATS_OK &&
+  const Decimal seq_s(seq), ns_s(ns);
+  bool ok = natsMsgHeader_Set(k.msg, kHdrSeq, seq_s.c_str()) == NATS_OK &&
+            natsMsgHeader_Set(k.msg, kHdrTime, ns_s.c_str()) == NATS_OK &&
             (count == 0 || natsMsgHeader_Set(k.msg, kHdrCount, Decimal(count).c_str()) == NATS_OK);
   if (ok && (skip != 0 || k.has_skip)) {
     ok = skip != 0 ? natsMsgHeader_Set(k.msg, kHdrSkip, Decimal(skip).c_str()) == NATS_OK
                    : natsMsgHeader_Delete(k.msg, kHdrSkip) == NATS_OK;
     k.has_skip = skip != 0;
   }
+  // Over the whole payload, the zeros after a batch's frames included.
+  ok = ok && sign(m, k.msg, seq_s, ns_s, skip, count, payload, k.size);
   if (!ok) {
     // Only out of memory. Not destroyed: a failed natsMsgHeader_Set on a key
     // already there (libnats 3.4.1, natsStrHash_SetEx) frees the new value
@@ -105,9 +127,9 @@ natsMsg* OutMsg::fill(const MappingRuntime& m, std::uint64_t seq, std::uint64_t 
 
 std::size_t payload_limit(const MappingRuntime& m, const Link& link) {
   // What NATS counts besides the payload: the header block ("NATS/1.0",
-  // Zipc-Origin and Zipc-Channel with their values, four numbers; for
-  // JetStream Nats-Msg-Id, origin/channel/sequence again).
-  const auto room = static_cast<std::int64_t>(512 + 2 * (m.host_id.size() + m.cfg.channel.size()));
+  // Zipc-Origin and Zipc-Channel with their values, four numbers, Zipc-Auth's
+  // 64 hex digits; for JetStream Nats-Msg-Id, origin/channel/sequence again).
+  const auto room = static_cast<std::int64_t>(512 + 96 + 2 * (m.host_id.size() + m.cfg.channel.size()));
   const std::int64_t max = link.max_payload();
   return max > room ? static_cast<std::size_t>(max - room) : 0;
 }

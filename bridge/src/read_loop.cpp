@@ -91,10 +91,22 @@ void ReadLoop::drain() {
   for (MappingRuntime* m : maps_) {
     // A message held for room in the local channel (caller-driven) goes first.
     if (m->held_msg != nullptr && !deliver_core_msg(*m, m->held_msg)) continue;
-    natsMsg* msg = nullptr;
     // Timeout 0: take what the read queued, never block.
-    while (m->core_sub != nullptr && natsSubscription_NextMsg(&msg, m->core_sub, 0) == NATS_OK)
+    while (m->core_sub != nullptr) {
+      natsMsg* msg = nullptr;
+      const natsStatus s = natsSubscription_NextMsg(&msg, m->core_sub, 0);
+      if (s == NATS_NO_RESPONDERS) {
+        // A "503" status message with an empty body, which the client
+        // destroys itself: anyone may publish one. Counted, and the
+        // messages behind it are taken now, not at the next read.
+        std::lock_guard lock(m->local_mu);
+        count_reject(*m, Reject::status, "503");
+        continue;
+      }
+      if (s == NATS_SLOW_CONSUMER) continue;  // the client dropped some (the sequence gaps count them)
+      if (s != NATS_OK) break;                // NATS_TIMEOUT: nothing more queued
       if (!deliver_core_msg(*m, msg)) break;  // held: no room locally, the rest stays queued in the client
+    }
   }
 }
 

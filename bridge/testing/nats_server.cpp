@@ -157,8 +157,10 @@ void NatsServer::start() {
     argv.insert(argv.end(),
                 {"--cluster_name", cluster_.name, "-cluster", "nats://127.0.0.1:" + std::to_string(cluster_.port)});
     std::string routes;
-    for (int p : cluster_.route_ports)
-      routes += (routes.empty() ? "" : ",") + ("nats://127.0.0.1:" + std::to_string(p));
+    for (int p : cluster_.route_ports) {
+      if (!routes.empty()) routes += ',';
+      routes.append("nats://127.0.0.1:").append(std::to_string(p));
+    }
     argv.insert(argv.end(), {"-routes", routes});
   }
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());

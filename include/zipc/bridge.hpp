@@ -98,6 +98,21 @@ struct BridgeMapping {
   // the server; busy_poll spins and takes a CPU for the mapping, for hosts
   // with a core to spare.
   WaitOptions wait{WaitStrategy::adaptive};
+  // Inbound: a Zipc-Seq more than this far from its origin's expected one
+  // (ahead, or behind with a newer Zipc-Time) starts a new epoch of that
+  // origin (counted in `epochs`) instead of counting the jump in `lost`:
+  // no message, forged or not, adds more than this to `lost`.
+  std::uint64_t seq_window = std::uint64_t{1} << 24;
+  // Inbound: origins (origin, channel) whose sequence is tracked; beyond,
+  // the least recently seen is forgotten (counted in `evicted`).
+  std::size_t max_origins = 4096;
+  // Inbound JetStream: how long a gap in an origin's sequence is waited for
+  // (what follows held) before it is counted lost.
+  std::chrono::milliseconds reorder_wait{10000};
+  // A file holding a shared secret (16 to 4096 bytes, mode 600): outbound
+  // signs each message (HMAC-SHA-256, Zipc-Auth header), inbound drops and
+  // counts (`rejected_auth`) what does not carry a valid one. Empty: off.
+  std::string auth_key_file;
   bool create = true;  // create the local channel when absent (with the sizes below)
   std::uint64_t topic_capacity_bytes = 1 << 22;
   std::uint32_t max_message_size = 1 << 16;
@@ -144,6 +159,14 @@ struct BridgeStats {
   std::uint64_t reconnects = 0;  // of the bridge's NATS connection
   std::uint64_t errors = 0;      // failed NATS or local operations (retried)
   std::uint64_t lag = 0;         // outbound topic: messages published locally, not yet sent
+  // Inbound messages not delivered, by reason (docs/bridge.md, "What the
+  // receiving bridge rejects"): NATS status/control messages; a Zipc-*
+  // header missing, malformed or out of range; batch frames that do not
+  // match the payload; larger than the local channel takes; failed
+  // authentication (BridgeMapping::auth_key_file).
+  std::uint64_t rejected_status = 0, rejected_header = 0, rejected_frame = 0, rejected_size = 0, rejected_auth = 0;
+  std::uint64_t epochs = 0;   // sequence jumps beyond seq_window, taken as a new epoch of the origin
+  std::uint64_t evicted = 0;  // origins forgotten beyond max_origins
 };
 
 // The origin headers as a local message carries them (BridgeMapping::envelope).

@@ -1,42 +1,33 @@
-// Inbound bridges take what arrives from the network at its word only as far
-// as the bytes go: a batch whose Zipc-Count or frame sizes overstate its
-// payload delivers the frames it really holds, and no more.
+// The receiving bridge trusts nothing it reads from NATS (docs/bridge.md,
+// "What the receiving bridge rejects"): anyone allowed to publish on a
+// bridged subject sends status lines, malformed and out-of-range headers,
+// batches that overstate their payload, oversized messages, sequence jumps
+// and 200,000 origins, raw on the wire, while a real bridge keeps sending.
+// Every real message arrives (within a second of being sent), every forged
+// one is counted by its reason, and the origin table stays bounded.
 #include <gtest/gtest.h>
-#include <nats/nats.h>
 
+#include <chrono>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 #include "common.hpp"
+#include "raw_nats.hpp"
 
 namespace zipc::bridge_test {
 namespace {
 
 using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
 
-// A batch frame as bridge/src/internal.hpp lays it out (a peer's bytes).
+// A batch frame as bridge/src/wire.hpp lays it out (a peer's bytes).
 struct WireFrame {
   std::uint32_t size, skip;
   std::uint64_t seq, origin_ns;
 };
 static_assert(sizeof(WireFrame) == 24);
 
-// Publishes one core NATS message as host "hostX"'s bridge would, with the
-// given Zipc-Seq and (when count > 0) Zipc-Count, and the body as given.
-void publish_raw(natsConnection* nc, const std::string& subject, std::uint64_t seq, std::uint64_t count,
-                 const std::string& body) {
-  natsMsg* msg = nullptr;
-  ASSERT_EQ(natsMsg_Create(&msg, subject.c_str(), nullptr, body.data(), static_cast<int>(body.size())), NATS_OK);
-  const std::string s = std::to_string(seq), c = std::to_string(count);
-  natsMsgHeader_Set(msg, "Zipc-Origin", "hostX");
-  natsMsgHeader_Set(msg, "Zipc-Channel", "x.prices");
-  natsMsgHeader_Set(msg, "Zipc-Seq", s.c_str());
-  natsMsgHeader_Set(msg, "Zipc-Time", "1");
-  if (count > 0) natsMsgHeader_Set(msg, "Zipc-Count", c.c_str());
-  EXPECT_EQ(natsConnection_PublishMsg(nc, msg), NATS_OK);
-  natsMsg_Destroy(msg);
-}
-
-// A test payload (harness.hpp's payload()) as a message body.
 std::string text(const std::vector<std::byte>& b) {
   return {reinterpret_cast<const char*>(b.data()), b.size()};
 }
@@ -46,7 +37,150 @@ std::string frame(std::uint64_t seq, std::uint32_t claimed_size, std::size_t rea
   return std::string(reinterpret_cast<const char*>(&f), sizeof(f)) + text(payload(seq, real_size));
 }
 
-TEST(BridgeHostile, ABatchThatOverstatesItsFramesDeliversTheFramesItHoldsAndCountsTheRest) {
+// The headers of a bridge message from origin/channel with sequence seq.
+std::string bridge_headers(const std::string& origin, const std::string& channel, const std::string& seq,
+                           const std::string& extra = "") {
+  std::string b = "NATS/1.0\r\nZipc-Origin: " + origin + "\r\nZipc-Channel: " + channel + "\r\nZipc-Seq: " + seq +
+                  "\r\nZipc-Time: 1\r\n" + extra;
+  return b + "\r\n";
+}
+
+constexpr const char* kMaxSeq = "9223372036854775807";  // 2^63-1: the largest sequence taken
+
+// What a forger sends, with the counter each kind must land in.
+struct Forged {
+  std::uint64_t status = 0, header = 0, frame = 0, size = 0;
+};
+
+// Status lines with empty bodies, as the server itself would send them.
+void forge_status(RawNats& f, const std::string& subject, int n, Forged& c) {
+  for (int i = 0; i < n; ++i) {
+    f.publish(subject, "NATS/1.0 503\r\n\r\n", "");
+    f.publish(subject, "NATS/1.0 404 No Messages\r\n\r\n", "");
+    f.publish(subject, "NATS/1.0 408 Request Timeout\r\n\r\n", "");
+    f.publish(subject, "NATS/1.0 100 Idle Heartbeat\r\n\r\n", "");
+    c.status += 4;
+  }
+}
+
+// Headers that are not plain in-range decimals, or missing.
+void forge_headers(RawNats& f, const std::string& subject, const std::string& origin, const std::string& channel,
+                   Forged& c) {
+  const char* bad[] = {"abc",
+                       "-1",
+                       "",
+                       "0x2",
+                       "+2",
+                       "99999999999999999999999",
+                       "2junk",
+                       "18446744073709551614",
+                       "18446744073709551615",
+                       "9223372036854775808"};
+  for (const char* v : bad) {
+    f.publish(subject, bridge_headers(origin, channel, v), "x");
+    ++c.header;
+  }
+  const char* bad_count[] = {"abc", "-1", "", "0x2", "+2", "99999999999999999999999", "2junk", "0", "1025"};
+  for (const char* v : bad_count) {
+    f.publish(subject, bridge_headers(origin, channel, "5", std::string("Zipc-Count: ") + v + "\r\n"), frame(5, 8, 8));
+    ++c.header;
+  }
+  f.publish(subject, bridge_headers(origin, channel, "5", "Zipc-Skip: 18446744073709551615\r\n"), "x");
+  f.publish(subject, bridge_headers(origin, channel, "5", "Zipc-Skip: 6\r\n"), "x");      // more than came before
+  f.publish(subject, header_block({{"Zipc-Seq", "5"}, {"Zipc-Channel", channel}}), "x");  // no origin
+  c.header += 3;
+}
+
+// Batches whose frames point past their payload.
+void forge_frames(RawNats& f, const std::string& subject, const std::string& origin, const std::string& channel,
+                  Forged& c) {
+  f.publish(subject, bridge_headers(origin, channel, "7", "Zipc-Count: 3\r\n"), frame(7, 9, 9));
+  f.publish(subject, bridge_headers(origin, channel, "8", "Zipc-Count: 1\r\n"), frame(8, 1000, 8));
+  f.publish(subject, bridge_headers(origin, channel, "9", "Zipc-Count: 2\r\n"), frame(9, 8, 8) + frame(9, 8, 8));
+  c.frame += 3;
+}
+
+// Reads a local topic reliably; records when each message of `origin` arrived.
+class Collector {
+ public:
+  Collector(const std::string& topic, std::string origin, std::uint64_t n)
+      : origin_(std::move(origin)), arrived_(n), count_(n, 0) {
+    TopicOptions opt;
+    opt.accept_existing = true;
+    topic_ = Topic::open(topic, opt);
+    auto sub = topic_.subscribe({From::oldest(), Delivery::reliable});
+    thread_ = std::thread([this, s = std::move(sub)]() mutable {
+      std::vector<std::byte> buf(1 << 17);
+      while (!stop_.load()) {
+        ReadResult r = s.read(buf, 20ms);
+        if (!r.ok()) continue;
+        const auto now = Clock::now();
+        auto env = parse_envelope(std::span(buf.data(), r.size));
+        others_.fetch_add(1);
+        if (!env || env->origin != origin_ || env->sequence >= arrived_.size()) continue;
+        others_.fetch_sub(1);
+        std::lock_guard lock(mu_);
+        arrived_[env->sequence] = now;
+        ++count_[env->sequence];
+        ++real_;
+      }
+    });
+  }
+  ~Collector() {
+    stop_ = true;
+    thread_.join();
+  }
+  [[nodiscard]] std::uint64_t real() const {
+    std::lock_guard lock(mu_);
+    return real_;
+  }
+  [[nodiscard]] std::uint64_t others() const { return others_.load(); }
+  // Every real message once, each within `bound` of its send time.
+  void expect_all_within(const std::vector<Clock::time_point>& sent, Clock::duration bound) const {
+    std::lock_guard lock(mu_);
+    Clock::duration worst{};
+    for (std::size_t i = 0; i < sent.size(); ++i) {
+      ASSERT_EQ(count_[i], 1u) << "real message " << i;
+      worst = std::max(worst, arrived_[i] - sent[i]);
+    }
+    EXPECT_LT(worst, bound) << "slowest real message: "
+                            << std::chrono::duration_cast<std::chrono::milliseconds>(worst).count() << " ms";
+  }
+
+ private:
+  std::string origin_;
+  Topic topic_;
+  mutable std::mutex mu_;
+  std::vector<Clock::time_point> arrived_;
+  std::vector<std::uint64_t> count_;
+  std::uint64_t real_ = 0;
+  std::atomic<std::uint64_t> others_{0};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// Publishes n real messages into a topic, one every gap; their send times.
+std::vector<Clock::time_point> send_real(Topic& t, std::uint64_t n, std::chrono::microseconds gap) {
+  std::vector<Clock::time_point> sent(n);
+  auto pub = t.publisher();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    auto p = payload(i);
+    sent[i] = Clock::now();
+    EXPECT_TRUE(pub.publish(p, 10s).ok());
+    std::this_thread::sleep_for(gap);
+  }
+  return sent;
+}
+
+void expect_counted(const BridgeStats& s, const Forged& c) {
+  EXPECT_EQ(s.rejected_status, c.status);
+  EXPECT_EQ(s.rejected_header, c.header);
+  EXPECT_EQ(s.rejected_frame, c.frame);
+  EXPECT_EQ(s.rejected_size, c.size);
+  EXPECT_EQ(s.rejected_auth, 0u);
+}
+
+TEST(BridgeHostile, ABatchWhoseFramesPointPastItsPayloadIsRejectedWholeAndTheGapCounted) {
   Pair p;
   auto cb = host_config("hostB", {p.server.url()}, p.dir.path());
   cb.mappings.push_back(mapping(p.h.b("prices"), p.h.subject("prices"), BridgeDirection::inbound, BridgeMode::core));
@@ -54,26 +188,152 @@ TEST(BridgeHostile, ABatchThatOverstatesItsFramesDeliversTheFramesItHoldsAndCoun
   b.start();
   ASSERT_TRUE(wait_for([&] { return b.ready(); }, 10s)) << b.last_error();
   RemoteReader reader(p.h.b("prices"));
-  natsConnection* nc = nullptr;
-  ASSERT_EQ(natsConnection_ConnectTo(&nc, p.server.url().c_str()), NATS_OK);
+  RawNats f(p.server.port());
   const std::string subject = p.h.subject("prices");
-  // Seq 0: "three frames", but one 9-byte frame, unpadded, ends the payload
-  // (its padding would reach past the end).
-  publish_raw(nc, subject, 0, 3, frame(0, 9, 9));
-  // Seq 1: plain.
-  publish_raw(nc, subject, 1, 0, text(payload(1)));
-  // Seq 2: a frame that claims 1000 bytes and holds 8: nothing of it is delivered.
-  publish_raw(nc, subject, 2, 2, frame(2, 1000, 8));
-  // Seq 3: plain; it reveals seq 2 as missing.
-  publish_raw(nc, subject, 3, 0, text(payload(3)));
-  ASSERT_EQ(natsConnection_Flush(nc), NATS_OK);
-  natsConnection_Destroy(nc);
-  ASSERT_TRUE(wait_for([&] { return reader.count() >= 3; }, 10s)) << reader.count();
+  f.publish(subject, bridge_headers("hostX", "x.prices", "0", "Zipc-Count: 3\r\n"), frame(0, 9, 9));  // one of three
+  f.publish(subject, bridge_headers("hostX", "x.prices", "1"), text(payload(1)));
+  f.publish(subject, bridge_headers("hostX", "x.prices", "2", "Zipc-Count: 2\r\n"), frame(2, 1000, 8));
+  f.publish(subject, bridge_headers("hostX", "x.prices", "3"), text(payload(3)));
+  f.flush();
+  ASSERT_TRUE(wait_for([&] { return reader.count() >= 2 && b.stats(0).rejected_frame >= 2; }, 10s));
   std::this_thread::sleep_for(200ms);  // anything more would be here by now
-  EXPECT_EQ(reader.seqs(), (std::vector<std::uint64_t>{0, 1, 3}));
+  EXPECT_EQ(reader.seqs(), (std::vector<std::uint64_t>{1, 3}));
   EXPECT_EQ(reader.bad(), 0u);
-  EXPECT_EQ(b.stats(0).received, 3u);
+  EXPECT_EQ(b.stats(0).received, 2u);
+  EXPECT_EQ(b.stats(0).rejected_frame, 2u);
   EXPECT_EQ(b.stats(0).lost, 1u) << "seq 2 never arrived whole";
+}
+
+TEST(BridgeHostile, ForgedInputAtACoreMappingIsCountedByReasonWhileEveryRealMessageArrivesWithinASecond) {
+  Pair p;
+  const std::string subject = p.h.subject("prices");
+  auto ca = host_config("hostA", {p.server.url()}, p.dir.path());
+  ca.mappings.push_back(mapping(p.h.a("prices"), subject, BridgeDirection::outbound, BridgeMode::core));
+  auto cb = host_config("hostB", {p.server.url()}, p.dir.path());
+  auto mb = mapping(p.h.b("prices"), subject, BridgeDirection::inbound, BridgeMode::core);
+  mb.topic_capacity_bytes = 16 << 20;
+  mb.seq_window = 100000;
+  mb.max_origins = 1000;
+  cb.mappings.push_back(mb);
+  Bridge a(ca), b(cb);
+  a.start();
+  b.start();
+  ASSERT_TRUE(wait_for([&] { return a.ready() && b.ready(); }, 10s)) << a.last_error() << b.last_error();
+  constexpr std::uint64_t kReal = 3000;
+  constexpr std::uint64_t kOrigins = 200000;
+  Collector got(p.h.b("prices"), "hostA", kReal);
+  TopicOptions opt;
+  opt.accept_existing = true;
+  Topic ta = Topic::open(p.h.a("prices"), opt);
+  const std::uint64_t rss_before = rss_bytes();
+
+  Forged c;
+  std::uint64_t forged_delivered = 0;
+  std::thread forger([&] {
+    RawNats f(p.server.port());
+    std::this_thread::sleep_for(50ms);  // the real sender has begun
+    for (int round = 0; round < 4; ++round) {
+      forge_status(f, subject, 50, c);
+      forge_headers(f, subject, "hostA", p.h.a("prices"), c);
+      forge_frames(f, subject, "forger", "c", c);
+      f.publish(subject, bridge_headers("forger", "c", std::to_string(100 + round)),
+                std::string(100 << 10, 'x'));               // > max_message_size
+      f.publish(subject, "", std::string(100 << 10, 'x'));  // the same, plain
+      c.size += 2;
+      f.publish(subject, "", "");  // empty and plain: a message of no bytes, delivered
+      ++forged_delivered;
+      f.flush();
+    }
+    // The real sender's origin jumps to the largest sequence: a new epoch
+    // (not 2^63 messages lost), and its next real message another.
+    f.publish(subject, bridge_headers("hostA", p.h.a("prices"), kMaxSeq), "x");
+    ++forged_delivered;
+    f.flush();
+    // 200,000 origins, paced (about 100,000 a second).
+    for (std::uint64_t i = 0; i < kOrigins; ++i) {
+      f.publish(subject, bridge_headers("o" + std::to_string(i), "c", "0"), "12345678");
+      if (i % 2000 == 1999) {
+        f.flush();
+        std::this_thread::sleep_for(20ms);
+      }
+    }
+    forged_delivered += kOrigins;
+    f.flush();
+  });
+  const auto sent = send_real(ta, kReal, 1ms);
+  forger.join();
+  ASSERT_TRUE(wait_for([&] { return got.real() == kReal && b.stats(0).received == kReal + forged_delivered; }, 30s))
+      << got.real() << " real, received " << b.stats(0).received;
+  got.expect_all_within(sent, 1s);
+  const BridgeStats s = b.stats(0);
+  expect_counted(s, c);
+  EXPECT_EQ(s.lost, 0u);
+  EXPECT_EQ(s.epochs, 2u) << "the jump to 2^63-1 and the real sender's next message";
+  EXPECT_GE(s.evicted, kOrigins - 1000);
+  const std::uint64_t rss_after = rss_bytes();
+  EXPECT_LT(rss_after, rss_before + (64u << 20)) << rss_before << " -> " << rss_after;
+  EXPECT_NE(b.last_error().find("rejected"), std::string::npos) << b.last_error();
+}
+
+TEST(BridgeHostile, ForgedInputAtAJetStreamMappingNeitherWedgesItsConsumerNorDelaysRealMessages) {
+  Pair p;
+  const std::string subject = p.h.subject("prices");
+  const std::string stream = "H" + std::to_string(::getpid());
+  auto ca = host_config("hostA", {p.server.url()}, p.dir.path());
+  ca.mappings.push_back(mapping(p.h.a("prices"), subject, BridgeDirection::outbound, BridgeMode::jetstream, stream));
+  auto cb = host_config("hostB", {p.server.url()}, p.dir.path());
+  auto mb = mapping(p.h.b("prices"), subject, BridgeDirection::inbound, BridgeMode::jetstream, stream);
+  mb.seq_window = 100000;
+  mb.reorder_wait = 300ms;
+  cb.mappings.push_back(mb);
+  Bridge a(ca), b(cb);
+  a.start();
+  b.start();
+  ASSERT_TRUE(wait_for([&] { return a.ready() && b.ready(); }, 10s)) << a.last_error() << b.last_error();
+  constexpr std::uint64_t kReal = 500;
+  Collector got(p.h.b("prices"), "hostA", kReal);
+  TopicOptions opt;
+  opt.accept_existing = true;
+  Topic ta = Topic::open(p.h.a("prices"), opt);
+  Forged c;
+  {
+    // More stored "404 No Messages" than the consumer's 65,536
+    // unacknowledged: the client would take each for the server's answer
+    // and leave it unacknowledged, and the consumer would stop.
+    RawNats f(p.server.port());
+    for (int i = 0; i < 66000; ++i) {
+      f.publish(subject, "NATS/1.0 404\r\n\r\n", "");
+      if (i % 5000 == 4999) f.flush();
+    }
+    f.flush();
+    c.status += 66000;
+  }
+  ASSERT_TRUE(wait_for([&] { return b.stats(0).rejected_status == c.status; }, 60s)) << b.stats(0).rejected_status;
+  std::uint64_t forged_delivered = 0;
+  std::thread forger([&] {
+    RawNats f(p.server.port());
+    for (int round = 0; round < 4; ++round) {
+      std::this_thread::sleep_for(100ms);
+      forge_status(f, subject, 10, c);
+      forge_headers(f, subject, "hostA", p.h.a("prices"), c);
+      f.publish(subject, bridge_headers("forger", "c", "1", "Zipc-Count: 1\r\n"), frame(1, 8, 8));  // no batches here
+      ++c.header;
+      f.flush();
+    }
+    f.publish(subject, bridge_headers("hostA", p.h.a("prices"), kMaxSeq), "x");
+    ++forged_delivered;
+    f.flush();
+  });
+  const auto sent = send_real(ta, kReal, 2ms);
+  forger.join();
+  ASSERT_TRUE(wait_for([&] { return got.real() == kReal && b.stats(0).received == kReal + forged_delivered; }, 30s))
+      << got.real() << " real, received " << b.stats(0).received;
+  got.expect_all_within(sent, 1s);
+  const BridgeStats s = b.stats(0);
+  expect_counted(s, c);
+  EXPECT_EQ(s.lost, 0u);
+  EXPECT_EQ(s.duplicates, 0u);
+  EXPECT_EQ(s.epochs, 2u);
 }
 
 }  // namespace

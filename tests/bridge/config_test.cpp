@@ -1,9 +1,12 @@
 // Bad configs and unreachable servers give clear errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <csignal>
 #include <fstream>
 
 #include "common.hpp"
+#include "raw_nats.hpp"
 
 namespace zipc::bridge_test {
 namespace {
@@ -155,6 +158,57 @@ TEST(Bridge, StartsBeforeTheServerAndRunsOnceItAppears) {
   EXPECT_EQ(a.stats(0).lag, 0u);
   EXPECT_TRUE(wait_for([&] { return a.stats(0).forwarded == 100u; }, std::chrono::seconds(5)))
       << a.stats(0).forwarded;  // counted just after the send returns
+}
+
+}  // namespace
+}  // namespace zipc::bridge_test
+
+namespace zipc::bridge_test {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(BridgeProgram, UsageErrorsExitWithCodeTwoInOneLineNamingTheFlagAndItsRange) {
+  TempDir dir;
+  const std::vector<std::vector<std::string>> cases{
+      {"--connect-timeout-ms", "-5"},         {"--connect-timeout-ms", "nan"}, {"--stats-ms", "-1"},
+      {"--stats-ms", "99999999999999999999"}, {"--batch-bytes", "-1"},         {"--bogus"}};
+  for (const auto& args : cases) {
+    const std::string log = dir.path() + "/usage" + std::to_string(&args - cases.data()) + ".log";
+    std::vector<std::string> argv{bridge_exe(), "--channel", "c", "--subject", "s"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Proc p(argv, log);
+    EXPECT_EQ(p.wait(std::chrono::seconds(20)), 2) << args[0];
+    const std::string out = read_file(log);
+    EXPECT_NE(out.find(args[0]), std::string::npos) << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  }
+}
+
+TEST(BridgeProgram, TheExitStatsLineShowsTheTotalsOfTheRun) {
+  Pair p;
+  const std::string log = p.dir.path() + "/bridge.log";
+  Proc bridge({bridge_exe(), "-s", p.server.url(), "--host-id", "hostB", "--channel", p.h.b("prices"), "--subject",
+               p.h.subject("prices"), "--direction", "in"},
+              log);
+  ASSERT_TRUE(wait_for([&] { return read_file(log).find("ready") != std::string::npos; }, 10s)) << read_file(log);
+  {
+    RawNats f(p.server.port());
+    for (int i = 0; i < 5; ++i)
+      f.publish(p.h.subject("prices"),
+                "NATS/1.0\r\nZipc-Origin: hostA\r\nZipc-Channel: a\r\nZipc-Seq: " + std::to_string(i) + "\r\n\r\n",
+                "body");
+    for (int i = 0; i < 3; ++i)
+      f.publish(p.h.subject("prices"), "NATS/1.0\r\nZipc-Origin: hostA\r\nZipc-Channel: a\r\nZipc-Seq: x\r\n\r\n", "b");
+    f.publish(p.h.subject("prices"), "NATS/1.0 503\r\n\r\n", "");
+    f.flush();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // (what the totals must show has arrived by now)
+  bridge.kill(SIGTERM);
+  EXPECT_EQ(bridge.wait(std::chrono::seconds(20)), 0);
+  const std::string out = read_file(log);
+  EXPECT_NE(out.find("received=5 lost=0"), std::string::npos) << out;
+  EXPECT_NE(out.find("rejected_status=1 rejected_header=3"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -249,6 +249,8 @@ TEST(BridgeHostile, ForgedInputAtACoreMappingIsCountedByReasonWhileEveryRealMess
     f.publish(subject, bridge_headers("hostA", p.h.a("prices"), kMaxSeq), "x");
     ++forged_delivered;
     f.flush();
+    // (Before the flood below evicts the real origin's state.)
+    EXPECT_TRUE(wait_for([&] { return b.stats(0).epochs >= 2; }, 10s)) << b.stats(0).epochs;
     // 200,000 origins, paced (about 100,000 a second).
     for (std::uint64_t i = 0; i < kOrigins; ++i) {
       f.publish(subject, bridge_headers("o" + std::to_string(i), "c", "0"), "12345678");

@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -124,8 +125,14 @@ class Puller {
     if (natsInbox_Create(&inbox) != NATS_OK) return "jetstream: cannot make an inbox";
     inbox_ = inbox;
     natsInbox_Destroy(inbox);
-    const natsStatus s = natsConnection_Subscribe(&sub_, nc_, inbox_.c_str(), &Puller::on_msg, this);
+    // The callback's state is shared with the client's delivery thread,
+    // which lets go of it (on_complete) only when it is done for good.
+    auto* closure = new std::shared_ptr<Box>(box_);
+    natsStatus s = natsConnection_Subscribe(&sub_, nc_, inbox_.c_str(), &Puller::on_msg, closure);
+    if (s == NATS_OK) s = natsSubscription_SetOnCompleteCB(sub_, &Puller::on_complete, closure);
     if (s != NATS_OK) {
+      if (sub_ == nullptr) delete closure;  // (else left to the client: a few bytes, once)
+      natsSubscription_Destroy(sub_);
       sub_ = nullptr;
       return "jetstream: cannot subscribe to the pull inbox: " + status_text(s);
     }
@@ -135,24 +142,25 @@ class Puller {
 
   void close() {
     if (sub_ != nullptr) {
-      // Drained: the callback (which uses this object) has returned for good.
-      if (natsSubscription_Drain(sub_) == NATS_OK) natsSubscription_WaitForDrainCompletion(sub_, 2000);
-      natsSubscription_Destroy(sub_);
+      natsSubscription_Destroy(sub_);  // (its callback may still run: it sees closed)
       sub_ = nullptr;
     }
-    discard();
+    std::lock_guard lock(box_->mu);
+    box_->closed = true;
+    for (natsMsg* msg : box_->q) natsMsg_Destroy(msg);
+    box_->q.clear();
   }
 
   void discard() {
-    std::lock_guard lock(mu_);
-    for (natsMsg* msg : q_) natsMsg_Destroy(msg);
-    q_.clear();
+    std::lock_guard lock(box_->mu);
+    for (natsMsg* msg : box_->q) natsMsg_Destroy(msg);
+    box_->q.clear();
   }
 
   // Up to max stream messages: those already here, else asks the server for
   // them and waits up to wait for the first ones.
   void fetch(MappingRuntime& m, std::vector<natsMsg*>& out, int max, std::chrono::milliseconds wait) {
-    std::unique_lock lock(mu_);
+    std::unique_lock lock(box_->mu);
     if (take(m, out, max) || stop_fetch_) {
       stop_fetch_ = false;
       return;
@@ -169,7 +177,7 @@ class Puller {
     const auto deadline = Clock::now() + wait + 50ms;
     lock.lock();
     while (out.empty() && !stop_fetch_) {
-      if (!cv_.wait_until(lock, deadline, [this] { return !q_.empty(); })) break;
+      if (!box_->cv.wait_until(lock, deadline, [this] { return !box_->q.empty(); })) break;
       take(m, out, max);
     }
     stop_fetch_ = false;
@@ -184,20 +192,25 @@ class Puller {
 
  private:
   static void on_msg(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
-    auto* self = static_cast<Puller*>(closure);
+    Box& box = **static_cast<std::shared_ptr<Box>*>(closure);
     {
-      std::lock_guard lock(self->mu_);
-      self->q_.push_back(msg);
+      std::lock_guard lock(box.mu);
+      if (!box.closed) {
+        box.q.push_back(msg);
+        msg = nullptr;
+      }
     }
-    self->cv_.notify_one();
+    natsMsg_Destroy(msg);
+    box.cv.notify_one();
   }
+  static void on_complete(void* closure) { delete static_cast<std::shared_ptr<Box>*>(closure); }
 
   // Moves the queued stream messages into out (up to max); handles the
-  // server's status messages on the way. Under mu_. True when out has some.
+  // server's status messages on the way. Under box_->mu. True when out has some.
   bool take(MappingRuntime& m, std::vector<natsMsg*>& out, int max) {
-    while (!q_.empty() && static_cast<int>(out.size()) < max) {
-      natsMsg* msg = q_.front();
-      q_.pop_front();
+    while (!box_->q.empty() && static_cast<int>(out.size()) < max) {
+      natsMsg* msg = box_->q.front();
+      box_->q.pop_front();
       const char* reply = natsMsg_GetReply(msg);
       if (reply != nullptr && stream_seq_of(reply) != 0) {
         out.push_back(msg);
@@ -226,10 +239,15 @@ class Puller {
   natsConnection* nc_ = nullptr;
   natsSubscription* sub_ = nullptr;
   std::string inbox_, next_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<natsMsg*> q_;   // under mu_
-  bool stop_fetch_ = false;  // under mu_: the server ended a pull request
+  // What the subscription's callback queues.
+  struct Box {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<natsMsg*> q;  // under mu
+    bool closed = false;     // under mu: the puller is gone, messages are destroyed
+  };
+  std::shared_ptr<Box> box_ = std::make_shared<Box>();
+  bool stop_fetch_ = false;  // under box_->mu: the server ended a pull request
 };
 
 // (Re)creates the durable pull consumer so that it delivers from the stream

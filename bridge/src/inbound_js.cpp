@@ -159,28 +159,33 @@ class Puller {
 
   // Up to max stream messages: those already here, else asks the server for
   // them and waits up to wait for the first ones.
+  // One pull request at a time is outstanding (until it has brought `max`
+  // messages, the server ended it, or it expired): what the server sends
+  // ahead of the bridge is at most one batch, as with the client's fetch.
   void fetch(MappingRuntime& m, std::vector<natsMsg*>& out, int max, std::chrono::milliseconds wait) {
     std::unique_lock lock(box_->mu);
-    if (take(m, out, max) || stop_fetch_) {
-      stop_fetch_ = false;
-      return;
+    if (take(m, out, max)) return;
+    const auto now = Clock::now();
+    if (!outstanding_ || now > request_deadline_) {
+      lock.unlock();
+      const std::string req = "{\"batch\":" + std::to_string(max) +
+                              ",\"expires\":" + std::to_string(std::chrono::nanoseconds(wait).count()) + "}";
+      if (natsConnection_PublishRequest(nc_, next_.c_str(), inbox_.c_str(), req.data(), static_cast<int>(req.size())) !=
+          NATS_OK) {
+        m.counters.errors.fetch_add(1, std::memory_order_relaxed);
+        std::this_thread::sleep_for(50ms);
+        return;
+      }
+      lock.lock();
+      outstanding_ = true;
+      request_left_ = max;
+      request_deadline_ = now + wait + 50ms;
     }
-    lock.unlock();
-    const std::string req = "{\"batch\":" + std::to_string(max) +
-                            ",\"expires\":" + std::to_string(std::chrono::nanoseconds(wait).count()) + "}";
-    if (natsConnection_PublishRequest(nc_, next_.c_str(), inbox_.c_str(), req.data(), static_cast<int>(req.size())) !=
-        NATS_OK) {
-      m.counters.errors.fetch_add(1, std::memory_order_relaxed);
-      std::this_thread::sleep_for(50ms);
-      return;
-    }
-    const auto deadline = Clock::now() + wait + 50ms;
-    lock.lock();
-    while (out.empty() && !stop_fetch_) {
+    const auto deadline = std::min(request_deadline_, now + wait + 50ms);
+    while (out.empty() && outstanding_) {
       if (!box_->cv.wait_until(lock, deadline, [this] { return !box_->q.empty(); })) break;
       take(m, out, max);
     }
-    stop_fetch_ = false;
   }
 
   // A stream message is done with: acknowledged (+ACK) or, when it was
@@ -214,6 +219,7 @@ class Puller {
       const char* reply = natsMsg_GetReply(msg);
       if (reply != nullptr && stream_seq_of(reply) != 0) {
         out.push_back(msg);
+        if (request_left_ > 0 && --request_left_ == 0) outstanding_ = false;
         continue;
       }
       // The server speaking: 404 no messages, 408 request expired, 409
@@ -224,14 +230,13 @@ class Puller {
       if (natsMsgHeader_Get(msg, kHdrStatus, &status) == NATS_OK && status != nullptr) {
         const std::string_view st(status);
         if (st == "100" && reply != nullptr && *reply != '\0') natsConnection_Publish(nc_, reply, nullptr, 0);
-        if (st == "404" || st == "408" || st == "409") stop_fetch_ = true;
+        if (st == "404" || st == "408" || st == "409") outstanding_ = false;  // (perhaps an older request's)
         if (st == "409") m.counters.errors.fetch_add(1, std::memory_order_relaxed);
       } else {
         std::lock_guard lock(m.local_mu);
         count_reject(m, Reject::status, "a message on the pull inbox without a stream reply");
       }
       natsMsg_Destroy(msg);
-      if (stop_fetch_ && out.empty()) break;
     }
     return !out.empty();
   }
@@ -247,7 +252,10 @@ class Puller {
     bool closed = false;     // under mu: the puller is gone, messages are destroyed
   };
   std::shared_ptr<Box> box_ = std::make_shared<Box>();
-  bool stop_fetch_ = false;  // under box_->mu: the server ended a pull request
+  // Under box_->mu: the pull request in flight, what it may still bring, until when.
+  bool outstanding_ = false;
+  int request_left_ = 0;
+  Clock::time_point request_deadline_{};
 };
 
 // (Re)creates the durable pull consumer so that it delivers from the stream

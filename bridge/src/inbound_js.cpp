@@ -86,9 +86,9 @@ bool still_there(MappingRuntime& m, Link& link, std::uint64_t seq, const std::st
 // with <domain>.<account hash> before the stream and a token after); 0 when
 // it is none.
 std::uint64_t stream_seq_of(std::string_view reply) {
-  constexpr std::string_view prefix = "$JS.ACK.";
-  if (reply.substr(0, prefix.size()) != prefix) return 0;
-  reply.remove_prefix(prefix.size());
+  constexpr std::string_view kPrefix = "$JS.ACK.";
+  if (reply.substr(0, kPrefix.size()) != kPrefix) return 0;
+  reply.remove_prefix(kPrefix.size());
   std::string_view tok[12];
   std::size_t n = 0;
   while (n < 12) {

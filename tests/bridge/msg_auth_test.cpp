@@ -16,7 +16,7 @@ namespace {
 using namespace std::chrono_literals;
 
 std::string key_file(const std::string& dir, const std::string& name, const std::string& key, mode_t mode = 0600) {
-  const std::string path = dir + "/" + name;
+  std::string path = dir + "/" + name;
   std::ofstream(path) << key << "\n";
   ::chmod(path.c_str(), mode);
   return path;

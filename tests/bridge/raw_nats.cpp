@@ -73,8 +73,8 @@ void RawNats::flush() {
 
 std::string header_block(std::initializer_list<std::pair<std::string, std::string>> headers) {
   std::string b = "NATS/1.0\r\n";
-  for (const auto& [k, v] : headers) b += k + ": " + v + "\r\n";
-  return b + "\r\n";
+  for (const auto& [k, v] : headers) b.append(k).append(": ").append(v).append("\r\n");
+  return b.append("\r\n");
 }
 
 std::uint64_t rss_bytes() {

@@ -44,8 +44,9 @@ std::size_t build_envelope(std::string& out, std::string_view origin, std::strin
   out[7] = static_cast<char>(channel.size());
   std::memcpy(out.data() + 8, &seq, 8);
   std::memcpy(out.data() + 16, &origin_ns, 8);
-  std::memcpy(out.data() + kFixed, origin.data(), origin.size());
-  std::memcpy(out.data() + kFixed + origin.size(), channel.data(), channel.size());
+  // (A plain message has neither: empty views may hold a null pointer.)
+  if (!origin.empty()) std::memcpy(out.data() + kFixed, origin.data(), origin.size());
+  if (!channel.empty()) std::memcpy(out.data() + kFixed + origin.size(), channel.data(), channel.size());
   return total;
 }
 }  // namespace bridge_detail

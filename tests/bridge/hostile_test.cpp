@@ -45,6 +45,13 @@ std::string bridge_headers(const std::string& origin, const std::string& channel
   return b + "\r\n";
 }
 
+// ASan keeps freed memory in quarantine: there the RSS says nothing.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kRssMeaningful = false;
+#else
+constexpr bool kRssMeaningful = true;
+#endif
+
 constexpr const char* kMaxSeq = "9223372036854775807";  // 2^63-1: the largest sequence taken
 
 // What a forger sends, with the counter each kind must land in.
@@ -273,7 +280,9 @@ TEST(BridgeHostile, ForgedInputAtACoreMappingIsCountedByReasonWhileEveryRealMess
   EXPECT_EQ(s.epochs, 2u) << "the jump to 2^63-1 and the real sender's next message";
   EXPECT_GE(s.evicted, kOrigins - 1000);
   const std::uint64_t rss_after = rss_bytes();
-  EXPECT_LT(rss_after, rss_before + (64u << 20)) << rss_before << " -> " << rss_after;
+  if (kRssMeaningful) {
+    EXPECT_LT(rss_after, rss_before + (64u << 20)) << rss_before << " -> " << rss_after;
+  }
   EXPECT_NE(b.last_error().find("rejected"), std::string::npos) << b.last_error();
 }
 

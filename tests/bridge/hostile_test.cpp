@@ -329,6 +329,12 @@ TEST(BridgeHostile, ForgedInputAtAJetStreamMappingNeitherWedgesItsConsumerNorDel
       forge_headers(f, subject, "hostA", p.h.a("prices"), c);
       f.publish(subject, bridge_headers("forger", "c", "1", "Zipc-Count: 1\r\n"), frame(1, 8, 8));  // no batches here
       ++c.header;
+      f.publish(subject, bridge_headers("forger", "c", std::to_string(100 + round)),
+                std::string(100 << 10, 'x'));               // > max_message_size
+      f.publish(subject, "", std::string(100 << 10, 'x'));  // the same, plain
+      c.size += 2;
+      f.publish(subject, "", "");  // empty and plain: a message of no bytes, delivered
+      ++forged_delivered;
       f.flush();
     }
     f.publish(subject, bridge_headers("hostA", p.h.a("prices"), kMaxSeq), "x");

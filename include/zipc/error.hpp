@@ -68,18 +68,19 @@ class Error : public std::system_error {
 // Result of a hot-path call. Never thrown.
 enum class Status : std::uint8_t {
   ok = 0,
-  full,           // try_* found no room
-  empty,          // try_* found nothing to read
-  timeout,        // a bounded wait expired
-  closed,         // the channel is closed (and, for readers, drained)
-  too_large,      // the message exceeds the configured maximum; nothing was sent
-  corrupt,        // shared state failed validation; the call did nothing harmful
-  overrun,        // a lossy reader was lapped; see lost()
-  peer_dead,      // the other side died
-  not_retained,   // the requested position is no longer held
-  busy,           // no free participant slot
+  full,          // try_* found no room
+  empty,         // try_* found nothing to read
+  timeout,       // a bounded wait expired
+  closed,        // the channel is closed (and, for readers, drained)
+  too_large,     // the message exceeds the configured maximum; nothing was sent
+  corrupt,       // shared state failed validation; the call did nothing harmful
+  overrun,       // a lossy reader was lapped; see lost()
+  peer_dead,     // the other side died
+  not_retained,  // the requested position is no longer held
+  busy,  // no free participant slot; a Publisher's one loan is out; debug builds: another thread is inside the handle
   wrong_role,     // API misuse: the handle lacks the role (send on a consumer-only queue handle, ...)
   not_supported,  // API misuse: this mode does not offer the call (acquire on a lossy subscriber, ...)
+  detached,       // API misuse: the handle is detached, moved from or default-constructed (docs/handles.md)
 };
 
 const char* to_string(Status s) noexcept;

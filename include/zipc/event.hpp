@@ -31,13 +31,19 @@ enum class WaitStrategy : std::uint8_t {
 };
 const char* to_string(WaitStrategy s) noexcept;
 
+// The timeout of every blocking call (docs/timeouts.md): zipc::forever waits
+// without a deadline (so does any timeout past ~146 years); zero tries once
+// and never blocks; a negative timeout tries once too, like an expired
+// deadline. A try that finds nothing says empty/full, never timeout.
+inline constexpr std::chrono::nanoseconds forever = std::chrono::nanoseconds::max();
+
 // An absolute point on CLOCK_MONOTONIC (ns). Timeouts become deadlines once, so
 // retries after spurious wake-ups never extend the wait.
 class Deadline {
  public:
   static Deadline after(std::chrono::nanoseconds timeout) noexcept;
   static constexpr Deadline never() noexcept { return Deadline(std::numeric_limits<std::uint64_t>::max()); }
-  static constexpr Deadline now_or_never(bool forever) noexcept { return forever ? never() : Deadline(0); }
+  static constexpr Deadline now_or_never(bool wait_forever) noexcept { return wait_forever ? never() : Deadline(0); }
   static constexpr Deadline at_ns(std::uint64_t ns) noexcept { return Deadline(ns); }
   [[nodiscard]] bool is_never() const noexcept { return ns_ == std::numeric_limits<std::uint64_t>::max(); }
   [[nodiscard]] bool expired() const noexcept;

@@ -57,7 +57,9 @@ class Listener {
   // The ids notified since the last take, ascending, each once; empty when
   // none. The span stays valid until this listener's next call.
   [[nodiscard]] std::span<const std::uint32_t> try_wait();
-  // Waits up to timeout for a notification; empty on timeout.
+  // Waits up to timeout (zipc::forever; 0 or negative: tries once) for a
+  // notification; empty when none came. On a detached listener, both throw
+  // Errc::invalid_argument.
   [[nodiscard]] std::span<const std::uint32_t> wait(std::chrono::nanoseconds timeout);
   // Notifications taken so far (ids, once per take).
   [[nodiscard]] std::uint64_t received() const noexcept;

@@ -78,6 +78,7 @@ enum class HeapStatus : std::uint8_t {
   foreign_pointer,   // the pointer is not inside this heap, or not where a block can start
   corrupt_header,    // the block's header fails its check (overwritten, or not a block)
   corrupt,           // the heap failed validation (now or earlier); nothing was changed
+  detached,          // the handle is detached, moved from or default-constructed (docs/handles.md)
 };
 const char* to_string(HeapStatus s) noexcept;
 

@@ -24,9 +24,13 @@
 //   (void)s; (void)r; (void)st;
 //   zipc::Queue::remove("jobs-example");
 //
-// One handle is one participant (a record in the segment): use a handle from
-// one thread at a time; open another handle per thread. Processes may die at
-// any instruction: see docs/queue.md for what survivors recover and how.
+// One handle is one participant (a record in the segment): use a handle and
+// its loans from one thread at a time; open another handle per thread. A
+// detached, moved-from or default Queue answers every call with
+// Status::detached; a loan keeps what it needs of its handle until it ends
+// (docs/handles.md). Timeouts: zipc::forever, 0 or negative tries once
+// (docs/timeouts.md). Processes may die at any instruction: see docs/queue.md
+// for what survivors recover and how.
 #pragma once
 
 #include <chrono>
@@ -112,7 +116,8 @@ struct QueueImpl;
 class Queue;
 
 // A reserved block: fill data() (size() bytes) and commit(n). Destroyed
-// without commit, the reservation is aborted (never delivered).
+// without commit, the reservation is aborted (never delivered). Once ended
+// (commit, abort), data() is empty and commit says Status::detached.
 class QueueWriteLoan {
  public:
   QueueWriteLoan() = default;
@@ -137,6 +142,7 @@ class QueueWriteLoan {
 
  private:
   friend class Queue;
+  void end() noexcept;  // the loan holds nothing (commit, abort)
   detail::QueueImpl* impl_ = nullptr;
   std::byte* data_ = nullptr;
   std::size_t capacity_ = 0;
@@ -145,7 +151,8 @@ class QueueWriteLoan {
   Status status_ = Status::ok;
 };
 
-// An acquired message: read data() (size() bytes). Released when destroyed.
+// An acquired message: read data() (size() bytes). Released when destroyed;
+// once released, data() is empty and release() does nothing.
 class QueueReadLoan {
  public:
   QueueReadLoan() = default;
@@ -182,6 +189,8 @@ struct WaitHookAccess;
 
 class Queue {
  public:
+  // zipc::forever waits without a deadline; 0 or negative tries once and
+  // says empty/full; an expired positive wait says timeout (docs/timeouts.md).
   using Timeout = std::chrono::nanoseconds;
 
   // Creates a new queue; Errc::already_exists if the name is taken,
@@ -202,7 +211,9 @@ class Queue {
   Queue() noexcept;
   Queue(Queue&&) noexcept;
   Queue& operator=(Queue&&) noexcept;
-  ~Queue();  // detach()es (every loan of this handle must be gone)
+  // detach()es; a loan still out keeps the record and the mapping until it
+  // ends (then commit/release work as before: docs/handles.md).
+  ~Queue();
 
   // Copy API. Never truncates: a message over block_size() is too_large,
   // unless the queue has an oversize region (then it is stored there).
@@ -262,8 +273,9 @@ class Queue {
   [[nodiscard]] const Segment& segment() const noexcept;
   [[nodiscard]] bool is_attached() const noexcept { return impl_ != nullptr; }
   // Lets go of this handle's participant record and mapping now (the
-  // destructor does the same); the queue stays open for everyone else
-  // (close() is the verb that closes it for everyone).
+  // destructor does the same; loans still out keep them until they end);
+  // the queue stays open for everyone else (close() is the verb that closes
+  // it for everyone). Later calls say Status::detached; closed() says true.
   void detach() noexcept;
 
  private:

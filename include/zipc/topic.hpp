@@ -27,6 +27,10 @@
 //   (void)view.sequence();
 //   zipc::Topic::remove(name);
 //
+// Handles: a detached, moved-from or default Publisher or Subscriber answers
+// with Status::detached; Topic::publisher()/subscribe() on a detached Topic
+// throw Errc::invalid_argument (docs/handles.md). Timeouts: zipc::forever,
+// 0 or negative tries once (docs/timeouts.md).
 // A topic is a byte ring of variable-size records with dense sequence numbers
 // (docs/topic.md). Reliable subscribers hold the publisher back (publish waits,
 // try_publish says full); lossy ones never do and learn how many messages they
@@ -132,7 +136,10 @@ class Subscriber;
 
 // A reserved record: write data(), then commit(n). Destroyed uncommitted, it
 // is aborted (readers skip it; no sequence number is used). A publisher has at
-// most one loan out; do not move or destroy the Publisher while it is.
+// most one loan out (another reserve or publish says Status::busy). The loan
+// follows its Publisher when that moves, and keeps it (slot, claim, mapping)
+// when it is detached or destroyed, until the loan ends (docs/handles.md).
+// Once ended, data() is empty and commit says Status::detached.
 class TopicWriteLoan {
  public:
   TopicWriteLoan() = default;
@@ -211,8 +218,9 @@ class Publisher {
   std::uint64_t cached_min_ = 0;     // lower bound of every reliable subscriber's position
   std::uint64_t cached_generation_ = ~0ull;
   std::uint64_t next_liveness_check_ns_ = 0;
-  bool loan_out_ = false;
-  std::uint64_t pending_end_ = 0;  // streaming mode: committed but not yet visible
+  TopicWriteLoan* loan_ = nullptr;  // the loan out (at most one); it points back at us
+  bool parked_ = false;             // destroyed with a loan out: kept on the heap until the loan ends
+  std::uint64_t pending_end_ = 0;   // streaming mode: committed but not yet visible
   std::uint64_t pending_next_ = 0;
   std::uint32_t pending_count_ = 0;
   std::uint64_t pending_since_ns_ = 0;
@@ -231,7 +239,10 @@ struct WaitHookAccess;
 }
 
 // An acquired record, read in place: data() (size() bytes) stays valid until
-// release() or destruction (or the subscriber's next read/acquire).
+// release() or destruction, or the subscriber's next read/acquire (which
+// ends the loan: data() is then empty). The loan follows its Subscriber when
+// that moves, and keeps it (slot, position, mapping) when it is detached or
+// destroyed, until the loan ends (docs/handles.md).
 class TopicReadLoan {
  public:
   TopicReadLoan() = default;
@@ -284,8 +295,7 @@ class Subscriber {
   // Zero copy (reliable mode only; lossy subscribers get Status::not_supported):
   // the record in the log itself, held back from the publisher until the
   // loan is released. One loan at a time: the subscriber's next read or
-  // acquire releases the previous loan (its data() is then no longer valid).
-  // Do not move or destroy the Subscriber while a loan is out.
+  // acquire releases the previous loan (its data() is then empty).
   [[nodiscard]] TopicReadLoan try_acquire() noexcept;
   [[nodiscard]] TopicReadLoan acquire(std::chrono::nanoseconds timeout) noexcept;
 
@@ -352,10 +362,12 @@ class Subscriber {
   std::uint64_t view_end_ = 0;  // end of the record a view still shows (0: none)
   std::uint64_t lost_ = 0;
   std::uint64_t abandoned_ = 0;
-  std::uint32_t idle_polls_ = 0;  // reliable mode: frontier polls since the cursor line was last read
-  std::uint64_t gap_ = 0;         // durable restart: messages lost, reported by the next read
-  bool slow_ = false;             // lossy, or a gap to report: try_read takes read_slow
-  bool durable_ = false;          // a named durable slot: detaching keeps the position for the grace
+  std::uint32_t idle_polls_ = 0;   // reliable mode: frontier polls since the cursor line was last read
+  std::uint64_t gap_ = 0;          // durable restart: messages lost, reported by the next read
+  bool slow_ = false;              // lossy, or a gap to report: try_read takes read_slow
+  bool durable_ = false;           // a named durable slot: detaching keeps the position for the grace
+  TopicReadLoan* loan_ = nullptr;  // the loan out (at most one); it points back at us
+  bool parked_ = false;            // destroyed with a loan out: kept on the heap until the loan ends
 };
 
 class Topic {

@@ -69,6 +69,7 @@ class TypedQueue {
   [[nodiscard]] WriteLoan try_reserve() noexcept { return reserve_slice(1, Timeout::zero()); }
   // n Ts (too_large when n * sizeof(T) > block_size()).
   [[nodiscard]] WriteLoan reserve_slice(std::size_t n, Timeout timeout) noexcept {
+    if (!queue_.is_attached()) return WriteLoan(Status::detached);
     if (n > queue_.block_size() / sizeof(T)) return WriteLoan(Status::too_large);
     zipc::QueueWriteLoan raw = queue_.reserve(timeout);
     const std::span<std::byte> bytes = detail::write_bytes(raw);

@@ -108,7 +108,7 @@ class WaitSet {
   // Returns false for an unknown id. Safe while other processes publish.
   bool detach(std::uint64_t id);
 
-  // Waits up to timeout (Timeout::max(): forever; 0: poll) for something to
+  // Waits up to timeout (zipc::forever; 0 or negative: poll) for something to
   // be ready; returns what is (empty: timeout or stop()). The span stays valid
   // until the next call on this WaitSet.
   std::span<const Ready> wait(Timeout timeout);

@@ -12,7 +12,7 @@
  *   zipc_queue_send(q, "hello", 6, 1000000);        // waits at most 1 ms for room
  *   char buf[256];
  *   size_t len = 0;
- *   zipc_queue_recv(q, buf, sizeof buf, &len, -1);  // negative timeout: wait forever
+ *   zipc_queue_recv(q, buf, sizeof buf, &len, ZIPC_FOREVER);  // wait without a deadline
  *   zipc_write_loan_t w;                            // zero copy: write into the ring
  *   if (zipc_queue_reserve(q, 0, &w) == ZIPC_OK) {
  *     memcpy(w.data, "abc", 3);
@@ -35,13 +35,18 @@
  *   thread: what failed, on which object, and why, as zipc::Error::what()
  *   gives it ("queue 'jobs': already exists (/dev/shm/zipc.jobs)").
  *   Hot-path statuses (full, empty, timeout, closed, ...) leave no message.
- * - Timeouts are in nanoseconds: 0 = try once and never block, a negative
- *   value = wait forever.
+ * - Timeouts are in nanoseconds (docs/timeouts.md): ZIPC_FOREVER waits
+ *   without a deadline; 0 tries once and never blocks; a negative value tries
+ *   once too (an expired deadline). A try that finds nothing returns
+ *   ZIPC_EMPTY / ZIPC_FULL; only a positive timeout that expires returns
+ *   ZIPC_TIMEOUT.
  * - Loans (zipc_write_loan_t, zipc_read_loan_t) and rpc requests and tickets
  *   are structs the caller owns (usually on its stack): data and size are
  *   public, the rest is private state. A live loan must be ended exactly once
  *   (commit or abort; release) and must not be copied while live except as a
- *   move (use only the copy). A handle must outlive its loans.
+ *   move (use only the copy). A loan keeps what it needs of its handle: a
+ *   handle detached while its loan is out stays until the loan ends, and
+ *   the loan's data stays readable (docs/handles.md).
  * - Threads: a handle is used by one thread at a time (open one per thread),
  *   except zipc_rpc_server_next/serve/stop, which may run on many threads.
  * - No C++ exception crosses this API: the library catches them and returns
@@ -84,6 +89,9 @@ extern "C" {
 /* The ABI version this header describes (compare with zipc_abi_version()). */
 #define ZIPC_ABI_VERSION 0
 
+/* Wait without a deadline (the C++ zipc::forever). */
+#define ZIPC_FOREVER INT64_MAX
+
 /* ---- Status ------------------------------------------------------------ */
 
 /* One status for every call. 0..25 are zipc::Errc (setup errors, and the
@@ -120,6 +128,7 @@ typedef enum zipc_status {
   ZIPC_EMPTY = 101,              /* a try (timeout 0) found nothing to read */
   ZIPC_OVERRUN = 102,            /* a lossy subscriber was lapped (see lost) */
   ZIPC_NOT_SUPPORTED = 103,      /* not offered in this mode (acquire on a lossy subscriber) */
+  ZIPC_DETACHED = 104,           /* C++ handle detached, moved from or default (docs/handles.md) */
   ZIPC_DOUBLE_FREE = 110,        /* heap: the block is already free */
   ZIPC_FOREIGN_POINTER = 111,    /* heap: the pointer is not a block of this heap */
   ZIPC_CORRUPT_BLOCK = 112       /* heap: the block's header fails its check */
@@ -528,7 +537,7 @@ ZIPC_API zipc_status_t zipc_rpc_request_reply(zipc_rpc_request_t* request, const
 ZIPC_API zipc_status_t zipc_rpc_request_reserve_reply(zipc_rpc_request_t* request, size_t n, zipc_write_loan_t* loan);
 ZIPC_API zipc_status_t zipc_rpc_request_release(zipc_rpc_request_t* request);
 
-/* Waits up to timeout_ns (negative: forever) for the server and a free client record. */
+/* Waits up to timeout_ns (ZIPC_FOREVER; 0 or negative: try once) for the server and a free client record. */
 ZIPC_API zipc_status_t zipc_rpc_client_connect(const char* name, int64_t timeout_ns, zipc_rpc_client_t** out);
 /* Every response and ticket of this client must have ended. */
 ZIPC_API zipc_status_t zipc_rpc_client_detach(zipc_rpc_client_t* client);
@@ -693,7 +702,7 @@ ZIPC_API zipc_status_t zipc_event_channel_notifier(zipc_event_channel_t* channel
  * NULL) says how many. ZIPC_TOO_LARGE when id > max_event_id (nothing sent). */
 ZIPC_API zipc_status_t zipc_notifier_notify(zipc_notifier_t* notifier, uint32_t id, uint32_t* reach);
 ZIPC_API zipc_status_t zipc_notifier_detach(zipc_notifier_t* notifier);
-/* Waits up to timeout_ns (0: poll; negative: forever) and fills ids[0 .. *count)
+/* Waits up to timeout_ns (0 or negative: poll; ZIPC_FOREVER) and fills ids[0 .. *count)
  * with the ids notified since the last take, ascending. ZIPC_OK when some were,
  * ZIPC_EMPTY (timeout 0) or ZIPC_TIMEOUT when none. More than capacity: the
  * rest come first from the next call, without waiting. */
@@ -749,9 +758,9 @@ ZIPC_API zipc_status_t zipc_waitset_attach_fd(zipc_waitset_t* waitset, int fd, u
 ZIPC_API zipc_status_t zipc_waitset_attach_interval(zipc_waitset_t* waitset, int64_t period_ns, uint64_t* id);
 /* ZIPC_NOT_FOUND for an unknown id. */
 ZIPC_API zipc_status_t zipc_waitset_detach(zipc_waitset_t* waitset, uint64_t id);
-/* Waits up to timeout_ns (negative: forever; 0: poll) and fills
- * ready[0 .. *count). ZIPC_OK when something is ready, ZIPC_TIMEOUT when not
- * (also after zipc_waitset_stop). More than capacity ready: the rest come
+/* Waits up to timeout_ns (ZIPC_FOREVER; 0 or negative: poll) and fills
+ * ready[0 .. *count). ZIPC_OK when something is ready; else ZIPC_EMPTY after
+ * a poll, ZIPC_TIMEOUT after a wait (also after zipc_waitset_stop). More than capacity ready: the rest come
  * first from the next call, without waiting. */
 ZIPC_API zipc_status_t zipc_waitset_wait(zipc_waitset_t* waitset, int64_t timeout_ns, zipc_ready_t* ready,
                                          size_t capacity, size_t* count);

@@ -59,9 +59,15 @@ zipc_status_t guard(const char* function, Body&& body) noexcept {
 
 // ---- conversions ----
 
-// Negative: forever (a timeout past ~146 years means no deadline).
+// docs/timeouts.md: ZIPC_FOREVER (INT64_MAX, which is zipc::forever) waits
+// without a deadline (so does any timeout past ~146 years); 0 and negative
+// values try once, as an expired deadline does.
 inline std::chrono::nanoseconds timeout(std::int64_t ns) noexcept {
-  return ns < 0 ? std::chrono::nanoseconds::max() : std::chrono::nanoseconds(ns);
+  return std::chrono::nanoseconds(ns < 0 ? 0 : ns);
+}
+// True when a call with this timeout only tries once (the try_* form).
+inline bool try_once(std::int64_t ns) noexcept {
+  return ns <= 0;
 }
 inline zipc_wait_options_t default_wait() noexcept {
   zipc_wait_options_t w;
@@ -103,6 +109,10 @@ T read_options(const T* options, Init init) noexcept {
 
 // Gives back the record a subscriber's read loan shows (topic.cpp).
 void release_topic_loan(zipc_subscriber* subscriber) noexcept;
+// Ends a publisher's write loan (topic.cpp): commits *commit_n bytes, or
+// aborts when commit_n is NULL. ZIPC_TOO_LARGE keeps the loan.
+zipc_status_t end_topic_write_loan(zipc_publisher* publisher, const std::size_t* commit_n,
+                                   std::uint64_t* sequence) noexcept;
 // The C++ endpoints behind the C handles (for the WaitSet).
 Queue& queue_of(zipc_queue* queue) noexcept;
 Subscriber& subscriber_of(zipc_subscriber* subscriber) noexcept;

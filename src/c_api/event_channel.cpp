@@ -172,12 +172,12 @@ zipc_status_t zipc_listener_wait(zipc_listener_t* listener, int64_t timeout_ns, 
   return guard("zipc_listener_wait", [&] {
     *count = 0;
     if (listener->backlog.empty()) {
-      auto got = timeout_ns == 0 ? listener->listener.try_wait() : listener->listener.wait(timeout(timeout_ns));
+      auto got = try_once(timeout_ns) ? listener->listener.try_wait() : listener->listener.wait(timeout(timeout_ns));
       listener->backlog.assign(got.begin(), got.end());
     }
     *count = hand_out(listener, ids, capacity);
     if (*count != 0) return ZIPC_OK;
-    return timeout_ns == 0 ? ZIPC_EMPTY : ZIPC_TIMEOUT;
+    return try_once(timeout_ns) ? ZIPC_EMPTY : ZIPC_TIMEOUT;
   });
 }
 

@@ -40,6 +40,7 @@ zipc_status_t from(zipc::HeapStatus s) noexcept {
     case zipc::HeapStatus::foreign_pointer: return ZIPC_FOREIGN_POINTER;
     case zipc::HeapStatus::corrupt_header: return ZIPC_CORRUPT_BLOCK;
     case zipc::HeapStatus::corrupt: return ZIPC_CORRUPT;
+    case zipc::HeapStatus::detached: return ZIPC_DETACHED;
   }
   return ZIPC_CORRUPT;
 }

@@ -20,12 +20,10 @@ zipc_status_t commit_queue(zipc_write_loan_t* loan, size_t n, uint64_t* sequence
 
 zipc_status_t commit_topic(zipc_write_loan_t* loan, size_t n, uint64_t* sequence) noexcept {
   if (n > loan->size) return ZIPC_TOO_LARGE;  // the loan is kept
-  const zipc::CommitResult r = slot<zipc::TopicWriteLoan>(loan->private_)->commit(n);
-  if (r.status == zipc::Status::too_large) return ZIPC_TOO_LARGE;  // the loan is kept
-  destroy<zipc::TopicWriteLoan>(loan->private_);
+  const zipc_status_t st = end_topic_write_loan(*slot<zipc_publisher*>(loan->private_), &n, sequence);
+  if (st == ZIPC_TOO_LARGE) return st;  // the loan is kept
   clear(loan);
-  if (r.ok() && sequence != nullptr) *sequence = r.sequence;
-  return from(r.status);
+  return st;
 }
 
 zipc_status_t commit_rpc_request(zipc_write_loan_t* loan, size_t n) noexcept {
@@ -67,8 +65,7 @@ zipc_status_t zipc_write_loan_abort(zipc_write_loan_t* loan) {
       destroy<zipc::QueueWriteLoan>(loan->private_);
       break;
     case LoanKind::topic_write:
-      slot<zipc::TopicWriteLoan>(loan->private_)->abort();
-      destroy<zipc::TopicWriteLoan>(loan->private_);
+      (void)end_topic_write_loan(*slot<zipc_publisher*>(loan->private_), nullptr, nullptr);
       break;
     case LoanKind::rpc_request_loan: destroy<zipc::RpcWriteLoan>(loan->private_); break;
     case LoanKind::rpc_reply: break;  // nothing sent: releasing the request answers empty

@@ -150,7 +150,7 @@ zipc_status_t zipc_queue_send(zipc_queue_t* queue, const void* data, size_t size
   ZIPC_CHECK_QUEUE("zipc_queue_send");
   if (data == nullptr && size != 0) return invalid("zipc_queue_send", "data is NULL");
   const std::span<const std::byte> msg(static_cast<const std::byte*>(data), size);
-  return from(timeout_ns == 0 ? queue->queue.try_send(msg) : queue->queue.send(msg, timeout(timeout_ns)));
+  return from(try_once(timeout_ns) ? queue->queue.try_send(msg) : queue->queue.send(msg, timeout(timeout_ns)));
 }
 
 zipc_status_t zipc_queue_recv(zipc_queue_t* queue, void* buffer, size_t capacity, size_t* size, int64_t timeout_ns) {
@@ -158,7 +158,8 @@ zipc_status_t zipc_queue_recv(zipc_queue_t* queue, void* buffer, size_t capacity
   if (buffer == nullptr && capacity != 0) return invalid("zipc_queue_recv", "buffer is NULL");
   if (size == nullptr) return invalid("zipc_queue_recv", "size is NULL");
   const std::span<std::byte> out(static_cast<std::byte*>(buffer), capacity);
-  const zipc::IoResult r = timeout_ns == 0 ? queue->queue.try_recv(out) : queue->queue.recv(out, timeout(timeout_ns));
+  const zipc::IoResult r =
+      try_once(timeout_ns) ? queue->queue.try_recv(out) : queue->queue.recv(out, timeout(timeout_ns));
   if (r.status == zipc::Status::ok || r.status == zipc::Status::too_large) *size = r.size;
   return from(r.status);
 }

@@ -9,13 +9,20 @@
 struct zipc_topic {  // NOLINT(readability-identifier-naming): the C ABI names it
   zipc::Topic topic;
 };
+// A loan lives in its handle (a stable address: the caller may move its
+// zipc_*_loan_t), which the loan's private area names. A handle detached
+// while its loan is out stays until the loan ends (docs/handles.md).
 struct zipc_publisher {  // NOLINT(readability-identifier-naming): the C ABI names it
   zipc::Publisher publisher;
+  zipc::TopicWriteLoan loan;  // the claim a live zipc_write_loan_t shows (destroyed first)
+  bool loan_out = false;      // a zipc_write_loan_t holds `loan`
+  bool detached = false;      // zipc_publisher_detach ran while the loan was out
 };
 struct zipc_subscriber {  // NOLINT(readability-identifier-naming): the C ABI names it
   zipc::Subscriber subscriber;
   zipc::TopicReadLoan loan;  // the record a live zipc_read_loan_t shows (destroyed first)
   bool loan_out = false;     // a zipc_read_loan_t holds `loan`
+  bool detached = false;     // zipc_subscriber_detach ran while the loan was out
 };
 
 using namespace zipc::c_api;
@@ -27,6 +34,22 @@ zipc::Subscriber& zipc::c_api::subscriber_of(zipc_subscriber* subscriber) noexce
 void zipc::c_api::release_topic_loan(zipc_subscriber* subscriber) noexcept {
   subscriber->loan.release();
   subscriber->loan_out = false;
+  if (subscriber->detached) delete subscriber;
+}
+
+zipc_status_t zipc::c_api::end_topic_write_loan(zipc_publisher* publisher, const std::size_t* commit_n,
+                                                uint64_t* sequence) noexcept {
+  zipc::CommitResult r{zipc::Status::ok, 0};
+  if (commit_n != nullptr) {
+    r = publisher->loan.commit(*commit_n);
+    if (r.status == zipc::Status::too_large) return ZIPC_TOO_LARGE;  // the loan is kept
+  } else {
+    publisher->loan.abort();
+  }
+  publisher->loan_out = false;
+  if (publisher->detached) delete publisher;
+  if (r.ok() && sequence != nullptr) *sequence = r.sequence;
+  return from(r.status);
 }
 
 namespace {
@@ -197,7 +220,7 @@ zipc_status_t zipc_topic_publisher(zipc_topic_t* topic, zipc_publisher_t** out) 
   if (topic == nullptr) return invalid("zipc_topic_publisher", "topic is NULL");
   if (out == nullptr) return invalid("zipc_topic_publisher", "out is NULL");
   return guard("zipc_topic_publisher", [&] {
-    *out = new zipc_publisher{topic->topic.publisher()};
+    *out = new zipc_publisher{topic->topic.publisher(), {}, false, false};
     return ZIPC_OK;
   });
 }
@@ -221,7 +244,7 @@ zipc_status_t zipc_topic_subscribe(zipc_topic_t* topic, const zipc_subscribe_opt
     if (o.durable_name != nullptr) so.durable_name = o.durable_name;
     so.durable_grace =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(o.durable_grace_ns));
-    *out = new zipc_subscriber{topic->topic.subscribe(so), {}, false};
+    *out = new zipc_subscriber{topic->topic.subscribe(so), {}, false, false};
     return ZIPC_OK;
   });
 }
@@ -229,10 +252,12 @@ zipc_status_t zipc_topic_subscribe(zipc_topic_t* topic, const zipc_subscribe_opt
 zipc_status_t zipc_publisher_publish(zipc_publisher_t* publisher, const void* data, size_t size, int64_t timeout_ns,
                                      uint64_t* sequence) {
   if (publisher == nullptr) return invalid("zipc_publisher_publish", "publisher is NULL");
+  if (publisher->loan_out)
+    return invalid("zipc_publisher_publish", "a write loan of this publisher is live: commit or abort it first");
   if (data == nullptr && size != 0) return invalid("zipc_publisher_publish", "data is NULL");
   const std::span<const std::byte> msg(static_cast<const std::byte*>(data), size);
   zipc::Publisher& p = publisher->publisher;
-  const zipc::CommitResult r = timeout_ns == 0 ? p.try_publish(msg) : p.publish(msg, timeout(timeout_ns));
+  const zipc::CommitResult r = try_once(timeout_ns) ? p.try_publish(msg) : p.publish(msg, timeout(timeout_ns));
   if (r.ok() && sequence != nullptr) *sequence = r.sequence;
   return from(r.status);
 }
@@ -241,13 +266,17 @@ zipc_status_t zipc_publisher_reserve(zipc_publisher_t* publisher, size_t size, i
                                      zipc_write_loan_t* loan) {
   if (publisher == nullptr) return invalid("zipc_publisher_reserve", "publisher is NULL");
   if (loan == nullptr) return invalid("zipc_publisher_reserve", "loan is NULL");
+  if (publisher->loan_out)
+    return invalid("zipc_publisher_reserve", "a write loan of this publisher is live: commit or abort it first");
   clear(loan);
   zipc::Publisher& p = publisher->publisher;
-  zipc::TopicWriteLoan l = timeout_ns == 0 ? p.try_reserve(size) : p.reserve(size, timeout(timeout_ns));
+  zipc::TopicWriteLoan l = try_once(timeout_ns) ? p.try_reserve(size) : p.reserve(size, timeout(timeout_ns));
   if (!l) return from(l.status());
   loan->data = l.data().data();
   loan->size = l.data().size();
-  emplace<zipc::TopicWriteLoan>(loan->private_, LoanKind::topic_write, std::move(l));
+  publisher->loan = std::move(l);
+  emplace<zipc_publisher*>(loan->private_, LoanKind::topic_write, publisher);
+  publisher->loan_out = true;
   return ZIPC_OK;
 }
 
@@ -258,7 +287,10 @@ zipc_status_t zipc_publisher_flush(zipc_publisher_t* publisher) {
 }
 
 zipc_status_t zipc_publisher_detach(zipc_publisher_t* publisher) {
-  delete publisher;
+  if (publisher != nullptr && publisher->loan_out)
+    publisher->detached = true;  // freed when its loan ends
+  else
+    delete publisher;
   return ZIPC_OK;
 }
 
@@ -270,7 +302,7 @@ zipc_status_t zipc_subscriber_read(zipc_subscriber_t* subscriber, void* buffer, 
   if (buffer == nullptr && capacity != 0) return invalid("zipc_subscriber_read", "buffer is NULL");
   const std::span<std::byte> out(static_cast<std::byte*>(buffer), capacity);
   zipc::Subscriber& s = subscriber->subscriber;
-  const zipc::ReadResult r = timeout_ns == 0 ? s.try_read(out) : s.read(out, timeout(timeout_ns));
+  const zipc::ReadResult r = try_once(timeout_ns) ? s.try_read(out) : s.read(out, timeout(timeout_ns));
   if (info != nullptr && (r.status == zipc::Status::ok || r.status == zipc::Status::too_large)) {
     *info = {r.sequence, r.publish_ns, r.size};
   }
@@ -287,7 +319,7 @@ zipc_status_t zipc_subscriber_acquire(zipc_subscriber_t* subscriber, int64_t tim
   zipc::Subscriber& s = subscriber->subscriber;
   // A lossy reader copies out (a publisher may overwrite the record any time).
   if (s.delivery() != zipc::Delivery::reliable) return ZIPC_NOT_SUPPORTED;
-  zipc::TopicReadLoan l = timeout_ns == 0 ? s.try_acquire() : s.acquire(timeout(timeout_ns));
+  zipc::TopicReadLoan l = try_once(timeout_ns) ? s.try_acquire() : s.acquire(timeout(timeout_ns));
   if (!l) return from(l.status());
   loan->data = l.data().data();
   loan->size = l.size();
@@ -309,7 +341,10 @@ zipc_status_t zipc_subscriber_stats(const zipc_subscriber_t* subscriber, zipc_su
 }
 
 zipc_status_t zipc_subscriber_detach(zipc_subscriber_t* subscriber) {
-  delete subscriber;
+  if (subscriber != nullptr && subscriber->loan_out)
+    subscriber->detached = true;  // freed when its loan ends
+  else
+    delete subscriber;
   return ZIPC_OK;
 }
 

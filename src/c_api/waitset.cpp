@@ -125,7 +125,8 @@ zipc_status_t zipc_waitset_wait(zipc_waitset_t* waitset, int64_t timeout_ns, zip
     for (std::size_t i = 0; i < n; ++i) ready[i] = to_c(waitset->backlog[i]);
     waitset->backlog.erase(waitset->backlog.begin(), waitset->backlog.begin() + static_cast<std::ptrdiff_t>(n));
     *count = n;
-    return n > 0 ? ZIPC_OK : ZIPC_TIMEOUT;
+    if (n > 0) return ZIPC_OK;
+    return try_once(timeout_ns) ? ZIPC_EMPTY : ZIPC_TIMEOUT;
   });
 }
 

@@ -100,6 +100,7 @@ const char* to_string(Status s) noexcept {
     case Status::busy: return "busy";
     case Status::wrong_role: return "wrong_role";
     case Status::not_supported: return "not_supported";
+    case Status::detached: return "detached";
   }
   return "unknown";
 }

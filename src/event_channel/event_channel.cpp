@@ -159,20 +159,26 @@ bool EventChannel::remove(std::string_view name, const SegmentOptions& segment) 
 
 EventChannel::~EventChannel() = default;
 
+// A detached handle (docs/handles.md): zeros and an empty segment.
 std::uint32_t EventChannel::max_event_id() const noexcept {
-  return state_->max_event_id;
+  return state_ ? state_->max_event_id : 0;
 }
 std::uint32_t EventChannel::max_listeners() const noexcept {
-  return state_->max_listeners;
+  return state_ ? state_->max_listeners : 0;
 }
 std::uint64_t EventChannel::notifications() const noexcept {
+  if (!state_) return 0;
   return state_->control->admin.notifications.load(std::memory_order_relaxed);  // relaxed: a statistic
 }
 const Segment& EventChannel::segment() const noexcept {
-  return state_->segment;
+  static const Segment none;
+  return state_ ? state_->segment : none;
 }
 
 Listener EventChannel::listener() {
+  if (!state_)
+    throw Error(Errc::invalid_argument,
+                "event channel: listener() on a detached handle (moved from, detached or default)");
   EventChannelState& s = *state_;
   const std::uint64_t me = pack(ProcessId::current());
   for (int pass = 0; pass < 2; ++pass) {
@@ -200,6 +206,9 @@ Listener EventChannel::listener() {
 }
 
 Notifier EventChannel::notifier() {
+  if (!state_)
+    throw Error(Errc::invalid_argument,
+                "event channel: notifier() on a detached handle (moved from, detached or default)");
   Notifier n;
   n.state_ = state_;
   return n;
@@ -208,7 +217,8 @@ Notifier EventChannel::notifier() {
 // ---------------------------------------------------------------- Notifier
 
 Status Notifier::notify(std::uint32_t id) noexcept {
-  if (!state_) return Status::wrong_role;
+  if (!state_) [[unlikely]]
+    return Status::detached;
   EventChannelState& s = *state_;
   if (id > s.max_event_id) return Status::too_large;
   const std::uint32_t word = id / 64;
@@ -267,7 +277,8 @@ bool Listener::pending() const noexcept {
 
 std::span<const std::uint32_t> Listener::try_wait() {
   taken_.clear();
-  if (!state_) return {};
+  if (!state_)
+    throw Error(Errc::invalid_argument, "listener: wait on a detached handle (moved from, detached or default)");
   EventChannelState& s = *state_;
   auto* words = s.bitmap(slot_);
   for (std::uint32_t w = 0; w < s.bitmap_words; ++w) {
@@ -290,7 +301,8 @@ std::span<const std::uint32_t> Listener::try_wait() {
 }
 
 std::span<const std::uint32_t> Listener::wait(std::chrono::nanoseconds timeout) {
-  if (!state_) return {};
+  if (!state_)
+    throw Error(Errc::invalid_argument, "listener: wait on a detached handle (moved from, detached or default)");
   if (!try_wait().empty()) return taken_;
   const Deadline deadline = Deadline::after(timeout);
   for (;;) {

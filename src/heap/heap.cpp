@@ -29,6 +29,7 @@ const char* to_string(HeapStatus s) noexcept {
     case HeapStatus::foreign_pointer: return "foreign_pointer";
     case HeapStatus::corrupt_header: return "corrupt_header";
     case HeapStatus::corrupt: return "corrupt";
+    case HeapStatus::detached: return "detached";
   }
   return "unknown";
 }
@@ -328,13 +329,13 @@ void Heap::detach() noexcept {
 }
 
 Allocation Heap::try_allocate(std::size_t size, std::size_t align) noexcept {
-  if (control_ == nullptr) return {nullptr, HeapStatus::corrupt};
+  if (control_ == nullptr) return {nullptr, HeapStatus::detached};
   if (segment_.read_only()) return {nullptr, HeapStatus::invalid_argument};
   return detail::cached_allocate(view(), size, align);
 }
 
 HeapStatus Heap::deallocate(void* p) noexcept {
-  if (control_ == nullptr) return HeapStatus::foreign_pointer;
+  if (control_ == nullptr) return p == nullptr ? HeapStatus::ok : HeapStatus::detached;
   if (segment_.read_only()) return HeapStatus::invalid_argument;
   return detail::cached_deallocate(view(), p);
 }

@@ -20,7 +20,10 @@ Status Queue::try_send(std::span<const std::byte> msg) noexcept {
 }
 
 Status Queue::send(std::span<const std::byte> msg, Timeout timeout) noexcept {
+  if (!impl_) [[unlikely]]
+    return Status::detached;
   QueueImpl& q = *impl_;
+  ZIPC_USE_CHECK(q.use, Status::busy);
   if (msg.size() > q.block) [[unlikely]]
     return q.send_big(msg, timeout);
   return on_ring(q, [&](auto ring) noexcept -> Status {
@@ -41,7 +44,10 @@ IoResult Queue::try_recv(std::span<std::byte> out) noexcept {
 }
 
 IoResult Queue::recv(std::span<std::byte> out, Timeout timeout) noexcept {
+  if (!impl_) [[unlikely]]
+    return {Status::detached, 0};
   QueueImpl& q = *impl_;
+  ZIPC_USE_CHECK(q.use, (IoResult{Status::busy, 0}));
   return on_ring(q, [&](auto ring) noexcept -> IoResult {
     using Ring = decltype(ring);
     std::uint64_t pos = 0;
@@ -85,6 +91,10 @@ IoResult Queue::recv(std::span<std::byte> out, Timeout timeout) noexcept {
 
 std::size_t Queue::send_batch(std::span<const std::span<const std::byte>> msgs, Timeout timeout,
                               Status* status) noexcept {
+  if (!impl_) [[unlikely]] {
+    if (status) *status = Status::detached;
+    return 0;
+  }
   QueueImpl& q = *impl_;
   return on_ring(q, [&](auto ring) noexcept -> std::size_t {
     using Ring = decltype(ring);
@@ -117,6 +127,10 @@ std::size_t Queue::send_batch(std::span<const std::span<const std::byte>> msgs, 
 }
 
 std::size_t Queue::recv_batch_impl(std::size_t max, Timeout timeout, BatchFn fn, void* ctx, Status* status) noexcept {
+  if (!impl_) [[unlikely]] {
+    if (status) *status = Status::detached;
+    return 0;
+  }
   QueueImpl& q = *impl_;
   return on_ring(q, [&](auto ring) noexcept -> std::size_t {
     using Ring = decltype(ring);
@@ -169,6 +183,8 @@ std::size_t Queue::recv_batch_impl(std::size_t max, Timeout timeout, BatchFn fn,
 // ---------------------------------------------------------------- control
 
 void Queue::close() noexcept {
+  if (!impl_) [[unlikely]]
+    return;
   // seq_cst: pairs with readers of closed, and is the closer's half of the
   // Dekker pairs of try_reserve / the drained checks; notify_all's fence
   // then wakes sleepers.
@@ -182,10 +198,12 @@ void Queue::detach() noexcept {
 }
 
 bool Queue::closed() const noexcept {
-  return impl_->is_closed();
+  return impl_ == nullptr || impl_->is_closed();  // a detached handle can do nothing more
 }
 
 QueueStats Queue::stats() const noexcept {
+  if (!impl_) [[unlikely]]
+    return {};
   const QueueImpl& q = *impl_;
   QueueStats s;
   for (std::uint32_t i = 0; i < q.max_participants; ++i) {
@@ -213,32 +231,36 @@ QueueStats Queue::stats() const noexcept {
   return s;
 }
 
+// A detached handle (docs/handles.md): nothing recovered, zero sizes, an
+// empty segment.
 std::size_t Queue::recover() noexcept {
-  return impl_->recover();
+  return impl_ ? impl_->recover() : 0;
 }
 std::size_t Queue::block_size() const noexcept {
-  return impl_->block;
+  return impl_ ? impl_->block : 0;
 }
 std::size_t Queue::block_count() const noexcept {
-  return impl_->cap;
+  return impl_ ? impl_->cap : 0;
 }
 std::size_t Queue::oversize_bytes() const noexcept {
-  return impl_->ov_arena.size;
+  return impl_ ? impl_->ov_arena.size : 0;
 }
 std::size_t Queue::size_approx() const noexcept {
+  if (!impl_) return 0;
   // relaxed: an estimate.
   const std::uint64_t t = impl_->ctl->tail.load(std::memory_order_relaxed);
   const std::uint64_t h = impl_->ctl->head.load(std::memory_order_relaxed);
   return t > h ? std::min<std::uint64_t>(t - h, impl_->cap) : 0;
 }
 Multiplicity Queue::producers() const noexcept {
-  return impl_->multi_producer ? Multiplicity::multi : Multiplicity::single;
+  return !impl_ || impl_->multi_producer ? Multiplicity::multi : Multiplicity::single;
 }
 Multiplicity Queue::consumers() const noexcept {
-  return impl_->multi_consumer ? Multiplicity::multi : Multiplicity::single;
+  return !impl_ || impl_->multi_consumer ? Multiplicity::multi : Multiplicity::single;
 }
 const Segment& Queue::segment() const noexcept {
-  return impl_->seg;
+  static const Segment none;
+  return impl_ ? impl_->seg : none;
 }
 
 namespace detail {

@@ -16,6 +16,7 @@
 #include "layout/queue_layout.hpp"
 #include "layout/queue_oversize.hpp"
 #include "sync/asymmetric_wait.hpp"
+#include "sync/use_check.hpp"
 #include "zipc/queue.hpp"
 #include "zipc/segment.hpp"
 
@@ -61,6 +62,14 @@ struct QueueImpl {
   bool multi_producer = true;
   bool multi_consumer = true;
   RingKind ring = RingKind::vyukov;
+
+  // Process-local references (docs/handles.md): one for the handle, one per
+  // live loan. The last to go lets go of the record and the mapping
+  // (queue_drop). Not atomic: a handle and its loans are used by one thread
+  // at a time.
+  std::uint32_t refs = 1;
+  // Debug builds: refuses a second thread inside this handle (Status::busy).
+  [[no_unique_address]] UseCheck use;
 
   WaitOptions wait;
   Role role = Role::both;
@@ -202,5 +211,14 @@ struct QueueImpl {
   Status acquire_wait(std::uint64_t* out, std::size_t max, std::size_t* n, std::size_t size_limit,
                       std::size_t* first_size, std::chrono::nanoseconds timeout, std::optional<Deadline>* d) noexcept;
 };
+
+// Detaches q (its record, its single-side words) and frees it: the handle
+// and every loan of it are gone (queue_setup.cpp).
+void queue_free(QueueImpl* q) noexcept;
+// A loan of q ended: the last reference frees q.
+inline void queue_drop(QueueImpl& q) noexcept {
+  if (--q.refs == 0) [[unlikely]]
+    queue_free(&q);
+}
 
 }  // namespace zipc::detail

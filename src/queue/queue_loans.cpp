@@ -18,7 +18,10 @@ using detail::QueueImpl;
 // reserve() and acquire() return one named loan from every path, so it is
 // built in the caller's slot (NRVO): no move, no destruction of a temporary.
 QueueWriteLoan Queue::reserve(Timeout timeout) noexcept {
+  if (!impl_) [[unlikely]]
+    return QueueWriteLoan(Status::detached);
   QueueImpl& q = *impl_;
+  ZIPC_USE_CHECK(q.use, QueueWriteLoan(Status::busy));
   return on_ring(q, [&](auto ring) noexcept -> QueueWriteLoan {
     using Ring = decltype(ring);
     std::uint64_t pos = 0, n = 0;
@@ -27,6 +30,7 @@ QueueWriteLoan Queue::reserve(Timeout timeout) noexcept {
     l.status_ = q.reserve_wait<Ring>(1, &pos, &n, timeout, &d);
     if (l.status_ != Status::ok) return l;
     l.impl_ = &q;
+    ++q.refs;  // the loan keeps q (docs/handles.md)
     l.data_ = q.cell_data(pos);
     l.capacity_ = q.block;
     l.pos_ = pos;
@@ -35,6 +39,10 @@ QueueWriteLoan Queue::reserve(Timeout timeout) noexcept {
 }
 
 std::size_t Queue::reserve_batch(std::span<QueueWriteLoan> out, Timeout timeout, Status* status) noexcept {
+  if (!impl_) [[unlikely]] {
+    if (status) *status = Status::detached;
+    return 0;
+  }
   QueueImpl& q = *impl_;
   return on_ring(q, [&](auto ring) noexcept -> std::size_t {
     using Ring = decltype(ring);
@@ -46,6 +54,7 @@ std::size_t Queue::reserve_batch(std::span<QueueWriteLoan> out, Timeout timeout,
     for (std::uint64_t i = 0; i < n; ++i) {
       QueueWriteLoan l;
       l.impl_ = &q;
+      ++q.refs;  // the loan keeps q (docs/handles.md)
       l.data_ = q.cell_data(first + i);
       l.capacity_ = q.block;
       l.pos_ = first + i;
@@ -56,7 +65,10 @@ std::size_t Queue::reserve_batch(std::span<QueueWriteLoan> out, Timeout timeout,
 }
 
 QueueReadLoan Queue::acquire(Timeout timeout) noexcept {
+  if (!impl_) [[unlikely]]
+    return QueueReadLoan(Status::detached);
   QueueImpl& q = *impl_;
+  ZIPC_USE_CHECK(q.use, QueueReadLoan(Status::busy));
   return on_ring(q, [&](auto ring) noexcept -> QueueReadLoan {
     using Ring = decltype(ring);
     std::uint64_t pos = 0;
@@ -75,6 +87,7 @@ QueueReadLoan Queue::acquire(Timeout timeout) noexcept {
       }
       if (data == nullptr) return l;
       l.impl_ = &q;
+      ++q.refs;  // the loan keeps q (docs/handles.md)
       l.data_ = data;
       l.size_ = len;
       l.pos_ = pos;
@@ -89,6 +102,7 @@ QueueReadLoan Queue::acquire(Timeout timeout) noexcept {
       return l;
     }
     l.impl_ = &q;
+    ++q.refs;  // the loan keeps q (docs/handles.md)
     l.data_ = q.cell_data(pos);
     l.size_ = sz;
     l.pos_ = pos;
@@ -97,6 +111,10 @@ QueueReadLoan Queue::acquire(Timeout timeout) noexcept {
 }
 
 std::size_t Queue::acquire_batch(std::span<QueueReadLoan> out, Timeout timeout, Status* status) noexcept {
+  if (!impl_) [[unlikely]] {
+    if (status) *status = Status::detached;
+    return 0;
+  }
   QueueImpl& q = *impl_;
   return on_ring(q, [&](auto ring) noexcept -> std::size_t {
     using Ring = decltype(ring);
@@ -121,6 +139,7 @@ std::size_t Queue::acquire_batch(std::span<QueueReadLoan> out, Timeout timeout, 
           continue;
         }
         l.impl_ = &q;
+        ++q.refs;  // the loan keeps q (docs/handles.md)
         l.data_ = data;
         l.size_ = len;
         l.pos_ = pos[i];
@@ -137,6 +156,7 @@ std::size_t Queue::acquire_batch(std::span<QueueReadLoan> out, Timeout timeout, 
       }
       QueueReadLoan l;
       l.impl_ = &q;
+      ++q.refs;  // the loan keeps q (docs/handles.md)
       l.data_ = q.cell_data(pos[i]);
       l.size_ = sz;
       l.pos_ = pos[i];
@@ -172,36 +192,48 @@ QueueWriteLoan& QueueWriteLoan::operator=(QueueWriteLoan&& o) noexcept {
 }
 
 CommitResult QueueWriteLoan::commit(std::size_t n) noexcept {
-  if (!impl_) return {status_ == Status::ok ? Status::closed : status_, 0};
+  // No loan held (ended, moved from, default): detached; a failed reserve: its reason.
+  if (!impl_) return {status_ == Status::ok ? Status::detached : status_, 0};
   if (n > capacity_) return {Status::too_large, 0};
   QueueImpl& q = *impl_;
-  if (big_ != 0) [[unlikely]] {
-    q.big_commit(pos_, n);
-    detail::VyukovRing::publish(q, 1);  // an oversize region runs the Vyukov ring
-  } else {
-    on_ring(q, [&](auto ring) noexcept {
-      using Ring = decltype(ring);
-      Ring::commit(q, pos_, static_cast<std::uint32_t>(n));
-      Ring::publish(q, 1);
-    });
+  {
+    ZIPC_USE_CHECK(q.use, (CommitResult{Status::busy, 0}));  // (debug builds; ends before q may go)
+    if (big_ != 0) [[unlikely]] {
+      q.big_commit(pos_, n);
+      detail::VyukovRing::publish(q, 1);  // an oversize region runs the Vyukov ring
+    } else {
+      on_ring(q, [&](auto ring) noexcept {
+        using Ring = decltype(ring);
+        Ring::commit(q, pos_, static_cast<std::uint32_t>(n));
+        Ring::publish(q, 1);
+      });
+    }
   }
-  impl_ = nullptr;
+  end();
+  detail::queue_drop(q);
   return {Status::ok, pos_};
 }
 
 void QueueWriteLoan::abort() noexcept {
   if (!impl_) return;
+  QueueImpl& q = *impl_;
   if (big_ != 0) [[unlikely]] {
-    impl_->big_abort(pos_, big_ - 1);
+    q.big_abort(pos_, big_ - 1);
   } else {
-    QueueImpl& q = *impl_;
     on_ring(q, [&](auto ring) noexcept {
       using Ring = decltype(ring);
       Ring::abort(q, pos_);
       Ring::publish(q, 0);
     });
   }
+  end();
+  detail::queue_drop(q);
+}
+
+void QueueWriteLoan::end() noexcept {
   impl_ = nullptr;
+  data_ = nullptr;  // data() is empty once the loan ended
+  capacity_ = 0;
 }
 
 QueueReadLoan::QueueReadLoan(QueueReadLoan&& o) noexcept {
@@ -228,10 +260,10 @@ QueueReadLoan& QueueReadLoan::operator=(QueueReadLoan&& o) noexcept {
 
 void QueueReadLoan::release() noexcept {
   if (!impl_) return;
+  QueueImpl& q = *impl_;
   if (big_ != 0) [[unlikely]] {
-    impl_->big_release(pos_, big_ - 1);
+    q.big_release(pos_, big_ - 1);
   } else {
-    QueueImpl& q = *impl_;
     on_ring(q, [&](auto ring) noexcept {
       using Ring = decltype(ring);
       Ring::release(q, pos_, true);
@@ -239,6 +271,9 @@ void QueueReadLoan::release() noexcept {
     });
   }
   impl_ = nullptr;
+  data_ = nullptr;  // data() is empty once the loan ended
+  size_ = 0;
+  detail::queue_drop(q);
 }
 
 }  // namespace zipc

@@ -320,6 +320,8 @@ namespace zipc {
 // A loan sized per message: a block, or n bytes of the region (queue.hpp).
 QueueWriteLoan Queue::reserve(std::size_t n, Timeout timeout) noexcept {
   using detail::QueueImpl;
+  if (!impl_) [[unlikely]]
+    return QueueWriteLoan(Status::detached);
   QueueImpl& q = *impl_;
   if (n <= q.block) return reserve(timeout);
   std::optional<Deadline> d;
@@ -334,6 +336,7 @@ QueueWriteLoan Queue::reserve(std::size_t n, Timeout timeout) noexcept {
   }
   q.big_attach(pos, off, n);
   l.impl_ = &q;
+  ++q.refs;  // the loan keeps q (docs/handles.md)
   l.data_ = q.big_data(off);
   l.capacity_ = n;
   l.pos_ = pos;

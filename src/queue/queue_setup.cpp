@@ -274,6 +274,11 @@ struct QueueAttach {
   }
 };
 
+void queue_free(QueueImpl* q) noexcept {
+  QueueAttach::detach(*q);
+  delete q;
+}
+
 }  // namespace detail
 
 // ---------------------------------------------------------------- setup
@@ -283,13 +288,14 @@ Queue::Queue(std::unique_ptr<QueueImpl> impl) noexcept : impl_(std::move(impl)) 
 Queue::Queue(Queue&&) noexcept = default;
 Queue& Queue::operator=(Queue&& o) noexcept {
   if (this != &o) {
-    if (impl_) detail::QueueAttach::detach(*impl_);
+    if (impl_) detail::queue_drop(*impl_.release());
     impl_ = std::move(o.impl_);
   }
   return *this;
 }
+// A loan still out keeps the state (record, mapping) until it ends (docs/handles.md).
 Queue::~Queue() {
-  if (impl_) detail::QueueAttach::detach(*impl_);
+  if (impl_) detail::queue_drop(*impl_.release());
 }
 
 Queue Queue::create(std::string_view name, const QueueOptions& options, Role role) {

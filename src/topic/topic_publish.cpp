@@ -49,7 +49,10 @@ Deadline seat_slice(Deadline d) noexcept {
 // ---------------------------------------------------------------- claim
 
 Status Publisher::reserve(std::size_t size, Deadline deadline, TopicWriteLoan& loan) noexcept {
-  if (!state_ || loan_out_) return Status::corrupt;
+  if (!state_) [[unlikely]]
+    return Status::detached;
+  if (loan_ != nullptr) [[unlikely]]
+    return Status::busy;  // one loan at a time
   TopicState& s = *state_;
   if (size > s.max_message) return Status::too_large;
   auto& pub = s.pub();
@@ -172,7 +175,7 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, TopicWriteLoan& l
     loan.record_ = record;
     loan.end_ = end;
     loan.status_ = Status::ok;
-    loan_out_ = true;
+    loan_ = &loan;
     // Closed? Checked after our claim is in the tail (Dekker with a reader's
     // drained check, Subscriber::empty_or_closed): either that reader sees
     // our claim and waits for it, or we see closed here and give the claim
@@ -239,7 +242,7 @@ CommitResult Publisher::finish(TopicWriteLoan& loan, std::size_t n, bool abort) 
   TopicState& s = *state_;
   auto& pub = s.pub();
   const bool multi = s.mode == layout::PublisherMode::multi;
-  loan_out_ = false;
+  loan_ = nullptr;
   loan.owner_ = nullptr;  // whatever happens below, the loan is spent
   auto* h = reinterpret_cast<RecordHeader*>(s.at(loan.record_));
   // The header's fields, stored together just before the tag (after the
@@ -386,8 +389,11 @@ CommitResult Publisher::publish(std::span<const std::byte> message, std::chrono:
   TopicWriteLoan loan;
   // Try first: the deadline (a clock read) is only needed when we must wait.
   Status st = reserve(message.size(), Deadline::at_ns(0), loan);
-  if (st == Status::full) st = reserve(message.size(), Deadline::after(timeout), loan);
-  if (st != Status::ok) return {st == Status::full ? Status::timeout : st, 0};
+  if (st == Status::full && timeout.count() > 0) {  // <= 0: try once (docs/timeouts.md)
+    st = reserve(message.size(), Deadline::after(timeout), loan);
+    if (st == Status::full) st = Status::timeout;
+  }
+  if (st != Status::ok) return {st, 0};
   copy_in(*state_, loan.payload_, message);
   return finish(loan, message.size(), false);
 }
@@ -401,8 +407,11 @@ TopicWriteLoan Publisher::try_reserve(std::size_t size) noexcept {
 TopicWriteLoan Publisher::reserve(std::size_t size, std::chrono::nanoseconds timeout) noexcept {
   TopicWriteLoan loan;
   Status st = reserve(size, Deadline::at_ns(0), loan);  // try first, as in publish
-  if (st == Status::full) st = reserve(size, Deadline::after(timeout), loan);
-  loan.status_ = st == Status::full ? Status::timeout : st;
+  if (st == Status::full && timeout.count() > 0) {      // <= 0: try once (docs/timeouts.md)
+    st = reserve(size, Deadline::after(timeout), loan);
+    if (st == Status::full) st = Status::timeout;
+  }
+  loan.status_ = st;
   return loan;
 }
 
@@ -417,6 +426,7 @@ TopicWriteLoan& TopicWriteLoan::operator=(TopicWriteLoan&& o) noexcept {
     if (owner_ != nullptr) abort();
     // Field by field, every one: reserve() just filled o (see platform::keep_apart).
     owner_ = o.owner_;
+    if (owner_ != nullptr) owner_->loan_ = this;
     platform::keep_apart();
     payload_ = o.payload_;
     platform::keep_apart();
@@ -435,10 +445,16 @@ TopicWriteLoan& TopicWriteLoan::operator=(TopicWriteLoan&& o) noexcept {
 }
 
 CommitResult TopicWriteLoan::commit(std::size_t n) noexcept {
-  if (owner_ == nullptr) return {status_ == Status::ok ? Status::corrupt : status_, 0};
+  // No loan held (ended, moved from, default): detached; a failed reserve: its reason.
+  if (owner_ == nullptr) return {status_ == Status::ok ? Status::detached : status_, 0};
   if (n > size_) return {Status::too_large, 0};  // the loan is kept
   Publisher* p = owner_;
-  return p->finish(*this, n, false);
+  const CommitResult r = p->finish(*this, n, false);
+  payload_ = nullptr;  // data() is empty once the loan ended
+  size_ = 0;
+  if (p->parked_) [[unlikely]]
+    delete p;  // its handle went while we were out (docs/handles.md)
+  return r;
 }
 
 void TopicWriteLoan::abort() noexcept {
@@ -446,6 +462,10 @@ void TopicWriteLoan::abort() noexcept {
   Publisher* p = owner_;
   (void)p->finish(*this, 0, true);
   owner_ = nullptr;
+  payload_ = nullptr;
+  size_ = 0;
+  if (p->parked_) [[unlikely]]
+    delete p;
 }
 
 }  // namespace zipc

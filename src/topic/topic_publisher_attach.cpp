@@ -1,5 +1,7 @@
 // Topic publishers, attach: taking the single-publisher word or a multi slot, moving, giving it back.
 #include <algorithm>
+#include <new>
+#include <utility>
 
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
@@ -19,6 +21,8 @@ void detail::PublisherMarksDelete::operator()(PublisherMarks* marks) const noexc
 }
 
 Publisher Topic::publisher() {
+  if (!state_)
+    throw Error(Errc::invalid_argument, "topic: publisher() on a detached handle (moved from, detached or default)");
   TopicState& s = *state_;
   if (s.read_only) detail::topic_fail(Errc::wrong_role, s.name(), "opened read-only: it has no publisher");
   s.me = pack(ProcessId::current());
@@ -109,7 +113,8 @@ Publisher& Publisher::operator=(Publisher&& o) noexcept {
     cached_min_ = o.cached_min_;
     cached_generation_ = o.cached_generation_;
     next_liveness_check_ns_ = o.next_liveness_check_ns_;
-    loan_out_ = o.loan_out_;
+    loan_ = std::exchange(o.loan_, nullptr);
+    if (loan_ != nullptr) loan_->owner_ = this;
     pending_end_ = o.pending_end_;
     pending_next_ = o.pending_next_;
     pending_count_ = o.pending_count_;
@@ -124,6 +129,15 @@ Publisher& Publisher::operator=(Publisher&& o) noexcept {
 }
 
 Publisher::~Publisher() {
+  if (loan_ != nullptr && !parked_) [[unlikely]] {
+    // A loan is out: it keeps this publisher (slot, claim, mapping) until it
+    // ends, then frees it (docs/handles.md). Without memory, the loan is aborted.
+    auto* kept = new (std::nothrow) Publisher(std::move(*this));
+    if (kept != nullptr)
+      kept->parked_ = true;
+    else
+      loan_->abort();
+  }
   // Reset here, not left to the member destructor: operator= runs this
   // destructor and then assigns to the members again.
   seats_.reset();

@@ -193,24 +193,27 @@ void Topic::sync() const {
   if (state_) state_->segment.sync();
 }
 
+// A detached handle (docs/handles.md): zeros, closed, an empty segment.
 std::uint64_t Topic::capacity_bytes() const noexcept {
-  return state_->capacity;
+  return state_ ? state_->capacity : 0;
 }
 std::uint32_t Topic::max_message_size() const noexcept {
-  return state_->max_message;
+  return state_ ? state_->max_message : 0;
 }
 std::uint32_t Topic::max_subscribers() const noexcept {
-  return state_->max_subscribers;
+  return state_ ? state_->max_subscribers : 0;
 }
 Multiplicity Topic::publishers() const noexcept {
-  return state_->mode == layout::PublisherMode::multi ? Multiplicity::multi : Multiplicity::single;
+  return !state_ || state_->mode == layout::PublisherMode::multi ? Multiplicity::multi : Multiplicity::single;
 }
 std::uint64_t Topic::next_sequence() const noexcept {
+  if (!state_) return 0;
   std::uint64_t c = 0, n = 0;
   (void)detail::read_commit_pair(*state_, &c, &n);
   return n;
 }
 std::uint64_t Topic::oldest_sequence() const noexcept {
+  if (!state_) return 0;
   for (int i = 0; i < 16; ++i) {
     // acquire: pairs with the release raise of oldest.
     const std::uint64_t o = state_->pub().oldest.load(std::memory_order_acquire);
@@ -220,9 +223,11 @@ std::uint64_t Topic::oldest_sequence() const noexcept {
   return next_sequence();
 }
 std::uint64_t Topic::abandoned() const noexcept {
+  if (!state_) return 0;
   return state_->admin().abandoned_total.load(std::memory_order_relaxed);  // relaxed: a statistic
 }
 void Topic::close() noexcept {
+  if (!state_) return;
   TopicState& s = *state_;
   if (s.read_only) {
     detail::log_message(LogLevel::error, s.name(), "close() on a topic opened read-only: not closed");
@@ -236,10 +241,12 @@ void Topic::close() noexcept {
   s.events().commit.notify_all();
 }
 bool Topic::closed() const noexcept {
-  return state_->admin().closed.load(std::memory_order_acquire) != 0;  // acquire: pairs with close()
+  // acquire: pairs with close().
+  return !state_ || state_->admin().closed.load(std::memory_order_acquire) != 0;
 }
 const Segment& Topic::segment() const noexcept {
-  return state_->segment;
+  static const Segment none;
+  return state_ ? state_->segment : none;
 }
 
 }  // namespace zipc

@@ -44,6 +44,12 @@ void Subscriber::release_loan(std::uint64_t end) noexcept {
 
 void Subscriber::release_view() noexcept {
   if (view_end_ == 0) return;
+  if (loan_ != nullptr) {  // the loan ends here: its data() is empty from now on
+    loan_->owner_ = nullptr;
+    loan_->data_ = nullptr;
+    loan_->size_ = 0;
+    loan_ = nullptr;
+  }
   position_ = view_end_;
   view_end_ = 0;
   publish_position();
@@ -169,7 +175,8 @@ Status Subscriber::empty_or_closed() noexcept {
 }
 
 ReadResult Subscriber::try_read(std::span<std::byte> buffer) noexcept {
-  if (!state_) return rr(Status::corrupt);
+  if (!state_) [[unlikely]]
+    return rr(Status::detached);
   if (slow_) [[unlikely]]
     return read_slow(buffer);
   release_view();
@@ -194,7 +201,8 @@ ReadResult Subscriber::try_read(std::span<std::byte> buffer) noexcept {
 }
 
 TopicReadLoan Subscriber::try_acquire() noexcept {
-  if (!state_) return mv(Status::corrupt);
+  if (!state_) [[unlikely]]
+    return mv(Status::detached);
   if (slow_) [[unlikely]] {
     if (delivery_ != Delivery::reliable) return mv(Status::not_supported);
     const ReadResult g = report_gap();
@@ -213,6 +221,7 @@ TopicReadLoan Subscriber::try_acquire() noexcept {
   // The view spans the checked size (see try_read).
   TopicReadLoan v(Status::ok);
   v.owner_ = this;
+  loan_ = &v;
   v.data_ = state_->at(f.position) + layout::kRecordHeaderSize;
   v.size_ = f.size;
   v.sequence_ = f.sequence;
@@ -293,7 +302,7 @@ Status Subscriber::wait_readable(Deadline deadline) noexcept {
 // platform::keep_apart).
 ReadResult Subscriber::read(std::span<std::byte> buffer, std::chrono::nanoseconds timeout) noexcept {
   ReadResult r = try_read(buffer);  // try first: the deadline (a clock read) only when we must wait
-  if (r.status != Status::empty) return r;
+  if (r.status != Status::empty || timeout.count() <= 0) return r;  // <= 0: try once (docs/timeouts.md)
   const Deadline deadline = Deadline::after(timeout);
   for (;;) {
     const bool timed_out = wait_readable(deadline) == Status::timeout;
@@ -308,7 +317,7 @@ ReadResult Subscriber::read(std::span<std::byte> buffer, std::chrono::nanosecond
 
 TopicReadLoan Subscriber::acquire(std::chrono::nanoseconds timeout) noexcept {
   TopicReadLoan v = try_acquire();  // try first, as in read
-  if (v.status_ != Status::empty) return v;
+  if (v.status_ != Status::empty || timeout.count() <= 0) return v;
   const Deadline deadline = Deadline::after(timeout);
   for (;;) {
     const bool timed_out = wait_readable(deadline) == Status::timeout;
@@ -332,6 +341,7 @@ TopicReadLoan& TopicReadLoan::operator=(TopicReadLoan&& o) noexcept {
     if (owner_ != nullptr) release();
     // Field by field, every one: read() just filled o (see platform::keep_apart).
     owner_ = std::exchange(o.owner_, nullptr);
+    if (owner_ != nullptr) owner_->loan_ = this;
     platform::keep_apart();
     data_ = o.data_;
     platform::keep_apart();
@@ -350,7 +360,11 @@ TopicReadLoan& TopicReadLoan::operator=(TopicReadLoan&& o) noexcept {
 
 void TopicReadLoan::release() noexcept {
   if (owner_ == nullptr) return;
-  std::exchange(owner_, nullptr)->release_loan(end_);
+  Subscriber* s = owner_;
+  s->release_loan(end_);  // clears owner_, data_ and size_ (release_view)
+  owner_ = nullptr;
+  if (s->parked_) [[unlikely]]
+    delete s;  // its handle went while we were out (docs/handles.md)
 }
 
 }  // namespace zipc

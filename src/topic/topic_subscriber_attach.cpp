@@ -1,5 +1,6 @@
 // Topic subscribers, attach: joining (latest / oldest / sequence, durable, read-only seats), moving, leaving.
 #include <algorithm>
+#include <new>
 #include <utility>
 
 #include "platform/clock.hpp"
@@ -73,6 +74,8 @@ void wait_for_adoption(const TopicState& s, const detail::ReaderSeatClaim& seat)
 }  // namespace
 
 Subscriber Topic::subscribe(const SubscribeOptions& options) {
+  if (!state_)
+    throw Error(Errc::invalid_argument, "topic: subscribe() on a detached handle (moved from, detached or default)");
   TopicState& s = *state_;
   s.me = pack(ProcessId::current());
   detail::check_durable_options(s.name(), options);
@@ -216,6 +219,8 @@ Subscriber& Subscriber::operator=(Subscriber&& o) noexcept {
     cursor_ = o.cursor_;
     expected_ = o.expected_;
     view_end_ = o.view_end_;
+    loan_ = std::exchange(o.loan_, nullptr);
+    if (loan_ != nullptr) loan_->owner_ = this;
     lost_ = o.lost_;
     abandoned_ = o.abandoned_;
     idle_polls_ = o.idle_polls_;
@@ -231,6 +236,15 @@ layout::SubscriberSlot& Subscriber::slot() const noexcept {
 }
 
 Subscriber::~Subscriber() {
+  if (loan_ != nullptr && !parked_) [[unlikely]] {
+    // A loan is out: it keeps this subscriber (slot, position, mapping) until
+    // it ends, then frees it (docs/handles.md). Without memory, it ends now.
+    auto* kept = new (std::nothrow) Subscriber(std::move(*this));
+    if (kept != nullptr)
+      kept->parked_ = true;
+    else
+      release_view();
+  }
   // Reset here, not left to the member destructor: operator= runs this
   // destructor and then assigns to the members again.
   seat_.reset();

@@ -119,25 +119,41 @@ WaitSet& WaitSet::operator=(WaitSet&& o) noexcept {
   return *this;
 }
 
+namespace {
+// A moved-from WaitSet has no state: its setup calls and waits throw (docs/handles.md).
+template <class Impl>
+Impl& live(const std::unique_ptr<Impl>& impl, const char* what) {
+  if (!impl) throw Error(Errc::invalid_argument, std::string("WaitSet::") + what + ": the WaitSet was moved from");
+  return *impl;
+}
+}  // namespace
+
 std::uint64_t WaitSet::attach(Queue& consumer) {
+  (void)live(impl_, "attach");
   return impl_->add_channel(ReadyKind::queue, detail::WaitHookAccess::of(consumer));
 }
 std::uint64_t WaitSet::attach(Subscriber& subscriber) {
+  (void)live(impl_, "attach");
   return impl_->add_channel(ReadyKind::subscriber, detail::WaitHookAccess::of(subscriber));
 }
 std::uint64_t WaitSet::attach_room(Queue& producer) {
+  (void)live(impl_, "attach_room");
   return impl_->add_channel(ReadyKind::queue_room, detail::WaitHookAccess::room_of(producer));
 }
 std::uint64_t WaitSet::attach(RpcServer& server) {
+  (void)live(impl_, "attach");
   return impl_->add_channel(ReadyKind::rpc_server, detail::WaitHookAccess::of(server));
 }
 std::uint64_t WaitSet::attach(RpcClient& client) {
+  (void)live(impl_, "attach");
   return impl_->add_channel(ReadyKind::rpc_client, detail::WaitHookAccess::of(client));
 }
 std::uint64_t WaitSet::attach(Listener& listener) {
+  (void)live(impl_, "attach");
   return impl_->add_channel(ReadyKind::listener, detail::WaitHookAccess::of(listener));
 }
 std::uint64_t WaitSet::attach_fd(int fd, std::uint32_t events) {
+  (void)live(impl_, "attach_fd");
   if (fd < 0 || events == 0) throw Error(Errc::invalid_argument, "WaitSet::attach_fd: bad fd or no events");
   const std::uint32_t idx = impl_->new_slot();
   impl_->slots[idx].kind = ReadyKind::fd;
@@ -153,6 +169,7 @@ int make_timer(std::uint64_t first, std::uint64_t interval) {
 }
 }  // namespace
 std::uint64_t WaitSet::attach_deadline(Deadline at) {
+  (void)live(impl_, "attach_deadline");
   if (at.is_never()) throw Error(Errc::invalid_argument, "WaitSet::attach_deadline: Deadline::never()");
   const int fd = make_timer(at.ns(), 0);
   const std::uint32_t idx = impl_->new_slot();
@@ -164,6 +181,7 @@ std::uint64_t WaitSet::attach_deadline(Deadline at) {
   return impl_->add(idx);
 }
 std::uint64_t WaitSet::attach_interval(std::chrono::nanoseconds period) {
+  (void)live(impl_, "attach_interval");
   if (period.count() <= 0) throw Error(Errc::invalid_argument, "WaitSet::attach_interval: period must be > 0");
   const auto p = static_cast<std::uint64_t>(period.count());
   const int fd = make_timer(platform::monotonic_ns() + p, p);
@@ -177,12 +195,14 @@ std::uint64_t WaitSet::attach_interval(std::chrono::nanoseconds period) {
 }
 
 bool WaitSet::detach(std::uint64_t id) {
+  (void)live(impl_, "detach");
   if (impl_->find(id) == nullptr) return false;
   impl_->release_slot(static_cast<std::uint32_t>(id & kIndexMask));
   return true;
 }
 
 std::span<const Ready> WaitSet::wait(Timeout timeout) {
+  (void)live(impl_, "wait");
   const Deadline d =
       timeout == Timeout::max() ? Deadline::never() : Deadline::after(std::max(timeout, Timeout::zero()));
   return impl_->uring ? impl_->wait_uring(d) : impl_->wait_fallback(d);
@@ -197,20 +217,22 @@ void WaitSet::run(const std::function<void(const Ready&)>& handler) {
 }
 
 void WaitSet::stop() noexcept {
+  if (!impl_) return;
   impl_->stopping.store(true, std::memory_order_release);  // release: read by wait() (acq_rel exchange)
   platform::eventfd_signal(impl_->stop_fd);
 }
 
 int WaitSet::readiness_fd() const noexcept {
+  if (!impl_) return -1;
   if (!impl_->uring) return impl_->fallback_fd();
   impl_->fd_mode_on();
   return impl_->notify_fd;
 }
 bool WaitSet::uses_io_uring() const noexcept {
-  return impl_->uring;
+  return impl_ && impl_->uring;
 }
 std::size_t WaitSet::size() const noexcept {
-  return impl_->count;
+  return impl_ ? impl_->count : 0;
 }
 
 }  // namespace zipc

@@ -57,7 +57,7 @@ TEST(messages_over_the_block_size_or_the_buffer_are_too_large) {
   EXPECT(zipc_queue_recv(q, small, sizeof small, &n, 0), ZIPC_TOO_LARGE);
   CHECK(n == 40); /* the size needed; the message stays queued */
   char buf[64];
-  OK(zipc_queue_recv(q, buf, sizeof buf, &n, -1));
+  OK(zipc_queue_recv(q, buf, sizeof buf, &n, ZIPC_FOREVER));
   CHECK(n == 40);
   OK(zipc_queue_detach(q));
 }
@@ -77,7 +77,7 @@ TEST(loans_write_and_read_in_place) {
   CHECK(w.data == NULL && seq == 0);                                  /* the first position of the ring */
   EXPECT(zipc_write_loan_commit(&w, 3, NULL), ZIPC_INVALID_ARGUMENT); /* ended */
   EXPECT(zipc_write_loan_abort(&w), ZIPC_INVALID_ARGUMENT);
-  OK(zipc_queue_reserve(q, -1, &w));
+  OK(zipc_queue_reserve(q, ZIPC_FOREVER, &w));
   OK(zipc_write_loan_abort(&w)); /* never delivered */
   zipc_read_loan_t r;
   OK(zipc_queue_acquire(q, 0, &r));
@@ -150,8 +150,8 @@ TEST(a_closed_queue_refuses_sends_and_drains_then_says_closed) {
   EXPECT(zipc_queue_reserve(q, 0, &w), ZIPC_CLOSED);
   char buf[8];
   size_t n = 0;
-  OK(zipc_queue_recv(q, buf, sizeof buf, &n, -1));
-  EXPECT(zipc_queue_recv(q, buf, sizeof buf, &n, -1), ZIPC_CLOSED); /* never blocks */
+  OK(zipc_queue_recv(q, buf, sizeof buf, &n, ZIPC_FOREVER));
+  EXPECT(zipc_queue_recv(q, buf, sizeof buf, &n, ZIPC_FOREVER), ZIPC_CLOSED); /* never blocks */
   zipc_queue_info_t info;
   OK(zipc_queue_info(q, &info));
   CHECK(info.closed);

@@ -35,7 +35,7 @@ TEST(every_subscriber_reads_every_message_with_its_sequence) {
   uint64_t seq = 99;
   OK(zipc_publisher_publish(p, "one", 4, 0, &seq));
   CHECK(seq == 0);
-  OK(zipc_publisher_publish(p, "two", 4, -1, &seq));
+  OK(zipc_publisher_publish(p, "two", 4, ZIPC_FOREVER, &seq));
   CHECK(seq == 1);
   OK(zipc_publisher_publish(p, "three", 6, 1 * SECONDS, NULL));
   OK(zipc_publisher_flush(p));
@@ -45,7 +45,7 @@ TEST(every_subscriber_reads_every_message_with_its_sequence) {
     zipc_message_info_t info;
     OK(zipc_subscriber_read(subs[i], buf, sizeof buf, 0, &info));
     CHECK(info.sequence == 0 && info.size == 4 && strcmp(buf, "one") == 0 && info.publish_ns > 0);
-    OK(zipc_subscriber_read(subs[i], buf, sizeof buf, -1, &info));
+    OK(zipc_subscriber_read(subs[i], buf, sizeof buf, ZIPC_FOREVER, &info));
     CHECK(info.sequence == 1 && strcmp(buf, "two") == 0);
     OK(zipc_subscriber_read(subs[i], buf, sizeof buf, 1 * SECONDS, NULL));
     CHECK(strcmp(buf, "three") == 0);
@@ -172,7 +172,7 @@ TEST(loans_write_and_read_records_in_place) {
   CHECK(w.size == 16);
   EXPECT(zipc_write_loan_commit(&w, 17, NULL), ZIPC_TOO_LARGE); /* kept */
   OK(zipc_write_loan_abort(&w));                                /* no sequence used */
-  OK(zipc_publisher_reserve(p, 16, -1, &w));
+  OK(zipc_publisher_reserve(p, 16, ZIPC_FOREVER, &w));
   memcpy(w.data, "in place", 9);
   uint64_t seq = 99;
   OK(zipc_write_loan_commit(&w, 9, &seq));

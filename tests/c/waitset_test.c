@@ -38,7 +38,7 @@ TEST(a_waitset_reports_the_channel_that_has_data_until_it_is_read) {
   CHECK(iq != 0 && is != 0 && iq != is);
   zipc_ready_t r[4];
   size_t n = 99;
-  EXPECT(zipc_waitset_wait(ws, 0, r, 4, &n), ZIPC_TIMEOUT);
+  EXPECT(zipc_waitset_wait(ws, 0, r, 4, &n), ZIPC_EMPTY);
   CHECK(n == 0);
   EXPECT(zipc_waitset_wait(ws, 5 * MS, r, 4, &n), ZIPC_TIMEOUT);
   OK(zipc_publisher_publish(p, "tick", 5, 0, NULL));
@@ -48,7 +48,7 @@ TEST(a_waitset_reports_the_channel_that_has_data_until_it_is_read) {
   CHECK(n == 1 && r[0].id == is);
   char buf[64];
   OK(zipc_subscriber_read(s, buf, sizeof buf, 0, NULL));
-  EXPECT(zipc_waitset_wait(ws, 0, r, 4, &n), ZIPC_TIMEOUT);
+  EXPECT(zipc_waitset_wait(ws, 0, r, 4, &n), ZIPC_EMPTY);
   OK(zipc_queue_send(q, "job", 4, 0));
   OK(zipc_waitset_wait(ws, 1 * SECONDS, r, 4, &n));
   CHECK(n == 1 && r[0].id == iq && r[0].kind == ZIPC_READY_QUEUE);
@@ -59,7 +59,7 @@ TEST(a_waitset_reports_the_channel_that_has_data_until_it_is_read) {
   EXPECT(zipc_waitset_detach(ws, iq), ZIPC_NOT_FOUND);
   CHECK_MESSAGE("no attachment");
   OK(zipc_queue_send(q, "job", 4, 0));
-  EXPECT(zipc_waitset_wait(ws, 0, r, 4, &n), ZIPC_TIMEOUT); /* detached: not reported */
+  EXPECT(zipc_waitset_wait(ws, 0, r, 4, &n), ZIPC_EMPTY); /* detached: not reported */
   zipc_waitset_destroy(ws);
   OK(zipc_publisher_detach(p));
   OK(zipc_subscriber_detach(s));
@@ -77,7 +77,7 @@ TEST(a_sender_in_another_process_wakes_the_readiness_fd) {
   const int fd = zipc_waitset_readiness_fd(ws);
   zipc_ready_t r[2];
   size_t n = 0;
-  EXPECT(zipc_waitset_wait(ws, 0, r, 2, &n), ZIPC_TIMEOUT); /* arms the futex wait */
+  EXPECT(zipc_waitset_wait(ws, 0, r, 2, &n), ZIPC_EMPTY); /* arms the futex wait */
   const pid_t child = fork_child();
   if (child == 0) {
     sleep_ms(50);
@@ -87,8 +87,8 @@ TEST(a_sender_in_another_process_wakes_the_readiness_fd) {
   if (fd >= 0) { /* io_uring futex waits (kernel 6.7+): the fd goes in poll beside others */
     /* Readable for the sender's wake-up, or for the periodic maintenance
      * (after which wait(0) may report nothing): an event loop polls again. */
-    zipc_status_t st = ZIPC_TIMEOUT;
-    for (int turn = 0; turn < 1000 && st == ZIPC_TIMEOUT; ++turn) {
+    zipc_status_t st = ZIPC_EMPTY;
+    for (int turn = 0; turn < 1000 && st == ZIPC_EMPTY; ++turn) {
       struct pollfd pfd = {fd, POLLIN, 0};
       CHECK(poll(&pfd, 1, 10000) == 1 && (pfd.revents & POLLIN));
       st = zipc_waitset_wait(ws, 0, r, 2, &n);
@@ -152,7 +152,7 @@ TEST(fds_and_intervals_are_reported_and_stop_ends_a_wait) {
   OK(zipc_waitset_attach_fd(ws, pipe_fds[0], POLLIN, &ifd));
   zipc_ready_t r[4];
   size_t n = 0;
-  EXPECT(zipc_waitset_wait(ws, 0, r, 4, &n), ZIPC_TIMEOUT);
+  EXPECT(zipc_waitset_wait(ws, 0, r, 4, &n), ZIPC_EMPTY);
   CHECK(write(pipe_fds[1], "a", 1) == 1);
   OK(zipc_waitset_wait(ws, 1 * SECONDS, r, 4, &n));
   CHECK(n == 1 && r[0].id == ifd && r[0].kind == ZIPC_READY_FD && (r[0].revents & POLLIN));
@@ -213,7 +213,7 @@ TEST(a_full_queue_reports_room_to_its_producer_when_a_block_is_freed) {
   OK(zipc_waitset_wait(ws, 1 * SECONDS, r, 2, &n));
   CHECK(n == 1 && r[0].id == id && r[0].kind == ZIPC_READY_QUEUE_ROOM);
   OK(zipc_queue_send(p, "y", 2, 0));
-  EXPECT(zipc_waitset_wait(ws, 0, r, 2, &n), ZIPC_TIMEOUT); /* full again */
+  EXPECT(zipc_waitset_wait(ws, 0, r, 2, &n), ZIPC_EMPTY); /* full again */
   zipc_waitset_destroy(ws);
   OK(zipc_queue_detach(c));
   OK(zipc_queue_detach(p));
@@ -247,7 +247,7 @@ TEST(an_rpc_server_and_client_are_reported_when_a_request_and_its_response_wait)
   OK(zipc_rpc_ticket_wait(&ticket, 0, &resp));
   CHECK(resp.size == 5 && strcmp((const char*)resp.data, "pong") == 0);
   OK(zipc_read_loan_release(&resp));
-  EXPECT(zipc_waitset_wait(ws, 0, r, 4, &n), ZIPC_TIMEOUT);
+  EXPECT(zipc_waitset_wait(ws, 0, r, 4, &n), ZIPC_EMPTY);
   EXPECT(zipc_waitset_attach_rpc_server(ws, NULL, &sid), ZIPC_INVALID_ARGUMENT);
   EXPECT(zipc_waitset_attach_rpc_client(ws, NULL, &cid), ZIPC_INVALID_ARGUMENT);
   zipc_waitset_destroy(ws);

@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -113,7 +114,9 @@ TEST(QueueMisuse, BatchesOnADetachedHandleDoNothingAndSayDetached) {
     EXPECT_EQ(sut.send_batch(msgs, 1ms, &st), 0u);
     EXPECT_EQ(st, Status::detached);
     st = Status::ok;
-    EXPECT_EQ(sut.recv_batch(4, 1ms, [](std::span<const std::byte>) noexcept {}, &st), 0u);
+    EXPECT_EQ(sut.recv_batch(
+                  4, 1ms, [](std::span<const std::byte>) noexcept {}, &st),
+              0u);
     EXPECT_EQ(st, Status::detached);
     std::array<zipc::QueueWriteLoan, 2> w;
     st = Status::ok;
@@ -399,6 +402,29 @@ TEST(QueueMisuse, ASendOnAConsumerOnlyHandleIsWrongRole) {
     EXPECT_EQ(sut.try_send(bytes_of("x")), Status::wrong_role);
     EXPECT_EQ(sut.try_reserve().status(), Status::wrong_role);
   });
+}
+
+// ---------------------------------------------------------------- threads
+
+TEST(QueueMisuse, ASecondThreadInsideAHandleIsRefusedInDebugBuilds) {
+#ifdef NDEBUG
+  GTEST_SKIP() << "the check exists in debug builds only (docs/handles.md, Threads)";
+#else
+  isolated([] {
+    zipc::test::TempName name("misuse");
+    auto sut = zipc::Queue::create(name.str(), small());
+    std::thread waiter([&] {
+      std::array<std::byte, 64> buf{};
+      EXPECT_EQ(sut.recv(buf, zipc::forever).status, Status::ok);
+    });
+    while (sut.stats().empty_waits == 0) std::this_thread::yield();  // the waiter is inside
+    EXPECT_EQ(sut.try_send(bytes_of("x")), Status::busy);
+    auto other = zipc::Queue::open(name.str());
+    EXPECT_EQ(other.send(bytes_of("y"), zipc::forever), Status::ok);
+    waiter.join();
+    EXPECT_EQ(sut.try_send(bytes_of("z")), Status::ok);  // one thread again
+  });
+#endif
 }
 
 // ---------------------------------------------------------------- typed wrappers

@@ -191,6 +191,13 @@ QueueWriteLoan& QueueWriteLoan::operator=(QueueWriteLoan&& o) noexcept {
   return *this;
 }
 
+// Only this file ends write loans: inline here (a call per commit otherwise).
+inline void QueueWriteLoan::end() noexcept {
+  impl_ = nullptr;
+  data_ = nullptr;  // data() is empty once the loan ended
+  capacity_ = 0;
+}
+
 CommitResult QueueWriteLoan::commit(std::size_t n) noexcept {
   // No loan held (ended, moved from, default): detached; a failed reserve: its reason.
   if (!impl_) return {status_ == Status::ok ? Status::detached : status_, 0};
@@ -228,12 +235,6 @@ void QueueWriteLoan::abort() noexcept {
   }
   end();
   detail::queue_drop(q);
-}
-
-void QueueWriteLoan::end() noexcept {
-  impl_ = nullptr;
-  data_ = nullptr;  // data() is empty once the loan ended
-  capacity_ = 0;
 }
 
 QueueReadLoan::QueueReadLoan(QueueReadLoan&& o) noexcept {

@@ -35,6 +35,7 @@ const char* to_string(WaitStrategy s) noexcept;
 // without a deadline (so does any timeout past ~146 years); zero tries once
 // and never blocks; a negative timeout tries once too, like an expired
 // deadline. A try that finds nothing says empty/full, never timeout.
+// NOLINTNEXTLINE(readability-identifier-naming): the word the API reads as (zipc::forever), like std::nullopt
 inline constexpr std::chrono::nanoseconds forever = std::chrono::nanoseconds::max();
 
 // An absolute point on CLOCK_MONOTONIC (ns). Timeouts become deadlines once, so

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -61,8 +62,15 @@ const char* errc_name(Errc e) noexcept;
 // A failed setup call: an Errc plus a message that names the object and the cause.
 class Error : public std::system_error {
  public:
-  Error(Errc code, const std::string& message) : std::system_error(make_error_code(code), message) {}
+  Error(Errc code, const std::string& message);
   [[nodiscard]] Errc errc() const noexcept { return static_cast<Errc>(code().value()); }
+  // The message, ending with the code's description only when the message
+  // does not say it already (system_error's own what() always appends it:
+  // "not found (...): not found").
+  [[nodiscard]] const char* what() const noexcept override { return what_.what(); }
+
+ private:
+  std::runtime_error what_;  // copies share the text without throwing
 };
 
 // Result of a hot-path call. Never thrown.

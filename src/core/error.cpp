@@ -71,6 +71,17 @@ const ErrcText* find(Errc e) noexcept {
 
 }  // namespace
 
+namespace {
+std::string with_code(Errc code, const std::string& message) {
+  const char* text = to_string(code);
+  if (message.find(text) != std::string::npos) return message;
+  return message.empty() ? std::string(text) : message + ": " + text;
+}
+}  // namespace
+
+Error::Error(Errc code, const std::string& message)
+    : std::system_error(make_error_code(code)), what_(with_code(code, message)) {}
+
 const char* errc_name(Errc e) noexcept {
   const ErrcText* t = find(e);
   return t != nullptr ? t->name : nullptr;

@@ -72,6 +72,13 @@ struct ChannelReport {
   std::uint64_t errors = 0;     // rpc: calls that failed (error answer, dead or closed server)
   std::uint64_t in_flight = 0;  // rpc: calls sent and not yet taken back by their client
   std::vector<ParticipantReport> participants;
+  // The kind keeps a record per participant (topic, queue, rpc, topic reader
+  // seat, event channel) and they were read: participants holds every
+  // publisher, subscriber, producer/consumer handle, server, client and
+  // listener, each judged alive by the liveness token recovery uses (pid and
+  // start time; PID-namespace safe). A Topic handle that neither publishes nor
+  // subscribes has no record. False for heap, user and bench segments.
+  bool participants_known = false;
 
   [[nodiscard]] std::size_t alive_count() const noexcept;
   [[nodiscard]] std::size_t dead_count() const noexcept;

@@ -78,8 +78,9 @@ void read_state(ChannelReport& report, int fd, std::uint64_t file_size) {
     case SegmentKind::rpc: inspect_rpc(v, report); break;
     case SegmentKind::topic_reader: inspect_reader_seat(v, report); break;
     case SegmentKind::event: inspect_event_channel(v, report); break;
-    default: report.readable = true; break;  // heap, bench, user: the header is all we know
+    default: report.readable = true; return;  // heap, bench, user: the header is all we know
   }
+  report.participants_known = report.readable;
 }
 
 }  // namespace

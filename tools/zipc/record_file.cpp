@@ -118,13 +118,16 @@ std::uint32_t record_crc_copy(const char* header, char* dst, const void* src, st
   return crc32c(c, dst, n);
 }
 
-RecordReader::RecordReader(const std::string& path) : path_(path), buf_(8 << 20) {
+RecordReader::RecordReader(const std::string& path) : path_(path), buf_(1 << 20) {
   file_ = std::fopen(path.c_str(), "rb");
   if (file_ == nullptr) {
     fail(errno == ENOENT ? kNotFound : errno == EACCES ? kPermission : kIo, path, std::strerror(errno));
   }
   struct stat st {};
-  if (::fstat(fileno(file_), &st) == 0) file_size_ = static_cast<std::uint64_t>(st.st_size);
+  if (::fstat(fileno(file_), &st) == 0) {
+    file_size_ = static_cast<std::uint64_t>(st.st_size);
+    regular_ = S_ISREG(st.st_mode);
+  }
   if (!fill(kFileHeaderBytes)) fail(kCorrupt, path, "shorter than a record file header (64 bytes)");
   const char* h = buf_.data();
   if (std::memcmp(h, kRecordMagic, 8) != 0) fail(kCorrupt, path, "not a zipc record file (bad magic)");
@@ -134,7 +137,9 @@ RecordReader::RecordReader(const std::string& path) : path_(path), buf_(8 << 20)
          "record file version " + std::to_string(version) + ", this zipc reads " + std::to_string(kRecordVersion));
   }
   const std::uint32_t header_bytes = get32(h + 12);
-  if (header_bytes < kFileHeaderBytes || header_bytes > (1u << 20)) fail(kCorrupt, path, "bad header length");
+  if (header_bytes < kFileHeaderBytes || header_bytes > (1u << 20)) {
+    fail(kCorrupt, path, "header length " + std::to_string(header_bytes) + " is not from 64 to 1048576 bytes");
+  }
   created_ns_ = get64(h + 16);
   channel_.assign(h + 32, strnlen(h + 32, 32));
   if (!fill(header_bytes)) fail(kCorrupt, path, "shorter than its header");
@@ -146,13 +151,26 @@ RecordReader::~RecordReader() {
   if (file_ != nullptr) std::fclose(file_);
 }
 
+void RecordReader::limit_payload(std::uint64_t max, std::string whose) {
+  max_payload_ = std::min<std::uint64_t>(max, kMaxRecordPayload);
+  whose_ = std::move(whose);
+}
+
+bool RecordReader::file_holds(std::uint64_t n) {
+  if (!regular_) return true;  // a pipe: fill() finds out, growing with the data
+  if (offset_ <= file_size_ && n <= file_size_ - offset_) return true;
+  struct stat st {};  // it may have grown since (a recorder still writing)
+  if (::fstat(fileno(file_), &st) == 0) file_size_ = static_cast<std::uint64_t>(st.st_size);
+  return offset_ <= file_size_ && n <= file_size_ - offset_;
+}
+
 bool RecordReader::fill(std::size_t need) {
   if (end_ - pos_ >= need) return true;
   std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
   end_ -= pos_;
   pos_ = 0;
-  if (buf_.size() < need) buf_.resize(need);
   while (end_ < need) {
+    if (end_ == buf_.size()) buf_.resize(std::min(need, buf_.size() * 2));
     const std::size_t got = std::fread(buf_.data() + end_, 1, buf_.size() - end_, file_);
     if (got == 0) {
       if (std::ferror(file_)) fail(kIo, path_, std::strerror(errno));
@@ -174,10 +192,18 @@ bool RecordReader::next(RecordView* out) {
   }
   const char* h = buf_.data() + pos_;
   const std::uint32_t size = get32(h);
-  if (size > kMaxRecordPayload) {
-    problem_ = "record at offset " + std::to_string(offset_) + " claims " + std::to_string(size) +
-               " bytes: corrupt tail skipped";
+  if (size > kMaxRecordPayload || !file_holds(std::uint64_t{kRecordHeaderBytes} + size)) {
+    problem_ = std::string(size > kMaxRecordPayload ? "corrupt" : "truncated") + " record at offset " +
+               std::to_string(offset_) + " claims " + std::to_string(size) + " bytes, " +
+               (size > kMaxRecordPayload ? "over the format's " + std::to_string(kMaxRecordPayload) + "-byte limit"
+                                         : "past the end of the file (" + std::to_string(file_size_) + " bytes)") +
+               ": tail skipped";
     return false;
+  }
+  if (size > max_payload_) {
+    fail(kUsage, path_,
+         "record at offset " + std::to_string(offset_) + " is " + std::to_string(size) + " bytes, larger than " +
+             whose_ + " " + std::to_string(max_payload_) + "-byte limit");
   }
   if (!fill(kRecordHeaderBytes + size)) {
     problem_ = "truncated record at offset " + std::to_string(offset_) + " (" + std::to_string(end_ - pos_) + " of " +

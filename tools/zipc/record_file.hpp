@@ -19,7 +19,9 @@
 //   24  size payload
 //
 // A reader stops at the first record that is short (a crash tail) or fails
-// its CRC, reports where, and keeps everything before it.
+// its CRC, reports where, and keeps everything before it. A record's size is
+// checked against the file's size and the destination's limit before its
+// payload is read: a forged size costs no memory.
 #pragma once
 
 #include <condition_variable>
@@ -101,6 +103,9 @@ class RecordReader {
  public:
   explicit RecordReader(const std::string& path);  // validates the file header
   ~RecordReader();
+  // Records larger than max bytes fail next() with ToolError(kUsage) naming
+  // `whose` limit ("the topic T's"), before their payload is read.
+  void limit_payload(std::uint64_t max, std::string whose);
   // False at the end, or at a truncated/corrupt tail (then tail_problem() says
   // what and where).
   bool next(RecordView* out);
@@ -111,7 +116,11 @@ class RecordReader {
   [[nodiscard]] std::uint64_t file_size() const noexcept { return file_size_; }
 
  private:
-  bool fill(std::size_t need);  // at least need bytes buffered from pos_; false at EOF
+  // At least need bytes buffered from pos_; false at EOF. The buffer grows
+  // with what is read (at most doubling), never to what a header claims.
+  bool fill(std::size_t need);
+  // False when the regular file cannot hold n more bytes from offset_.
+  bool file_holds(std::uint64_t n);
   std::string path_;
   std::FILE* file_ = nullptr;
   std::vector<char> buf_;
@@ -119,8 +128,11 @@ class RecordReader {
   std::uint64_t offset_ = 0;
   std::uint64_t file_size_ = 0;
   std::uint64_t created_ns_ = 0;
+  bool regular_ = false;
   std::string channel_;
   std::string problem_;
+  std::uint64_t max_payload_ = kMaxRecordPayload;
+  std::string whose_ = "the format's";
 };
 
 }  // namespace zipc_tool

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "args.hpp"
 #include "bench_rpc.hpp"
 #include "common.hpp"
 
@@ -14,7 +15,7 @@ namespace {
 struct BenchOptions {
   std::uint64_t round_trips = 20000;
   std::uint64_t messages = 2000000;
-  std::size_t size = 64;
+  std::uint64_t size = 64;
   bool rpc_only = false;
 };
 
@@ -128,8 +129,9 @@ int run_bench(const BenchOptions& o) {
               static_cast<unsigned long long>(o.round_trips), rpc / 1000);
   if (o.rpc_only) return kOk;
   const double rate = stream(base, o.messages, o.size);
-  std::printf("stream (topic, 2 processes):   %llu x %zu B messages, %s msg/s (%s/s), every message verified\n",
-              static_cast<unsigned long long>(o.messages), o.size, human_rate(rate).c_str(),
+  std::printf("stream (topic, 2 processes):   %llu x %llu B messages, %s msg/s (%s/s), every message verified\n",
+              static_cast<unsigned long long>(o.messages), static_cast<unsigned long long>(o.size),
+              human_rate(rate).c_str(),
               human_size(static_cast<std::uint64_t>(rate * static_cast<double>(o.size))).c_str());
   std::printf("bench: ok\n");
   return kOk;
@@ -144,9 +146,9 @@ Command add_bench(CLI::App& root) {
   app->footer(
       "Example:\n  zipc bench                       # prints the median round trip and the stream rate\n"
       "  zipc bench --messages 100000 --size 1024");
-  app->add_option("--round-trips", o->round_trips, "ping-pong round trips");
-  app->add_option("--messages", o->messages, "stream messages");
-  app->add_option("--size", o->size, "stream message size in bytes (>= 8)");
+  add_count(app, "--round-trips", o->round_trips, 1, 1'000'000'000, "ping-pong round trips");
+  add_count(app, "--messages", o->messages, 1, kNoMax, "stream messages");
+  add_size(app, "--size", o->size, 8, 4096, "stream message size (the stream topic takes up to 4KiB)");
   app->add_flag("--rpc-only", o->rpc_only, "only the Rpc ping-pong");
   return {app, [o] { return run_bench(*o); }};
 }

@@ -1,6 +1,5 @@
 // zipc call NAME [REQUEST]: one Rpc request, the response printed.
-#include <thread>
-
+#include "args.hpp"
 #include "message_format.hpp"
 
 namespace zipc_tool {
@@ -11,10 +10,46 @@ struct CallOptions {
   std::string request;
   bool from_stdin = true;
   std::string format = "text";
-  double timeout = 5;
+  Duration timeout = Duration::seconds(5);
   std::uint64_t repeat = 1;  // calls of the same request (a load generator); the last response is printed
   double rate = 0;           // calls/s when repeating (0: as fast as answers come)
 };
+
+// Connects, retrying in 100 ms slices while the server's segment initializes
+// (so that ^C is seen), up to timeout.
+zipc::RpcClient connect(const std::string& name, Duration timeout) {
+  const std::uint64_t give_up = timeout.deadline(now_monotonic_ns());
+  for (;;) {
+    const std::uint64_t now = now_monotonic_ns();
+    const auto slice =
+        std::chrono::milliseconds(give_up <= now ? 0 : std::min<std::uint64_t>(give_up - now, 100'000'000) / 1'000'000);
+    try {
+      return zipc::RpcClient::connect(name, slice);
+    } catch (const zipc::Error& e) {
+      if (e.errc() != zipc::Errc::init_timeout || now_monotonic_ns() >= give_up) throw;
+      if (stop_requested()) fail(kFailure, name, "interrupted while connecting");
+    }
+  }
+}
+
+// One call, its answer awaited in 50 ms slices (^C ends the wait).
+zipc::RpcResponse call_once(zipc::RpcClient& client, const std::string& name, std::span<const std::byte> request,
+                            Duration timeout) {
+  zipc::RpcTicket t = client.call_async(request);
+  if (t.status() == zipc::Status::too_large) {
+    fail(kUsage, name,
+         "request of " + std::to_string(request.size()) + " bytes is larger than the service's " +
+             std::to_string(client.max_request_size()) + "-byte limit");
+  }
+  if (!t.ok()) fail(exit_code_for(t.status()), name, std::string("call failed: ") + zipc::to_string(t.status()));
+  const std::uint64_t give_up = timeout.deadline(now_monotonic_ns());
+  for (;;) {
+    const std::uint64_t now = now_monotonic_ns();
+    const std::uint64_t left = give_up <= now ? 0 : std::min<std::uint64_t>(give_up - now, 50'000'000);
+    zipc::RpcResponse r = t.wait(std::chrono::nanoseconds(left));
+    if (r.status() != zipc::Status::timeout || left == 0 || stop_requested()) return r;
+  }
+}
 
 int run_call(CallOptions o) {
   const OutFormat f = parse_out_format(o.format);
@@ -23,22 +58,22 @@ int run_call(CallOptions o) {
     while (std::size_t got = std::fread(chunk.data(), 1, chunk.size(), stdin)) o.request.append(chunk.data(), got);
     if (std::ferror(stdin)) fail(kIo, "stdin", std::strerror(errno));
   }
-  const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(o.timeout * 1000));
-  if (o.repeat == 0) fail(kUsage, "--repeat", "must be at least 1");
-  if (o.rate < 0) fail(kUsage, "--rate", "must not be negative");
   install_stop_handler();
-  zipc::RpcClient client = zipc::RpcClient::connect(o.name, timeout);
+  zipc::RpcClient client = connect(o.name, o.timeout);
   const std::span<const std::byte> request{reinterpret_cast<const std::byte*>(o.request.data()), o.request.size()};
   zipc::RpcResponse r;
   const std::uint64_t t0 = now_monotonic_ns();
   for (std::uint64_t i = 0; i < o.repeat; ++i) {
     if (o.rate > 0) {  // paced: call i is due at t0 + i / rate
       const auto due = t0 + static_cast<std::uint64_t>(static_cast<double>(i) * 1e9 / o.rate);
-      while (now_monotonic_ns() < due && !stop_requested()) std::this_thread::sleep_for(std::chrono::microseconds(200));
+      if (!pause_until(due)) break;
     }
     if (stop_requested()) break;
     r.release();  // the previous answer's slot is free before the next call (one call out at a time)
-    r = client.call(request, timeout);
+    r = call_once(client, o.name, request, o.timeout);
+    if (stop_requested()) break;
+    // A failed call: its status. (An Rpc handler's own error, once the library
+    // reports one, is printed here with its code and message.)
     if (!r.ok()) fail(exit_code_for(r.status()), o.name, std::string("call failed: ") + zipc::to_string(r.status()));
   }
   if (!r.ok()) return kOk;  // stopped before the first call
@@ -63,9 +98,10 @@ Command add_call(CLI::App& root) {
   });
   app->add_option("--format", o->format, "response as text | hex | json")
       ->check(CLI::IsMember({"text", "hex", "json"}));
-  app->add_option("--timeout", o->timeout, "seconds to connect and to wait for each response");
-  app->add_option("--repeat", o->repeat, "send the request N times (prints the last response; ^C stops)");
-  app->add_option("--rate", o->rate, "with --repeat: calls per second (default: back to back)");
+  add_duration(app, "--timeout", o->timeout, true, Duration{}, kMaxDuration,
+               "how long to connect and to wait for each response (0: do not wait)");
+  add_count(app, "--repeat", o->repeat, 1, kNoMax, "send the request N times (prints the last response; ^C stops)");
+  add_real(app, "--rate", o->rate, 0, true, 1e9, "with --repeat: calls per second (0: back to back)");
   return {app, [o] { return run_call(*o); }};
 }
 

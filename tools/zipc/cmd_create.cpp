@@ -7,28 +7,27 @@ namespace {
 struct CreateOptions {
   std::string name;
   ChannelOptions channel;
-  std::string size;
+  std::uint64_t size = 0;  // user segment bytes; 0: not given
 };
 
 int run_create(const CreateOptions& o) {
   const ChannelOptions& c = o.channel;
-  if (c.kind == "user" || !o.size.empty()) {
-    if (o.size.empty()) fail(kUsage, o.name, "a user segment needs --size");
-    const std::uint64_t size = parse_size(o.size, "--size");
+  if (c.kind == "user" || o.size != 0) {
+    if (o.size == 0) fail(kUsage, o.name, "a user segment needs --size");
     zipc::SegmentOptions so;
-    so.mode = parse_mode(c.mode);
-    zipc::Segment::create(o.name, {zipc::SegmentKind::user, size, {}}, nullptr, so);
-    std::printf("created %s (%s)\n", o.name.c_str(), human_size(size).c_str());
+    so.mode = c.mode;
+    zipc::Segment::create(o.name, {zipc::SegmentKind::user, o.size, {}}, nullptr, so);
+    std::printf("created %s (%s)\n", o.name.c_str(), exact_size(o.size).c_str());
   } else if (c.kind == "topic") {
-    const zipc::TopicOptions t = topic_options(c);
-    zipc::Topic::create(o.name, t);
-    std::printf("created topic %s (%s ring, messages up to %s)\n", o.name.c_str(), human_size(t.capacity_bytes).c_str(),
-                human_size(t.max_message_size).c_str());
+    const zipc::Topic t = zipc::Topic::create(o.name, topic_options(c));
+    say_rounding("--capacity", c.capacity, t.capacity_bytes());
+    std::printf("created topic %s (%s ring, messages up to %s)\n", o.name.c_str(),
+                exact_size(t.capacity_bytes()).c_str(), exact_size(t.max_message_size()).c_str());
   } else {
     const zipc::QueueOptions q = queue_options(c);
     zipc::Queue::create(o.name, q, zipc::Role::none);
     std::printf("created queue %s (%zu blocks of %s)\n", o.name.c_str(), q.block_count,
-                human_size(q.block_size).c_str());
+                exact_size(q.block_size).c_str());
   }
   return kOk;
 }
@@ -43,8 +42,8 @@ Command add_create(CLI::App& root) {
       "  zipc create jobs --kind queue --block-size 256 --block-count 4096\n"
       "  zipc create blob --size 8192             # an empty user segment");
   app->add_option("name", o->name, "channel name")->required();
-  app->add_option("--size", o->size, "user segment: payload bytes (implies --kind user)");
-  add_channel_options(app, o->channel, true);
+  add_size(app, "--size", o->size, 1, 1ull << 40, "user segment: payload bytes (implies --kind user)")->default_str("");
+  add_channel_options(app, o->channel, Kinds::any);
   return {app, [o] { return run_create(*o); }};
 }
 

@@ -1,6 +1,4 @@
 // zipc pub NAME: stdin into a topic (publish) or a queue (send).
-#include <thread>
-
 #include "channel_options.hpp"
 #include "message_format.hpp"
 
@@ -13,9 +11,9 @@ struct PubOptions {
   bool create = false;
   ChannelOptions channel;
   std::uint32_t wait_subscribers = 0;
-  double wait_timeout = 10;
+  Duration wait_timeout = Duration::seconds(10);
   std::uint64_t generate = 0;
-  std::string size = "64";
+  std::uint64_t size = 64;
   double rate = 0;
   bool stats = false;
 };
@@ -23,8 +21,20 @@ struct PubOptions {
 // Sends one message, waiting for room as long as it takes (or until ^C).
 class Sender {
  public:
-  Sender(Channel& c, std::string name) : c_(c), name_(std::move(name)) {
+  Sender(Channel& c, std::string name) : c_(c), name_(std::move(name)), limit_(c.max_message()) {
     if (c_.is_topic) pub_ = c_.topic.publisher();
+  }
+  // The channel's largest message: what reading stdin may buffer for one.
+  [[nodiscard]] std::uint64_t limit() const noexcept { return limit_; }
+  // Refuses a message over the limit before it is read or built.
+  void check_size(std::uint64_t n, bool at_least = false) const {
+    if (n <= limit_) return;
+    if (at_least) {
+      fail(kUsage, name_,
+           "message of more than " + std::to_string(limit_) + " bytes is larger than the " + c_.whose() + " " +
+               std::to_string(limit_) + "-byte limit");
+    }
+    fail(kUsage, name_, too_large_text(n, c_));
   }
   void send(std::span<const std::byte> m) {
     zipc::Status st;
@@ -46,9 +56,7 @@ class Sender {
       return;
     }
     if (stop_requested()) fail(kFailure, name_, "interrupted");
-    if (st == zipc::Status::too_large) {
-      fail(kUsage, name_, "a message of " + std::to_string(m.size()) + " bytes is over the channel's maximum");
-    }
+    if (st == zipc::Status::too_large) fail(kUsage, name_, too_large_text(m.size(), c_));
     fail(exit_code_for(st), name_, std::string("send failed: ") + zipc::to_string(st));
   }
   std::uint64_t messages = 0;
@@ -57,6 +65,7 @@ class Sender {
  private:
   Channel& c_;
   std::string name_;
+  std::uint64_t limit_;
   zipc::Publisher pub_;
 };
 
@@ -68,7 +77,10 @@ void read_lines(Sender& s, bool json) {
   std::vector<char> buf(4 << 20);
   std::size_t have = 0;
   for (;;) {
-    if (have == buf.size()) buf.resize(buf.size() * 2);  // a line longer than the buffer
+    if (have == buf.size()) {  // a line longer than the buffer: grows up to the channel's limit
+      s.check_size(have, true);
+      buf.resize(std::min<std::uint64_t>(buf.size() * 2, s.limit() + 2));
+    }
     const std::size_t got = std::fread(buf.data() + have, 1, buf.size() - have, stdin);
     const std::size_t end = have + got;
     std::size_t start = 0;
@@ -114,6 +126,7 @@ void read_len32(Sender& s) {
     unsigned char len[4];
     if (!read_exact(len, 4)) return;
     const std::uint32_t n = len[0] | (len[1] << 8) | (len[2] << 16) | (static_cast<std::uint32_t>(len[3]) << 24);
+    s.check_size(n);  // before allocating what the frame claims
     msg.resize(n);
     if (n != 0 && !read_exact(msg.data(), n)) fail(kIo, "stdin", "input ends inside a len32 frame");
     s.send(as_bytes(msg.data(), n));
@@ -123,14 +136,17 @@ void read_len32(Sender& s) {
 void read_raw(Sender& s) {
   std::vector<char> all;
   std::vector<char> chunk(1 << 20);
-  while (std::size_t got = std::fread(chunk.data(), 1, chunk.size(), stdin))
+  while (std::size_t got = std::fread(chunk.data(), 1, chunk.size(), stdin)) {
     all.insert(all.end(), chunk.data(), chunk.data() + got);
+    s.check_size(all.size(), true);  // stdin longer than one message can be
+  }
   if (std::ferror(stdin)) fail(kIo, "stdin", std::strerror(errno));
   s.send(as_bytes(all.data(), all.size()));
 }
 
-void generate(Sender& s, std::uint64_t count, std::size_t size, double rate) {
-  std::vector<std::byte> m(std::max<std::size_t>(size, 0));
+void generate(Sender& s, std::uint64_t count, std::uint64_t size, double rate) {
+  s.check_size(size);  // before allocating it
+  std::vector<std::byte> m(size);
   for (std::size_t i = 0; i < m.size(); ++i) m[i] = static_cast<std::byte>('a' + i % 26);
   const std::uint64_t start = now_monotonic_ns();
   for (std::uint64_t i = 0; i < count && !stop_requested(); ++i) {
@@ -138,8 +154,7 @@ void generate(Sender& s, std::uint64_t count, std::size_t size, double rate) {
     s.send(m);
     if (rate > 0 && (i & 63) == 63) {
       const auto due = start + static_cast<std::uint64_t>(static_cast<double>(i + 1) * 1e9 / rate);
-      const std::uint64_t now = now_monotonic_ns();
-      if (due > now) std::this_thread::sleep_for(std::chrono::nanoseconds(due - now));
+      if (!pause_until(due)) break;
     }
   }
 }
@@ -153,7 +168,7 @@ int run_pub(const PubOptions& o) {
   std::setvbuf(stdin, inbuf.data(), _IOFBF, inbuf.size());
   const std::uint64_t t0 = now_monotonic_ns();
   if (o.generate != 0) {
-    generate(s, o.generate, parse_size(o.size, "--size"), o.rate);
+    generate(s, o.generate, o.size, o.rate);
   } else if (o.format == "line" || o.format == "json") {
     read_lines(s, o.format == "json");
   } else if (o.format == "len32") {
@@ -187,12 +202,15 @@ Command add_pub(CLI::App& root) {
   app->add_option("--format", o->format, "line | len32 | raw | json")
       ->check(CLI::IsMember({"line", "len32", "raw", "json"}));
   app->add_flag("--create", o->create, "create the channel when absent (with the options below)");
-  add_channel_options(app, o->channel, true);
-  app->add_option("--wait-subscribers", o->wait_subscribers, "topic: wait until this many subscribers are attached");
-  app->add_option("--wait-timeout", o->wait_timeout, "seconds --wait-subscribers waits (exit 5 after)");
-  app->add_option("--generate", o->generate, "send this many synthetic messages instead of reading stdin");
-  app->add_option("--size", o->size, "--generate: message size (e.g. 1KiB)");
-  app->add_option("--rate", o->rate, "--generate: messages per second (0: as fast as possible)");
+  add_channel_options(app, o->channel, Kinds::any);
+  add_count32(app, "--wait-subscribers", o->wait_subscribers, 0, 1u << 16,
+              "topic: wait until this many subscribers are attached");
+  add_duration(app, "--wait-timeout", o->wait_timeout, true, Duration{}, kMaxDuration,
+               "how long --wait-subscribers waits (exit 5 after; 0: looks once)");
+  add_count(app, "--generate", o->generate, 0, kNoMax,
+            "send this many synthetic messages instead of reading stdin (0: read stdin)");
+  add_size(app, "--size", o->size, 0, 1ull << 40, "--generate: message size (e.g. 1KiB; at most the channel's limit)");
+  add_real(app, "--rate", o->rate, 0, true, 1e9, "--generate: messages per second (0: as fast as possible)");
   app->add_flag("--stats", o->stats, "print messages, bytes and rate on stderr at the end");
   return {app, [o] { return run_pub(*o); }};
 }

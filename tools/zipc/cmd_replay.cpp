@@ -1,5 +1,5 @@
 // zipc replay FILE NAME: publish a recording again (original pace, --rate or --fast).
-#include <thread>
+#include <cmath>
 
 #include "channel_options.hpp"
 #include "record_file.hpp"
@@ -16,25 +16,24 @@ struct ReplayOptions {
   bool create = false;
   ChannelOptions channel;
   std::uint32_t wait_subscribers = 0;
-  double wait_timeout = 10;
+  Duration wait_timeout = Duration::seconds(10);
   bool stats = false;
 };
 
-void sleep_until(std::uint64_t due_ns) {
-  const std::uint64_t now = now_monotonic_ns();
-  if (due_ns > now + 50'000) std::this_thread::sleep_for(std::chrono::nanoseconds(due_ns - now - 20'000));
-  while (now_monotonic_ns() < due_ns) {
-  }
+// t0 + offset_ns / speed, saturated (a gap of centuries waits until ^C).
+std::uint64_t due_at(std::uint64_t t0, long double offset_ns, double speed) {
+  const long double due = static_cast<long double>(t0) + offset_ns / speed;
+  return due >= 1.8e19L ? ~0ull : static_cast<std::uint64_t>(due);
 }
 
 int run_replay(const ReplayOptions& o) {
   install_stop_handler();
-  if (o.fast && o.rate > 0) fail(kUsage, "--fast", "use either --fast or --rate");
   RecordReader reader(o.file);
   ChannelOptions copt = o.channel;
   copt.kind = "topic";
   Channel c = open_channel(o.name, o.create, copt, zipc::Role::producer);
   if (!c.is_topic) fail(kConflict, o.name, "replay publishes to a topic; this is a queue");
+  reader.limit_payload(c.max_message(), "the topic " + o.name + "'s");
   wait_for_subscribers(o.name, o.wait_subscribers, o.wait_timeout);
   zipc::Publisher pub = c.topic.publisher();
   Progress progress("replay " + o.file, reader.file_size());
@@ -44,11 +43,11 @@ int run_replay(const ReplayOptions& o) {
   while (!stop_requested() && reader.next(&r)) {
     if (o.fast) {
     } else if (o.rate > 0) {
-      sleep_until(t0 + static_cast<std::uint64_t>(static_cast<double>(n) * 1e9 / o.rate));
+      if (!pause_until(due_at(t0, static_cast<long double>(n) * 1e9L, o.rate))) break;
     } else {
       if (n == 0) first_ns = r.publish_ns;
       const std::uint64_t offset = r.publish_ns > first_ns ? r.publish_ns - first_ns : 0;
-      sleep_until(t0 + static_cast<std::uint64_t>(static_cast<double>(offset) / o.speed));
+      if (!pause_until(due_at(t0, static_cast<long double>(offset), o.speed))) break;
     }
     zipc::CommitResult res = pub.try_publish(r.payload);
     while ((res.status == zipc::Status::full || res.status == zipc::Status::timeout) && !stop_requested()) {
@@ -86,13 +85,19 @@ Command add_replay(CLI::App& root) {
       "A truncated or corrupt tail (a recorder that crashed) is reported and skipped.");
   app->add_option("file", o->file, "a file written by zipc record")->required();
   app->add_option("name", o->name, "topic to publish to")->required();
-  app->add_option("--rate", o->rate, "messages per second instead of the original pace");
-  app->add_flag("--fast", o->fast, "as fast as possible");
-  app->add_option("--speed", o->speed, "original pace times this factor")->check(CLI::PositiveNumber);
+  CLI::Option* rate = add_real(app, "--rate", o->rate, 0, true, 1e9,
+                               "messages per second instead of the original pace (0: original pace)");
+  CLI::Option* fast = app->add_flag("--fast", o->fast, "as fast as possible");
+  CLI::Option* speed =
+      add_real(app, "--speed", o->speed, 0.001, true, 1e6, "original pace times this factor (10: ten times faster)");
+  fast->excludes(rate)->excludes(speed);
+  rate->excludes(speed);
   app->add_flag("--create", o->create, "create the topic when absent (with the options below)");
-  add_channel_options(app, o->channel, false);
-  app->add_option("--wait-subscribers", o->wait_subscribers, "wait until this many subscribers are attached");
-  app->add_option("--wait-timeout", o->wait_timeout, "seconds --wait-subscribers waits (exit 5 after)");
+  add_channel_options(app, o->channel, Kinds::topic);
+  add_count32(app, "--wait-subscribers", o->wait_subscribers, 0, 1u << 16,
+              "wait until this many subscribers are attached");
+  add_duration(app, "--wait-timeout", o->wait_timeout, true, Duration{}, kMaxDuration,
+               "how long --wait-subscribers waits (exit 5 after; 0: looks once)");
   app->add_flag("--stats", o->stats, "print messages, bytes and rate on stderr at the end");
   return {app, [o] { return run_replay(*o); }};
 }

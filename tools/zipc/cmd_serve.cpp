@@ -1,6 +1,7 @@
 // zipc serve NAME: a small Rpc server (echo or upper-case) for trying `zipc call`.
 #include <cctype>
 
+#include "args.hpp"
 #include "common.hpp"
 
 namespace zipc_tool {
@@ -10,13 +11,13 @@ struct ServeOptions {
   std::string name;
   bool upper = false;
   std::uint64_t count = 0;
-  std::string max_response;  // "" = the library's default
+  std::uint64_t max_response = zipc::RpcOptions{}.max_response_size;
 };
 
 int run_serve(const ServeOptions& o) {
   install_stop_handler();
   zipc::RpcOptions ro;
-  if (!o.max_response.empty()) ro.max_response_size = parse_size(o.max_response, "--max-response");
+  ro.max_response_size = o.max_response;
   zipc::RpcServer server = zipc::RpcServer::create(o.name, ro);
   std::uint64_t served = 0;
   std::string reply;
@@ -46,9 +47,9 @@ Command add_serve(CLI::App& root) {
       "  zipc serve tiny --max-response 4 &  zipc call tiny hello   # exit 2: too_large (counted in stat's errors)");
   app->add_option("name", o->name, "Rpc service name")->required();
   app->add_flag("--upper", o->upper, "reply with the request upper-cased");
-  app->add_option("--count", o->count, "exit after serving N requests");
-  app->add_option("--max-response", o->max_response,
-                  "largest response (e.g. 4KiB); a longer reply fails the call with too_large");
+  add_count(app, "--count", o->count, 0, kNoMax, "exit after serving N requests (0: until ^C)");
+  add_size(app, "--max-response", o->max_response, 1, 1u << 30,
+           "largest response (e.g. 4KiB); a longer reply fails the call with too_large");
   return {app, [o] { return run_serve(*o); }};
 }
 

@@ -11,38 +11,25 @@ struct SubOptions {
   std::string from = "latest";
   std::uint64_t count = 0;
   bool lossy = false;
-  double timeout = 0;  // idle seconds before giving up (0: wait forever)
+  Duration timeout = Duration::infinite();  // idle time before giving up (0: take what is there)
+  bool no_wait = false;                     // fail at once when the channel does not exist
   bool stats = false;
 };
 
-zipc::From parse_from(const std::string& s) {
-  if (s == "latest") return zipc::From::latest();
-  if (s == "oldest") return zipc::From::oldest();
-  std::size_t used = 0;
-  unsigned long long v = 0;
-  try {
-    v = std::stoull(s, &used, 10);
-  } catch (...) {
-    used = 0;
-  }
-  if (used == 0 || used != s.size()) fail(kUsage, "--from", "'" + s + "' is not oldest, latest or a sequence number");
-  return zipc::From::sequence(v);
-}
+constexpr std::uint64_t kSliceNs = 50'000'000;  // ^C is seen within this
 
-// Counts idleness; true when --timeout ran out.
+// Counts idleness: expired() when --timeout passed without a message; each
+// blocking read waits at most slice() so that ^C is seen within 50 ms.
 struct Idle {
-  double limit;
+  Duration limit;
   std::uint64_t since = now_monotonic_ns();
-  void reset() { since = 0; }
-  bool expired() {
-    if (limit <= 0) return false;
-    const std::uint64_t now = now_monotonic_ns();
-    if (since == 0) since = now;
-    return static_cast<double>(now - since) / 1e9 >= limit;
+  void reset() { since = now_monotonic_ns(); }
+  [[nodiscard]] bool expired() const { return now_monotonic_ns() >= limit.deadline(since); }
+  [[nodiscard]] std::chrono::nanoseconds slice() const {
+    const std::uint64_t end = limit.deadline(since), now = now_monotonic_ns();
+    return std::chrono::nanoseconds(end <= now ? 0 : std::min(end - now, kSliceNs));
   }
 };
-
-constexpr auto kSlice = std::chrono::milliseconds(50);
 
 int finish(const SubOptions& o, std::uint64_t n, bool timed_out, OutBuffer& out) {
   out.flush();
@@ -51,15 +38,17 @@ int finish(const SubOptions& o, std::uint64_t n, bool timed_out, OutBuffer& out)
     std::fprintf(stderr, "zipc sub: '%s': %llu messages\n", o.name.c_str(), static_cast<unsigned long long>(n));
   if (timed_out && o.count != 0 && n < o.count) {
     fail(kTimeout, o.name,
-         "got " + std::to_string(n) + " of " + std::to_string(o.count) + " messages before " +
-             std::to_string(o.timeout) + " s without one");
+         "got " + std::to_string(n) + " of " + std::to_string(o.count) + " messages, then " + o.timeout.text() +
+             " without one");
   }
   return kOk;
 }
 
-int sub_topic(const SubOptions& o, zipc::Topic& topic, OutFormat f, OutBuffer& out) {
+int sub_topic(const SubOptions& o, zipc::Topic& topic, OutFormat f, OutBuffer& out, bool appeared) {
   zipc::SubscribeOptions so;
-  so.from = parse_from(o.from);
+  // A topic that appeared while we waited: from its first message (nothing
+  // published between its creation and this subscribe is missed).
+  so.from = appeared && o.from == "latest" ? zipc::From::oldest() : parse_from(o.from);
   so.delivery = o.lossy ? zipc::Delivery::lossy : zipc::Delivery::reliable;
   zipc::Subscriber sub = topic.subscribe(so);
   Idle idle{o.timeout};
@@ -71,7 +60,11 @@ int sub_topic(const SubOptions& o, zipc::Topic& topic, OutFormat f, OutBuffer& o
       if (v.status() == zipc::Status::empty) {
         out.flush();
         if (stop_requested()) break;
-        v = sub.acquire(kSlice);
+        if (idle.expired()) {
+          timed_out = true;
+          break;
+        }
+        v = sub.acquire(idle.slice());
       }
       if (static_cast<bool>(v)) {
         emit_message(out, f, v.sequence(), v.publish_ns(), v.data());
@@ -79,13 +72,7 @@ int sub_topic(const SubOptions& o, zipc::Topic& topic, OutFormat f, OutBuffer& o
         idle.reset();
         continue;
       }
-      if (v.status() == zipc::Status::timeout || v.status() == zipc::Status::empty) {
-        if (idle.expired()) {
-          timed_out = true;
-          break;
-        }
-        continue;
-      }
+      if (v.status() == zipc::Status::timeout || v.status() == zipc::Status::empty) continue;
       fail(exit_code_for(v.status()), o.name, std::string("read failed: ") + zipc::to_string(v.status()));
     }
     return finish(o, n, timed_out, out);
@@ -96,7 +83,11 @@ int sub_topic(const SubOptions& o, zipc::Topic& topic, OutFormat f, OutBuffer& o
     if (r.status == zipc::Status::empty) {
       out.flush();
       if (stop_requested()) break;
-      r = sub.read(buf, kSlice);
+      if (idle.expired()) {
+        timed_out = true;
+        break;
+      }
+      r = sub.read(buf, idle.slice());
     }
     if (r.ok()) {
       emit_message(out, f, r.sequence, r.publish_ns, {buf.data(), r.size});
@@ -107,10 +98,7 @@ int sub_topic(const SubOptions& o, zipc::Topic& topic, OutFormat f, OutBuffer& o
       std::fprintf(stderr, "zipc sub: '%s': lost %u message(s) (lapped; %llu lost in all)\n", o.name.c_str(), r.size,
                    static_cast<unsigned long long>(sub.lost()));
     } else if (r.status == zipc::Status::timeout || r.status == zipc::Status::empty) {
-      if (idle.expired()) {
-        timed_out = true;
-        break;
-      }
+      continue;
     } else {
       fail(exit_code_for(r.status), o.name, std::string("read failed: ") + zipc::to_string(r.status));
     }
@@ -127,7 +115,11 @@ int sub_queue(const SubOptions& o, zipc::Queue& q, OutFormat f, OutBuffer& out) 
     if (!in && in.status() == zipc::Status::empty) {
       out.flush();
       if (stop_requested()) break;
-      in = q.acquire(kSlice);
+      if (idle.expired()) {
+        timed_out = true;
+        break;
+      }
+      in = q.acquire(idle.slice());
     }
     if (in) {
       emit_message(out, f, n, 0, in.data());
@@ -136,13 +128,7 @@ int sub_queue(const SubOptions& o, zipc::Queue& q, OutFormat f, OutBuffer& out) 
       continue;
     }
     const zipc::Status st = in.status();
-    if (st == zipc::Status::timeout || st == zipc::Status::empty) {
-      if (idle.expired()) {
-        timed_out = true;
-        break;
-      }
-      continue;
-    }
+    if (st == zipc::Status::timeout || st == zipc::Status::empty) continue;
     if (st == zipc::Status::closed) break;
     fail(exit_code_for(st), o.name, std::string("receive failed: ") + zipc::to_string(st));
   }
@@ -152,9 +138,10 @@ int sub_queue(const SubOptions& o, zipc::Queue& q, OutFormat f, OutBuffer& out) 
 int run_sub(const SubOptions& o) {
   install_stop_handler();
   const OutFormat f = parse_out_format(o.format);
-  Channel c = open_channel(o.name, false, {}, zipc::Role::consumer);
+  const bool existed = kind_of(o.name) != zipc::SegmentKind::any;
+  Channel c = await_channel(o.name, o.no_wait ? Duration{} : o.timeout, zipc::Role::consumer);
   OutBuffer out(stdout);
-  if (c.is_topic) return sub_topic(o, c.topic, f, out);
+  if (c.is_topic) return sub_topic(o, c.topic, f, out, !existed);
   if (o.lossy || o.from != "latest") fail(kUsage, o.name, "--lossy and --from apply to topics; this is a queue");
   return sub_queue(o, c.queue, f, out);
 }
@@ -167,15 +154,19 @@ Command add_sub(CLI::App& root) {
   app->footer(
       "Example:\n  zipc sub prices --from oldest --count 10 --format json\n"
       "  zipc sub prices --lossy > ticks.txt        # never holds the publisher back\n"
-      "  zipc sub jobs --timeout 2                  # a queue: exit after 2 s without a message\n"
+      "  zipc sub jobs --timeout 2s                 # a queue: exit after 2 s without a message\n"
+      "NAME need not exist yet: sub waits for it to be created (a topic is then read from its\n"
+      "first message), unless --no-wait.\n"
       "json lines: {\"seq\":N,\"time_ns\":T,\"size\":S,\"data\":\"text\"} (or \"hex\" when not UTF-8 text).");
   app->add_option("name", o->name, "topic or queue name")->required();
   app->add_option("--format", o->format, "text | hex | json")->check(CLI::IsMember({"text", "hex", "json"}));
-  app->add_option("--from", o->from, "topic: oldest | latest | SEQ (a sequence number)");
-  app->add_option("--count", o->count, "stop after N messages");
+  app->add_option("--from", o->from, "topic: oldest | latest | SEQ (a sequence number)")->check(from_validator());
+  add_count(app, "--count", o->count, 0, kNoMax, "stop after N messages (0: no limit)");
   app->add_flag("--lossy", o->lossy, "topic: lossy subscriber (never slows the publisher; reports losses)");
-  app->add_option("--timeout", o->timeout,
-                  "give up after this many seconds without a message (exit 5 if --count not reached)");
+  add_duration(app, "--timeout", o->timeout, true, Duration{}, kMaxDuration,
+               "give up after this long without a message, also while waiting for NAME to be created "
+               "(0: take what is there; exit 5 if --count is not reached)");
+  app->add_flag("--no-wait", o->no_wait, "exit 3 at once when NAME does not exist (default: wait for it)");
   app->add_flag("--stats", o->stats, "print the message count on stderr at the end");
   return {app, [o] { return run_sub(*o); }};
 }

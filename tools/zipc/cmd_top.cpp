@@ -1,15 +1,15 @@
 // zipc top: a live table of every channel's rates, backlog, lag and losses.
 #include <algorithm>
 #include <map>
-#include <thread>
 
+#include "args.hpp"
 #include "common.hpp"
 
 namespace zipc_tool {
 namespace {
 
 struct TopOptions {
-  double interval = 1.0;
+  Duration interval = Duration::seconds(1);
   bool once = false;
   bool json = false;
   std::string sort = "msgs";
@@ -90,8 +90,8 @@ void print_table(const std::vector<Row>& rows, const TopOptions& o, bool clear) 
   std::string out;
   if (clear) out += "\033[H\033[2J";
   char line[512];
-  std::snprintf(line, sizeof line, "zipc top - %s - %zu channel(s) - every %.1f s - sorted by %s (^C quits)\n\n",
-                when(now_realtime_ns()).c_str(), rows.size(), o.interval, o.sort.c_str());
+  std::snprintf(line, sizeof line, "zipc top - %s - %zu channel(s) - every %s - sorted by %s (^C quits)\n\n",
+                when(now_realtime_ns()).c_str(), rows.size(), o.interval.text().c_str(), o.sort.c_str());
   out += line;
   std::snprintf(line, sizeof line, "%-28s %-6s %10s %11s %9s %9s %8s %8s %8s %8s %8s %5s %4s\n", "NAME", "KIND",
                 "MSG/S", "BYTES/S", "BACKLOG", "MAX_LAG", "LOST", "REDELIV", "ABANDON", "ERR/S", "INFLIGHT", "ALIVE",
@@ -159,15 +159,12 @@ std::vector<zipc::ChannelReport> gather(const std::string& prefix) {
 
 int run_top(const TopOptions& o) {
   install_stop_handler();
-  if (o.interval <= 0) fail(kUsage, "--interval", "must be positive");
   std::map<std::string, Sample> prev;
   std::uint64_t last = now_monotonic_ns();
   make_rows(gather(o.prefix), prev, 0);
   const bool clear = !o.json && !o.once && stdout_is_terminal();
   for (std::uint64_t i = 0; !stop_requested(); ++i) {
-    const auto until = last + static_cast<std::uint64_t>(o.interval * 1e9);
-    while (now_monotonic_ns() < until && !stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (stop_requested()) break;
+    if (!pause_until(o.interval.deadline(last))) break;
     const std::uint64_t now = now_monotonic_ns();
     const double dt = static_cast<double>(now - last) / 1e9;
     last = now;
@@ -190,17 +187,18 @@ Command add_top(CLI::App& root) {
   CLI::App* app =
       root.add_subcommand("top", "a live table of every channel: rates, backlog, lag, losses, participants");
   app->footer(
-      "Example:\n  zipc top --interval 0.5 --sort lag\n"
+      "Example:\n  zipc top --interval 500ms --sort lag\n"
       "  zipc top --once --json | jq '.channels[] | {name, msgs_per_s}'\n"
       "Rates are exact: they come from per-participant counters in the segments. LOST, REDELIV and\n"
       "ABANDON count what happened during the last interval. For an Rpc, MSG/S is calls/s, BYTES/S\n"
       "request bytes/s, ERR/S failed calls/s and INFLIGHT the calls out now.");
-  app->add_option("--interval", o->interval, "seconds between refreshes");
+  add_duration(app, "--interval", o->interval, false, Duration{false, 1'000'000}, Duration::seconds(24 * 3600),
+               "time between refreshes (e.g. 500ms, 2s; a bare number is seconds)");
   app->add_flag("--once", o->once, "print one table (measured over one interval) and exit");
   app->add_flag("--json", o->json, "one zipc.top/1 JSON object per line and interval");
   app->add_option("--sort", o->sort, "msgs | bytes | backlog | lag | lost | dead | errors | name")
       ->check(CLI::IsMember({"msgs", "bytes", "backlog", "lag", "lost", "dead", "errors", "name"}));
-  app->add_option("-n,--iterations", o->iterations, "exit after N refreshes");
+  add_count(app, "-n,--iterations", o->iterations, 0, kNoMax, "exit after N refreshes (0: until ^C)");
   app->add_option("--match", o->prefix, "only channels whose name starts with this");
   return {app, [o] { return run_top(*o); }};
 }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <csignal>
 #include <ctime>
+#include <thread>
 
 namespace zipc_tool {
 
@@ -154,29 +155,6 @@ bool is_utf8_text(std::span<const std::byte> data) {
   return true;
 }
 
-std::uint64_t parse_size(const std::string& text, std::string_view what) {
-  std::size_t used = 0;
-  unsigned long long v = 0;
-  try {
-    v = std::stoull(text, &used, 0);
-  } catch (...) {
-    fail(kUsage, what, "'" + text + "' is not a size (e.g. 4096, 64KiB, 4MiB)");
-  }
-  std::string unit = text.substr(used);
-  std::uint64_t mult = 1;
-  if (unit.empty() || unit == "B") {
-  } else if (unit == "K" || unit == "KiB" || unit == "k") {
-    mult = 1ull << 10;
-  } else if (unit == "M" || unit == "MiB") {
-    mult = 1ull << 20;
-  } else if (unit == "G" || unit == "GiB") {
-    mult = 1ull << 30;
-  } else {
-    fail(kUsage, what, "unknown unit '" + unit + "' (use KiB, MiB or GiB)");
-  }
-  return v * mult;
-}
-
 OutBuffer::OutBuffer(std::FILE* f, std::size_t capacity) : file_(f), buf_(capacity) {}
 
 OutBuffer::~OutBuffer() {
@@ -239,6 +217,18 @@ extern "C" void on_stop_signal(int) {
 
 bool stop_requested() noexcept {
   return g_stop.load(std::memory_order_relaxed);  // relaxed: polled flag
+}
+
+bool pause_until(std::uint64_t due_ns) noexcept {
+  for (;;) {
+    if (stop_requested()) return false;
+    const std::uint64_t now = now_monotonic_ns();
+    if (now >= due_ns) return true;
+    const std::uint64_t left = due_ns - now;
+    if (left > 50'000) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<std::uint64_t>(left - 20'000, 20'000'000)));
+    }  // else spin: a sleep overshoots by ~50 us
+  }
 }
 
 void install_stop_handler() {

@@ -65,9 +65,6 @@ bool stdout_is_terminal();
 std::string hex(std::span<const std::byte> data);
 bool is_utf8_text(std::span<const std::byte> data);
 
-// Parses "1M", "4KiB", "65536"... into bytes; throws ToolError(kUsage).
-std::uint64_t parse_size(const std::string& text, std::string_view what);
-
 // Stdout in large blocks: one write per ~1 MiB instead of per message.
 class OutBuffer {
  public:
@@ -108,6 +105,9 @@ class Progress {
 // commands stop cleanly and flush.
 bool stop_requested() noexcept;
 void install_stop_handler();
+// Sleeps until the monotonic clock reaches due_ns (now_monotonic_ns), in
+// slices of at most 20 ms: returns false at once when a stop was requested.
+bool pause_until(std::uint64_t due_ns) noexcept;
 
 // A segment's kind, or SegmentKind::any if it does not exist.
 zipc::SegmentKind kind_of(const std::string& name);

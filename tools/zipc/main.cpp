@@ -62,6 +62,15 @@ std::string find_external(const std::string& sub) {
   return {};
 }
 
+// CLI11 messages may hold a newline; an error is one line.
+std::string one_line(std::string s) {
+  for (char& c : s) {
+    if (c == '\n') c = ' ';
+  }
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
 int run_external(int argc, char** argv) {
   const std::string sub = argv[1];
   const std::string exe = find_external(sub);
@@ -90,6 +99,7 @@ int main(int argc, char** argv) {
       "  what the library recovers or refuses. Exit codes: 0 ok, 1 failure, 2 usage, 3 not found,\n"
       "  4 permission, 5 timeout, 6 corrupt, 7 conflict (exists/busy/wrong kind), 8 closed/peer dead, 9 I/O."};
   app.require_subcommand(1);
+  app.option_defaults()->always_capture_default();  // every --help shows each option's default
   app.set_version_flag("--version", std::string("zipc ") + "0.1.0");
   std::vector<Command> commands;
   for (Registrar r : registrars()) commands.push_back(r(app));
@@ -101,8 +111,15 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? kOk : kUsage;
+    if (e.get_exit_code() == 0) return app.exit(e) == 0 ? kOk : kUsage;  // --help, --version
+    // A usage error: one line naming the subcommand (argv[1] when it is one).
+    std::string sub;
+    for (const auto& c : commands) {
+      if (argc >= 2 && c.app->check_name(argv[1])) sub = c.app->get_name();
+    }
+    std::fprintf(stderr, "zipc%s%s: %s (see zipc%s%s --help)\n", sub.empty() ? "" : " ", sub.c_str(),
+                 one_line(e.what()).c_str(), sub.empty() ? "" : " ", sub.c_str());
+    return kUsage;
   }
   for (const auto& c : commands) {
     if (!c.app->parsed()) continue;

@@ -80,7 +80,7 @@ wait "$srv"
 
 # 7. exit codes and one-line errors naming the object.
 set +e
-"$zipc" sub "t.cli-absent.$$" 2> "$tmp/err"; rc=$?
+"$zipc" sub "t.cli-absent.$$" --no-wait 2> "$tmp/err"; rc=$?  # without --no-wait it waits for the channel
 set -e
 [ $rc -eq 3 ] || fail "absent channel: exit $rc"
 [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "t.cli-absent.$$" "$tmp/err" || fail "error line: $(cat "$tmp/err")"

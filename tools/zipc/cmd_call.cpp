@@ -74,6 +74,11 @@ int run_call(CallOptions o) {
     if (stop_requested()) break;
     // A failed call: its status. (An Rpc handler's own error, once the library
     // reports one, is printed here with its code and message.)
+    if (r.status() == zipc::Status::too_large) {
+      fail(kUsage, o.name,
+           "call failed: the response is larger than the service's " + std::to_string(client.max_response_size()) +
+               "-byte limit");
+    }
     if (!r.ok()) fail(exit_code_for(r.status()), o.name, std::string("call failed: ") + zipc::to_string(r.status()));
   }
   if (!r.ok()) return kOk;  // stopped before the first call

@@ -30,8 +30,12 @@ int run_serve(const ServeOptions& o) {
       for (char& ch : reply) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
     }
     const zipc::Status st = req.reply({reinterpret_cast<const std::byte*>(reply.data()), reply.size()});
-    if (st != zipc::Status::ok)
+    if (st == zipc::Status::too_large) {
+      std::fprintf(stderr, "zipc serve: '%s': reply of %zu bytes is larger than the %llu-byte limit\n", o.name.c_str(),
+                   reply.size(), static_cast<unsigned long long>(o.max_response));
+    } else if (st != zipc::Status::ok) {
       std::fprintf(stderr, "zipc serve: '%s': reply: %s\n", o.name.c_str(), zipc::to_string(st));
+    }
     ++served;
   }
   return kOk;

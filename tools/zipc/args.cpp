@@ -79,10 +79,10 @@ std::string Duration::text() const {
     std::uint64_t ns;
     const char* name;
   };
-  static constexpr Unit units[] = {{24 * 3600 * kNsPerS, "d"}, {3600 * kNsPerS, "h"},
-                                   {60 * kNsPerS, "m"},        {kNsPerS, "s"},
-                                   {1'000'000, "ms"},          {1'000, "us"}};
-  for (const Unit& u : units) {
+  static constexpr Unit kUnits[] = {{24 * 3600 * kNsPerS, "d"}, {3600 * kNsPerS, "h"},
+                                    {60 * kNsPerS, "m"},        {kNsPerS, "s"},
+                                    {1'000'000, "ms"},          {1'000, "us"}};
+  for (const Unit& u : kUnits) {
     if (ns != 0 && ns % u.ns == 0) return std::to_string(ns / u.ns) + u.name;
   }
   return ns == 0 ? "0" : std::to_string(ns) + "ns";

@@ -45,6 +45,13 @@
 // timeout for it), else fails with peer_dead. A dead client's slots and
 // blocks are recovered by the server within `recovery_time`.
 //
+// Errors: a handler that cannot answer ends the call with a code and a
+// message, req.fail(code, "why") or throw zipc::RpcError(code, "why") under
+// serve(); the caller's response then has Status::remote_error and
+// error_code() / error_message(). Any other exception escaping a handler
+// under serve() is sent the same way (code kRpcHandlerFailed, its type name
+// in error_type()). Each call, pipelined or not, gets its own outcome.
+//
 // Threads: RpcServer::serve and next() may run on many threads at once. An
 // RpcClient, its tickets and responses belong to one thread at a time; use
 // one RpcClient per thread for parallel calls. Responses and tickets keep
@@ -57,6 +64,8 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "zipc/error.hpp"
@@ -86,6 +95,26 @@ struct RpcOptions {
   bool replace_stale = true;  // create() replaces a segment whose server died
 };
 
+// The codes zipc's own serve loops send when a handler fails without giving
+// one (RpcResponse::error_code); an application picks any other values.
+inline constexpr std::uint32_t kRpcHandlerFailed = 1;  // the handler threw (C++) or raised (Python)
+inline constexpr std::uint32_t kRpcBadReply = 2;       // its result is no reply (Python: not bytes-like)
+// An error's type name is cut to this many bytes (its message to max_response_size).
+inline constexpr std::size_t kRpcMaxErrorType = 255;
+// RpcServer::serve's thread count is 1 .. this.
+inline constexpr unsigned kRpcMaxServeThreads = 256;
+
+// Thrown by a handler under RpcServer::serve: the call ends with
+// Status::remote_error carrying code and what().
+class RpcError : public std::runtime_error {
+ public:
+  RpcError(std::uint32_t code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  [[nodiscard]] std::uint32_t code() const noexcept { return code_; }
+
+ private:
+  std::uint32_t code_;
+};
+
 namespace detail {
 struct RpcServerImpl;
 struct RpcConnection;
@@ -93,9 +122,9 @@ class RpcClientImpl;
 struct WaitHookAccess;
 }  // namespace detail
 
-// One request being served. Reply once (reply() or reserve_reply()+commit());
-// a request dropped without a reply gets an empty response. data() stays
-// valid until the reply is committed.
+// One request being served. Answer once: reply(), reserve_reply()+commit(),
+// or fail(); a request dropped without an answer gets an empty response.
+// data() stays valid until the answer is published.
 class RpcRequest {
  public:
   RpcRequest() = default;
@@ -131,6 +160,12 @@ class RpcRequest {
   // over the reserved size (or nothing was reserved). sequence is 0: a
   // response is matched to its call by slot, not numbered.
   [[nodiscard]] CommitResult commit(std::size_t n) noexcept;
+  // Ends the call with an error instead of a reply (an open reserve_reply
+  // is dropped): the caller sees Status::remote_error, code, type (may be
+  // empty; cut to kRpcMaxErrorType bytes) and message (cut to what fits:
+  // max_response_size bytes with the type, inline_size when no block is
+  // free). closed when the request was already answered.
+  Status fail(std::uint32_t code, std::string_view message, std::string_view type = {}) noexcept;
 
  private:
   friend struct detail::RpcServerImpl;
@@ -147,6 +182,12 @@ class RpcRequest {
   bool loan_open_ = false;
 };
 
+namespace detail {
+// Inside a catch block: ends req with the exception in flight as serve() does
+// (RpcError: its code; else kRpcHandlerFailed, logged under server's name).
+void rpc_fail_current_exception(RpcRequest& req, std::string_view server) noexcept;
+}  // namespace detail
+
 class RpcServer {
  public:
   using Handler = std::function<void(RpcRequest&)>;
@@ -160,8 +201,12 @@ class RpcServer {
   RpcServer& operator=(RpcServer&&) noexcept;
   ~RpcServer();  // closes: pending and later calls see Status::closed; removes the name
 
-  // Runs handler on `threads` threads until stop(). Handlers may reply or
-  // not (then the response is empty).
+  // Runs handler on `threads` threads (1 .. kRpcMaxServeThreads, else
+  // Errc::invalid_argument) until stop(). Handlers may reply, fail, or
+  // neither (then the response is empty). A handler that throws ends its
+  // call with Status::remote_error: RpcError's code and message, or
+  // kRpcHandlerFailed with another exception's type and what() (logged at warn).
+  // Errc::closed when the server was not created, moved from or closed.
   void serve(const Handler& handler, unsigned threads = 1);
   // Pull loop: the next request, or a status (timeout, closed after stop()).
   [[nodiscard]] RpcRequest next(std::chrono::nanoseconds timeout) noexcept;
@@ -193,13 +238,24 @@ class RpcResponse {
   RpcResponse& operator=(const RpcResponse&) = delete;
   ~RpcResponse();
 
-  // ok, timeout, too_large (request or response over its maximum), full (all
-  // slots in use, or no block), peer_dead, closed, corrupt.
+  // ok, remote_error (the handler failed: error_code() and error_message()),
+  // timeout, too_large (request or response over its maximum), full (all
+  // slots in use, or no block), peer_dead, closed (also: a client not
+  // connected, moved from or detached), corrupt.
   [[nodiscard]] Status status() const noexcept { return status_; }
   [[nodiscard]] bool ok() const noexcept { return status_ == Status::ok; }
   explicit operator bool() const noexcept { return ok(); }
-  [[nodiscard]] std::span<const std::byte> data() const noexcept { return {data_, size_}; }
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  // The response bytes (empty unless ok).
+  [[nodiscard]] std::span<const std::byte> data() const noexcept {
+    return status_ == Status::ok ? std::span<const std::byte>(data_, size_) : std::span<const std::byte>();
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return status_ == Status::ok ? size_ : 0; }
+  // remote_error: the handler's code, its error's type name ("" when it
+  // gave none) and message, read in place like data() (a hostile server may
+  // change them while you read). 0 and "" otherwise.
+  [[nodiscard]] std::uint32_t error_code() const noexcept { return status_ == Status::remote_error ? error_code_ : 0; }
+  [[nodiscard]] std::string_view error_type() const noexcept;
+  [[nodiscard]] std::string_view error_message() const noexcept;
   // Frees the slot now (the destructor does the same).
   void release() noexcept;
 
@@ -209,8 +265,10 @@ class RpcResponse {
   std::shared_ptr<detail::RpcConnection> conn_;
   Status status_ = Status::closed;
   std::uint32_t slot_ = 0;
-  const std::byte* data_ = nullptr;
+  const std::byte* data_ = nullptr;  // remote_error: type name then message
   std::size_t size_ = 0;
+  std::uint32_t error_code_ = 0;
+  std::uint32_t error_type_len_ = 0;
 };
 
 // A call in flight (pipelining). wait() once; dropping it abandons the call.
@@ -286,6 +344,7 @@ class RpcClient {
   // with peer_dead or closed for good.
   static RpcClient connect_fd(int fd, std::chrono::milliseconds timeout = std::chrono::seconds(1));
 
+  // Not connected: every call returns Status::closed (as after detach()).
   RpcClient();
   RpcClient(RpcClient&&) noexcept;
   RpcClient& operator=(RpcClient&&) noexcept;
@@ -308,6 +367,11 @@ class RpcClient {
   [[nodiscard]] std::uint32_t inflight_limit() const noexcept;
   // Connections made after the first (transparent reconnects to a new server).
   [[nodiscard]] std::uint64_t reconnects() const noexcept;
+  // Gives the client record back now (the destructor does the same); later
+  // calls return Status::closed. Responses and tickets still held keep
+  // their connection until they end.
+  void detach() noexcept;
+  [[nodiscard]] bool is_attached() const noexcept;
 
  private:
   friend struct detail::WaitHookAccess;  // the WaitSet's readiness hook (src/waitset/wait_hook.hpp)

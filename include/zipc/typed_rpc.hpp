@@ -33,7 +33,7 @@ TypeIdentity rpc_type_identity() {
 }
 
 // One request seen by a typed server: span() of Reqs (get() when exactly one).
-// Reply once: reply(), reply_slice(), or reserve_reply() then commit().
+// Answer once: reply(), reply_slice(), reserve_reply() then commit(), or fail().
 template <class Req, class Resp>
 class TypedRpcRequest {
  public:
@@ -73,6 +73,10 @@ class TypedRpcRequest {
   }
   // Publishes the first n Resps of the loan.
   [[nodiscard]] Status commit(std::size_t n = 1) noexcept { return req_.commit(n * sizeof(Resp)).status; }
+  // Ends the call with an error (RpcRequest::fail): the caller's response has Status::remote_error.
+  Status fail(std::uint32_t code, std::string_view message, std::string_view type = {}) noexcept {
+    return req_.fail(code, message, type);
+  }
   [[nodiscard]] RpcRequest& raw() noexcept { return req_; }
 
  private:
@@ -102,11 +106,18 @@ class TypedRpcServer {
   }
   TypedRpcServer() = default;
 
+  // As RpcServer::serve: a handler that throws ends its call with Status::remote_error.
   void serve(const Handler& handler, unsigned threads = 1) {
+    const std::string& name = server_.name();
     server_.serve(
-        [&handler](RpcRequest& r) {
+        [&handler, &name](RpcRequest& r) {
           Request typed(std::move(r));
-          if (typed) handler(typed);  // a malformed request is answered empty
+          if (!typed) return;  // a malformed request is answered empty
+          try {
+            handler(typed);
+          } catch (...) {
+            detail::rpc_fail_current_exception(typed.raw(), name);
+          }
         },
         threads);
   }

@@ -129,6 +129,7 @@ typedef enum zipc_status {
   ZIPC_OVERRUN = 102,            /* a lossy subscriber was lapped (see lost) */
   ZIPC_NOT_SUPPORTED = 103,      /* not offered in this mode (acquire on a lossy subscriber) */
   ZIPC_DETACHED = 104,           /* C++ handle detached, moved from or default (docs/handles.md) */
+  ZIPC_REMOTE_ERROR = 105,       /* an rpc handler failed (zipc_rpc_last_remote_error has its code and message) */
   ZIPC_DOUBLE_FREE = 110,        /* heap: the block is already free */
   ZIPC_FOREIGN_POINTER = 111,    /* heap: the pointer is not a block of this heap */
   ZIPC_CORRUPT_BLOCK = 112       /* heap: the block's header fails its check */
@@ -493,10 +494,10 @@ typedef struct zipc_rpc_options {
 } zipc_rpc_options_t;
 ZIPC_API zipc_status_t zipc_rpc_options_init(zipc_rpc_options_t* options);
 
-/* One request being served (caller-owned). Reply once (zipc_rpc_request_reply,
- * or zipc_rpc_request_reserve_reply + zipc_write_loan_commit), then end it
- * with zipc_rpc_request_release; released without a reply, the client gets
- * an empty response. data stays valid until the reply is committed. A reply
+/* One request being served (caller-owned). Answer once (zipc_rpc_request_reply,
+ * zipc_rpc_request_reserve_reply + zipc_write_loan_commit, or
+ * zipc_rpc_request_fail), then end it with zipc_rpc_request_release;
+ * released without an answer, the client gets an empty response. data stays valid until the reply is committed. A reply
  * loan points into its request: do not move the request while it is live. */
 typedef struct zipc_rpc_request {
   const void* data; /* the request bytes in shared memory: validate what you parse */
@@ -518,7 +519,8 @@ ZIPC_API zipc_status_t zipc_rpc_server_create(const char* name, const zipc_rpc_o
 ZIPC_API zipc_status_t zipc_rpc_server_detach(zipc_rpc_server_t* server);
 /* Pull loop: the next request (timeout, closed after stop/close). */
 ZIPC_API zipc_status_t zipc_rpc_server_next(zipc_rpc_server_t* server, int64_t timeout_ns, zipc_rpc_request_t* request);
-/* Callback form: runs handler on `threads` threads until zipc_rpc_server_stop.
+/* Callback form: runs handler on `threads` threads (1 .. ZIPC_RPC_MAX_SERVE_THREADS,
+ * else invalid_argument) until zipc_rpc_server_stop.
  * The handler replies (or not: empty response); the library releases the
  * request when the handler returns (do not keep the pointer). */
 typedef void (*zipc_rpc_handler_fn)(void* context, zipc_rpc_request_t* request);
@@ -536,13 +538,24 @@ ZIPC_API zipc_status_t zipc_rpc_request_reply(zipc_rpc_request_t* request, const
 /* Zero copy: memory for an n-byte response; zipc_write_loan_commit sends it. */
 ZIPC_API zipc_status_t zipc_rpc_request_reserve_reply(zipc_rpc_request_t* request, size_t n, zipc_write_loan_t* loan);
 ZIPC_API zipc_status_t zipc_rpc_request_release(zipc_rpc_request_t* request);
+/* Ends the call with an error instead of a reply (an open reply loan is
+ * dropped): the caller's call or ticket wait returns ZIPC_REMOTE_ERROR with
+ * code and message (NULL: ""), cut to what fits (max_response_size bytes).
+ * ZIPC_CLOSED when the request was already answered. Release it after. */
+ZIPC_API zipc_status_t zipc_rpc_request_fail(zipc_rpc_request_t* request, uint32_t code, const char* message);
+#define ZIPC_RPC_MAX_SERVE_THREADS 256u
+#define ZIPC_RPC_HANDLER_FAILED 1u /* the code zipc's own servers send for a handler that threw or raised */
+#define ZIPC_RPC_BAD_REPLY 2u      /* ... and for a handler result that is no reply (Python: not bytes-like) */
 
 /* Waits up to timeout_ns (ZIPC_FOREVER; 0 or negative: try once) for the server and a free client record. */
 ZIPC_API zipc_status_t zipc_rpc_client_connect(const char* name, int64_t timeout_ns, zipc_rpc_client_t** out);
 /* Every response and ticket of this client must have ended. */
 ZIPC_API zipc_status_t zipc_rpc_client_detach(zipc_rpc_client_t* client);
 /* Sends the request and waits for the response, read in place through
- * response (release it). timeout, too_large, full, peer_dead, closed. */
+ * response (release it). timeout, too_large, full, peer_dead, closed, or
+ * ZIPC_REMOTE_ERROR: the handler failed (response is not filled;
+ * zipc_rpc_last_remote_error has the code and message, zipc_last_error a
+ * one-line text). */
 ZIPC_API zipc_status_t zipc_rpc_client_call(zipc_rpc_client_t* client, const void* data, size_t size,
                                             int64_t timeout_ns, zipc_read_loan_t* response);
 /* Sends without waiting (full when inflight_per_client calls are out). */
@@ -556,12 +569,24 @@ ZIPC_API zipc_status_t zipc_rpc_client_call_loan(zipc_rpc_client_t* client, zipc
                                                  zipc_read_loan_t* response);
 ZIPC_API zipc_status_t zipc_rpc_client_call_async_loan(zipc_rpc_client_t* client, zipc_write_loan_t* loan,
                                                        zipc_rpc_ticket_t* ticket);
-/* Waits for this call's response; on timeout the ticket stays live (wait again). */
+/* Waits for this call's response; on timeout the ticket stays live (wait again).
+ * ZIPC_REMOTE_ERROR as for zipc_rpc_client_call (the ticket ended). */
 ZIPC_API zipc_status_t zipc_rpc_ticket_wait(zipc_rpc_ticket_t* ticket, int64_t timeout_ns, zipc_read_loan_t* response);
 /* *ready = the response has arrived (wait will not block). */
 ZIPC_API zipc_status_t zipc_rpc_ticket_ready(const zipc_rpc_ticket_t* ticket, bool* ready);
 /* Abandons the call (its response is dropped when it comes). */
 ZIPC_API zipc_status_t zipc_rpc_ticket_cancel(zipc_rpc_ticket_t* ticket);
+
+/* The last ZIPC_REMOTE_ERROR this thread got from a call or ticket wait:
+ * the handler's code, its error type name ("" when none) and message, each
+ * NUL-terminated (a NUL inside the text ends it early), valid until this
+ * thread's next rpc call. ZIPC_NOT_FOUND when this thread got none. */
+typedef struct zipc_rpc_error {
+  uint32_t code;
+  const char* type;
+  const char* message;
+} zipc_rpc_error_t;
+ZIPC_API zipc_status_t zipc_rpc_last_remote_error(zipc_rpc_error_t* out);
 
 typedef struct zipc_rpc_client_info {
   uint64_t max_request_size;

@@ -52,6 +52,7 @@ zipc_status_t from(Status s) noexcept {
     case Status::wrong_role: return ZIPC_WRONG_ROLE;
     case Status::not_supported: return ZIPC_NOT_SUPPORTED;
     case Status::detached: return ZIPC_DETACHED;
+    case Status::remote_error: return ZIPC_REMOTE_ERROR;
   }
   return ZIPC_CORRUPT;
 }
@@ -102,6 +103,7 @@ const char* zipc_status_str(zipc_status_t status) {
     case ZIPC_OVERRUN: return "overrun";
     case ZIPC_NOT_SUPPORTED: return "not_supported";
     case ZIPC_DETACHED: return "detached";
+    case ZIPC_REMOTE_ERROR: return "remote_error";
     case ZIPC_DOUBLE_FREE: return "double_free";
     case ZIPC_FOREIGN_POINTER: return "foreign_pointer";
     case ZIPC_CORRUPT_BLOCK: return "corrupt_block";

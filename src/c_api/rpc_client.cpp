@@ -1,5 +1,6 @@
 // c_api/rpc_client.cpp - zipc_rpc_client_* and zipc_rpc_ticket_* over zipc::RpcClient.
 #include <span>
+#include <string>
 
 #include "c_api/c_api.hpp"
 #include "zipc/rpc.hpp"
@@ -16,8 +17,29 @@ zipc::RpcClient& zipc::c_api::rpc_client_of(zipc_rpc_client* client) noexcept {
 
 namespace {
 
+// This thread's last remote error (zipc_rpc_last_remote_error), copied out
+// of the response so that the slot goes back at once.
+struct RemoteError {
+  bool set = false;
+  std::uint32_t code = 0;
+  std::string type;
+  std::string message;
+};
+thread_local RemoteError t_remote;
+
+zipc_status_t remote_error(const zipc::RpcResponse& r) {
+  t_remote.set = true;
+  t_remote.code = r.error_code();
+  t_remote.type.assign(r.error_type());
+  t_remote.message.assign(r.error_message());
+  std::string text = "rpc: remote error " + std::to_string(t_remote.code);
+  if (!t_remote.type.empty()) text += " (" + t_remote.type + ")";
+  return fail(ZIPC_REMOTE_ERROR, text + ": " + t_remote.message);
+}
+
 // Hands a response to the caller's read loan (ok), or says why there is none.
 zipc_status_t respond(zipc::RpcResponse&& r, zipc_read_loan_t* out) {
+  if (r.status() == zipc::Status::remote_error) return guard("zipc_rpc_client_call", [&] { return remote_error(r); });
   if (!r.ok()) return from(r.status());
   zipc::RpcResponse* p = emplace<zipc::RpcResponse>(out->private_, LoanKind::rpc_response, std::move(r));
   out->data = p->data().data();
@@ -140,6 +162,13 @@ zipc_status_t zipc_rpc_ticket_ready(const zipc_rpc_ticket_t* ticket, bool* ready
 zipc_status_t zipc_rpc_ticket_cancel(zipc_rpc_ticket_t* ticket) {
   if (!live(ticket)) return invalid("zipc_rpc_ticket_cancel", "ticket is NULL or not live");
   destroy<zipc::RpcTicket>(ticket->private_);
+  return ZIPC_OK;
+}
+
+zipc_status_t zipc_rpc_last_remote_error(zipc_rpc_error_t* out) {
+  if (out == nullptr) return invalid("zipc_rpc_last_remote_error", "out is NULL");
+  if (!t_remote.set) return fail(ZIPC_NOT_FOUND, "zipc_rpc_last_remote_error: no remote error on this thread");
+  *out = {t_remote.code, t_remote.type.c_str(), t_remote.message.c_str()};
   return ZIPC_OK;
 }
 

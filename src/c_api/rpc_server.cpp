@@ -1,5 +1,6 @@
 // c_api/rpc_server.cpp - zipc_rpc_server_* and zipc_rpc_request_* over zipc::RpcServer.
 #include <span>
+#include <string>
 
 #include "c_api/c_api.hpp"
 #include "zipc/rpc.hpp"
@@ -17,6 +18,9 @@ zipc::RpcServer& zipc::c_api::rpc_server_of(zipc_rpc_server* server) noexcept {
 namespace {
 
 constexpr std::size_t kOptionsV1 = sizeof(zipc_rpc_options_t);
+static_assert(ZIPC_RPC_MAX_SERVE_THREADS == zipc::kRpcMaxServeThreads, "the C bound is the C++ one");
+static_assert(ZIPC_RPC_HANDLER_FAILED == zipc::kRpcHandlerFailed, "the C code is the C++ one");
+static_assert(ZIPC_RPC_BAD_REPLY == zipc::kRpcBadReply, "the C code is the C++ one");
 
 zipc::RpcOptions to_cpp(const zipc_rpc_options_t& o) {
   zipc::RpcOptions r;
@@ -99,7 +103,11 @@ zipc_status_t zipc_rpc_server_serve(zipc_rpc_server_t* server, zipc_rpc_handler_
                                     unsigned threads) {
   if (server == nullptr) return invalid("zipc_rpc_server_serve", "server is NULL");
   if (handler == nullptr) return invalid("zipc_rpc_server_serve", "handler is NULL");
-  if (threads == 0) return invalid("zipc_rpc_server_serve", "threads is 0");
+  if (threads == 0 || threads > zipc::kRpcMaxServeThreads) {
+    return fail(ZIPC_INVALID_ARGUMENT, "zipc_rpc_server_serve: threads must be 1.." +
+                                           std::to_string(zipc::kRpcMaxServeThreads) + ", got " +
+                                           std::to_string(threads));
+  }
   return guard("zipc_rpc_server_serve", [&] {
     server->server.serve(
         [handler, context](zipc::RpcRequest& req) {
@@ -151,6 +159,12 @@ zipc_status_t zipc_rpc_request_reserve_reply(zipc_rpc_request_t* request, size_t
   loan->size = mem.size();
   emplace<zipc::RpcRequest*>(loan->private_, LoanKind::rpc_reply, r);
   return ZIPC_OK;
+}
+
+zipc_status_t zipc_rpc_request_fail(zipc_rpc_request_t* request, uint32_t code, const char* message) {
+  if (!live(request)) return invalid("zipc_rpc_request_fail", "request is NULL or not live");
+  zipc::RpcRequest* r = slot<zipc::RpcRequest>(request->private_);
+  return from(r->fail(code, message != nullptr ? std::string_view(message) : std::string_view()));
 }
 
 zipc_status_t zipc_rpc_request_release(zipc_rpc_request_t* request) {

@@ -112,6 +112,7 @@ const char* to_string(Status s) noexcept {
     case Status::wrong_role: return "wrong_role";
     case Status::not_supported: return "not_supported";
     case Status::detached: return "detached";
+    case Status::remote_error: return "remote_error";
   }
   return "unknown";
 }

@@ -25,6 +25,9 @@
 //            +8   call_id u64        (client writes with the request)
 //            +16  req_len u64 | +24 req_block u32 | +28 resp_block u32
 //            +32  resp_len u64 | +40 reply_call_id u64 (server echoes call_id)
+//            +48  error_code u32 | +52 error_type_len u32 (result kResultError only:
+//                 the response bytes are the error's type name, error_type_len
+//                 bytes, then its message; both bounded by resp_len)
 //            +128 request inline bytes  (req_inline, rounded to 128)
 //            +128+R response inline bytes (resp_inline, rounded to 128)
 //   B        block_owner u64[block_count]  (0 free, else client index + 1)
@@ -33,6 +36,10 @@
 // A payload larger than its inline area lives in one block; the slot carries
 // the block index. Every index and length read from here is validated against
 // the geometry before use.
+//
+// Memory: the blocks are taken lowest index first, so the pages of the pool
+// that are ever touched are those of the most blocks held at once; nothing
+// at create writes past the owners array (docs/rpc.md, "Memory").
 #pragma once
 
 #include <atomic>
@@ -47,7 +54,8 @@ namespace zipc::layout {
 inline constexpr std::uint64_t kRpcMagic = 0x31435052'5049535aull;  // "ZSIPRPC1"
 // Bumped whenever anything in this file changes meaning; connect refuses
 // another version (Errc::version_mismatch naming both).
-inline constexpr std::uint32_t kRpcLayoutVersion = 1;
+// 2: a response may be a handler's error (kResultError, error_code, error_type_len).
+inline constexpr std::uint32_t kRpcLayoutVersion = 2;
 inline constexpr std::uint32_t kRpcRunning = 1;
 inline constexpr std::uint32_t kRpcClosed = 2;
 
@@ -67,6 +75,7 @@ inline constexpr std::uint32_t kResultOk = 0;
 inline constexpr std::uint32_t kResultTooLarge = 1;  // the handler's reply was over max_response
 inline constexpr std::uint32_t kResultNoMemory = 2;  // no free block for a large reply
 inline constexpr std::uint32_t kResultCorrupt = 3;   // the request failed validation
+inline constexpr std::uint32_t kResultError = 4;     // the handler failed: error_code, type and message
 
 inline constexpr std::uint32_t kNoBlock = 0xffffffffu;
 
@@ -102,7 +111,9 @@ struct RpcSlot {
   std::atomic<std::uint32_t> resp_block;
   std::atomic<std::uint64_t> resp_len;
   std::atomic<std::uint64_t> reply_call_id;
-  std::uint8_t pad[128 - 48];
+  std::atomic<std::uint32_t> error_code;      // kResultError: the handler's code
+  std::atomic<std::uint32_t> error_type_len;  // kResultError: bytes of type name before the message
+  std::uint8_t pad[128 - 56];
   // followed by the request and response inline areas
 };
 
@@ -128,6 +139,8 @@ static_assert(offsetof(RpcSlot, req_block) == 24, "RpcSlot::req_block at byte 24
 static_assert(offsetof(RpcSlot, resp_block) == 28, "RpcSlot::resp_block at byte 28 (the diagram above)");
 static_assert(offsetof(RpcSlot, resp_len) == 32, "RpcSlot::resp_len at byte 32 (the diagram above)");
 static_assert(offsetof(RpcSlot, reply_call_id) == 40, "RpcSlot::reply_call_id at byte 40 (the diagram above)");
+static_assert(offsetof(RpcSlot, error_code) == 48, "RpcSlot::error_code at byte 48 (the diagram above)");
+static_assert(offsetof(RpcSlot, error_type_len) == 52, "RpcSlot::error_type_len at byte 52 (the diagram above)");
 
 // Offsets derived from the params; computed identically by both sides.
 struct RpcGeometry {

@@ -164,6 +164,10 @@ std::shared_ptr<RpcConnection> RpcClientImpl::open(std::string_view name, Deadli
 }
 
 bool RpcClientImpl::ensure_live(Status* status) noexcept {
+  if (!attached) {  // never connected, or detached
+    *status = Status::closed;
+    return false;
+  }
   if (conn && !conn->dead) {
     // relaxed: a closed server also stops answering; the flag just makes it prompt.
     bool gone = conn->view.control()->state.load(std::memory_order_relaxed) != layout::kRpcRunning;
@@ -344,6 +348,8 @@ RpcResponse RpcClientImpl::wait(RpcTicket& t, Deadline deadline) noexcept {
   const std::uint64_t len = s->resp_len.load(std::memory_order_relaxed);
   const std::uint32_t block = s->resp_block.load(std::memory_order_relaxed);
   const std::uint64_t reply_id = s->reply_call_id.load(std::memory_order_relaxed);
+  const std::uint32_t error_code = s->error_code.load(std::memory_order_relaxed);
+  const std::uint64_t error_type_len = s->error_type_len.load(std::memory_order_relaxed);
   const layout::RpcGeometry& g = c.view.geometry();
   c.req_block[k] = layout::kNoBlock;  // the server gave it back
   c.local[k] = LocalSlot::held;
@@ -352,10 +358,11 @@ RpcResponse RpcClientImpl::wait(RpcTicket& t, Deadline deadline) noexcept {
   t.status_ = Status::closed;
   Status st = Status::ok;
   const std::byte* data = nullptr;
+  const bool has_bytes = result == layout::kResultOk || result == layout::kResultError;
   const bool foreign_or_malformed =
       reply_id != t.call_id_ ||
-      (result != layout::kResultOk && result != layout::kResultTooLarge && result != layout::kResultNoMemory) ||
-      (result == layout::kResultOk && len > g.max_response);
+      (!has_bytes && result != layout::kResultTooLarge && result != layout::kResultNoMemory) ||
+      (has_bytes && len > g.max_response) || (result == layout::kResultError && error_type_len > len);
   if (foreign_or_malformed) {
     st = Status::corrupt;
   } else if (result == layout::kResultTooLarge) {
@@ -368,7 +375,12 @@ RpcResponse RpcClientImpl::wait(RpcTicket& t, Deadline deadline) noexcept {
     data = c.view.block(block);
   }
   if (st == Status::ok && data == nullptr) st = Status::corrupt;  // a length its block cannot hold
-  if (st != Status::ok) {
+  if (st == Status::ok && result == layout::kResultError) {
+    st = Status::remote_error;  // held like a response: the text is read in place
+    out.error_code_ = error_code;
+    out.error_type_len_ = static_cast<std::uint32_t>(error_type_len);
+  }
+  if (st != Status::ok && st != Status::remote_error) {
     c.release(k);
     count_error(c);
     out.status_ = st;
@@ -378,7 +390,8 @@ RpcResponse RpcClientImpl::wait(RpcTicket& t, Deadline deadline) noexcept {
   out.slot_ = k;
   out.data_ = data;
   out.size_ = static_cast<std::size_t>(len);
-  out.status_ = Status::ok;
+  out.status_ = st;
+  if (st == Status::remote_error) count_error(c);
   return out;
 }
 

@@ -21,6 +21,7 @@ RpcClient RpcClient::connect(std::string_view name, std::chrono::milliseconds ti
   RpcClient c;
   c.impl_->name = std::string(name);
   c.impl_->conn = detail::RpcClientImpl::open(name, Deadline::after(timeout));
+  c.impl_->attached = true;
   c.impl_->wait_options.strategy = static_cast<WaitStrategy>(c.impl_->conn->view.geometry().wait);
   c.impl_->next_check_ns = platform::monotonic_ns() + c.impl_->liveness_ns;
   return c;
@@ -32,6 +33,7 @@ RpcClient RpcClient::connect_fd(int fd, std::chrono::milliseconds timeout) {
   c.impl_->name = "fd " + std::to_string(fd);
   c.impl_->by_fd = true;
   c.impl_->conn = detail::RpcClientImpl::open(c.impl_->name, Deadline::after(timeout), fd);  // maps its own duplicate
+  c.impl_->attached = true;
   c.impl_->wait_options.strategy = static_cast<WaitStrategy>(c.impl_->conn->view.geometry().wait);
   c.impl_->next_check_ns = platform::monotonic_ns() + c.impl_->liveness_ns;
   return c;
@@ -42,7 +44,14 @@ RpcClient::RpcClient(RpcClient&&) noexcept = default;
 RpcClient& RpcClient::operator=(RpcClient&&) noexcept = default;
 RpcClient::~RpcClient() = default;
 
+namespace {
+RpcResponse closed_response() noexcept {
+  return RpcResponse();  // status closed
+}
+}  // namespace
+
 RpcResponse RpcClient::call(std::span<const std::byte> request, std::chrono::nanoseconds timeout) noexcept {
+  if (!impl_) return closed_response();
   const Deadline deadline = Deadline::after(timeout);
   RpcWriteLoan l = impl_->reserve(request.size());
   while (l.status() == Status::full && !deadline.expired()) {
@@ -60,40 +69,60 @@ RpcResponse RpcClient::call(std::span<const std::byte> request, std::chrono::nan
 }
 
 RpcResponse RpcClient::call(RpcWriteLoan&& loan, std::chrono::nanoseconds timeout) noexcept {
+  if (!impl_) {
+    loan.abort();
+    return closed_response();
+  }
   const Deadline deadline = Deadline::after(timeout);
   RpcTicket t = impl_->send(std::move(loan));
   return impl_->wait(t, deadline);
 }
 
 RpcTicket RpcClient::call_async(std::span<const std::byte> request) noexcept {
+  if (!impl_) return RpcTicket();  // status closed
   RpcWriteLoan l = impl_->reserve(request.size());
   if (l && !request.empty()) std::memcpy(l.data().data(), request.data(), request.size());
   return impl_->send(std::move(l));
 }
 
 RpcTicket RpcClient::call_async(RpcWriteLoan&& loan) noexcept {
+  if (!impl_) {
+    loan.abort();
+    return RpcTicket();
+  }
   return impl_->send(std::move(loan));
 }
 
 RpcWriteLoan RpcClient::reserve(std::size_t n) noexcept {
+  if (!impl_) return RpcWriteLoan();  // status closed
   return impl_->reserve(n);
 }
 
 void RpcClient::set_wait(const WaitOptions& wait) noexcept {
-  impl_->wait_options = wait;
+  if (impl_) impl_->wait_options = wait;
 }
 
 std::uint64_t RpcClient::max_request_size() const noexcept {
-  return impl_->conn ? impl_->conn->view.geometry().max_request : 0;
+  return impl_ && impl_->conn ? impl_->conn->view.geometry().max_request : 0;
 }
 std::uint64_t RpcClient::max_response_size() const noexcept {
-  return impl_->conn ? impl_->conn->view.geometry().max_response : 0;
+  return impl_ && impl_->conn ? impl_->conn->view.geometry().max_response : 0;
 }
 std::uint32_t RpcClient::inflight_limit() const noexcept {
-  return impl_->conn ? static_cast<std::uint32_t>(impl_->conn->view.geometry().slots_per_client) : 0;
+  return impl_ && impl_->conn ? static_cast<std::uint32_t>(impl_->conn->view.geometry().slots_per_client) : 0;
 }
 std::uint64_t RpcClient::reconnects() const noexcept {
-  return impl_->reconnects;
+  return impl_ ? impl_->reconnects : 0;
+}
+
+void RpcClient::detach() noexcept {
+  if (!impl_) return;
+  impl_->attached = false;
+  impl_->conn.reset();  // the record goes back once no response or ticket holds the connection
+}
+
+bool RpcClient::is_attached() const noexcept {
+  return impl_ && impl_->attached;
 }
 
 // ---- RpcResponse, RpcTicket, RpcWriteLoan ----
@@ -103,7 +132,9 @@ RpcResponse::RpcResponse(RpcResponse&& o) noexcept
       status_(std::exchange(o.status_, Status::closed)),
       slot_(o.slot_),
       data_(std::exchange(o.data_, nullptr)),
-      size_(std::exchange(o.size_, 0)) {}
+      size_(std::exchange(o.size_, 0)),
+      error_code_(std::exchange(o.error_code_, 0)),
+      error_type_len_(std::exchange(o.error_type_len_, 0)) {}
 
 RpcResponse& RpcResponse::operator=(RpcResponse&& o) noexcept {
   if (this != &o) {
@@ -122,6 +153,17 @@ void RpcResponse::release() noexcept {
   conn_.reset();
   data_ = nullptr;
   size_ = 0;
+  error_type_len_ = 0;
+}
+
+std::string_view RpcResponse::error_type() const noexcept {
+  if (status_ != Status::remote_error || data_ == nullptr) return {};
+  return {reinterpret_cast<const char*>(data_), error_type_len_};  // error_type_len_ <= size_ (checked in wait)
+}
+
+std::string_view RpcResponse::error_message() const noexcept {
+  if (status_ != Status::remote_error || data_ == nullptr) return {};
+  return {reinterpret_cast<const char*>(data_) + error_type_len_, size_ - error_type_len_};
 }
 
 RpcTicket::RpcTicket(RpcTicket&& o) noexcept

@@ -54,7 +54,8 @@ class RpcClientImpl {
   std::uint64_t next_call_id = 1;
   std::uint64_t reconnects = 0;
 
-  bool by_fd = false;  // connected with connect_fd: no name to reconnect by
+  bool by_fd = false;     // connected with connect_fd: no name to reconnect by
+  bool attached = false;  // connected and not detached: calls may (re)connect
 
   // Throws zipc::Error. fd >= 0: through that descriptor instead of the name.
   static std::shared_ptr<RpcConnection> open(std::string_view name, Deadline deadline, int fd = -1);

@@ -1,11 +1,19 @@
 // RpcRequest: a claimed slot on the server side and its reply.
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <new>
+#include <string>
 #include <thread>
+#include <typeinfo>
 #include <utility>
 
 #include "layout/rpc_layout.hpp"
 #include "rpc/rpc_server_impl.hpp"
+#include "zipc/log.hpp"
 #include "zipc/rpc.hpp"
 
 namespace zipc {
@@ -147,4 +155,62 @@ Status RpcRequest::reply(std::span<const std::byte> response) noexcept {
   return commit(response.size()).status;
 }
 
+Status RpcRequest::fail(std::uint32_t code, std::string_view message, std::string_view type) noexcept {
+  if (server_ == nullptr) return Status::closed;
+  const layout::RpcGeometry& g = server_->view.geometry();
+  if (resp_block_ != layout::kNoBlock) server_->view.release_block(resp_block_, client_);
+  resp_block_ = layout::kNoBlock;
+  loan_open_ = false;
+  if (type.size() > kRpcMaxErrorType) type = type.substr(0, kRpcMaxErrorType);
+  std::uint64_t len = std::min<std::uint64_t>(type.size() + message.size(), g.max_response);
+  std::uint32_t block = layout::kNoBlock;
+  if (len > g.resp_inline) {
+    block = server_->view.acquire_block(client_);  // no waiting: the text is cut to inline instead
+    if (block == layout::kNoBlock) len = g.resp_inline;
+  }
+  std::byte* dst = block != layout::kNoBlock ? server_->view.block(block) : server_->view.response_inline(slot_);
+  const std::uint64_t type_len = std::min<std::uint64_t>(type.size(), len);
+  // memmove: a handler may pass views of the request itself.
+  if (type_len != 0) std::memmove(dst, type.data(), type_len);
+  if (len > type_len) std::memmove(dst + type_len, message.data(), len - type_len);
+  layout::RpcSlot* s = server_->view.slot(slot_);
+  // relaxed (both): published by publish()'s release store of state.
+  s->error_code.store(code, std::memory_order_relaxed);
+  s->error_type_len.store(static_cast<std::uint32_t>(type_len), std::memory_order_relaxed);
+  server_->publish(*this, layout::kResultError, len, block);
+  server_ = nullptr;
+  return Status::ok;
+}
+
+namespace detail {
+
+std::string demangled(const std::type_info& t) {
+  int rc = 0;
+  char* d = abi::__cxa_demangle(t.name(), nullptr, nullptr, &rc);
+  std::string out = rc == 0 && d != nullptr ? d : t.name();
+  std::free(d);  // NOLINT(cppcoreguidelines-no-malloc): __cxa_demangle's buffer is malloc'ed
+  return out;
+}
+
+void rpc_fail_current_exception(RpcRequest& req, std::string_view server) noexcept {
+  try {
+    try {
+      throw;
+    } catch (const RpcError& e) {
+      (void)req.fail(e.code(), e.what());
+    } catch (const std::exception& e) {
+      const std::string type = demangled(typeid(e));
+      log_message(LogLevel::warn, server, "handler threw " + type + ": " + e.what());
+      (void)req.fail(kRpcHandlerFailed, e.what(), type);
+    } catch (...) {
+      log_message(LogLevel::warn, server, "handler threw an exception that is no std::exception");
+      (void)req.fail(kRpcHandlerFailed, "an exception that is no std::exception", "unknown");
+    }
+  } catch (...) {
+    // (std::bad_alloc building the log text): the call still ends in an error.
+    (void)req.fail(kRpcHandlerFailed, "handler failed");
+  }
+}
+
+}  // namespace detail
 }  // namespace zipc

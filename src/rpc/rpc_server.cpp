@@ -422,7 +422,13 @@ RpcServer::~RpcServer() {
 }
 
 void RpcServer::serve(const Handler& handler, unsigned threads) {
-  if (!impl_ || !impl_->segment) throw Error(Errc::closed, "rpc: serve() on a server that was not created");
+  if (!impl_ || !impl_->segment || impl_->closed.load(std::memory_order_relaxed)) {
+    throw Error(Errc::closed, "rpc: serve() on a server that is not created, moved from or closed");
+  }
+  if (threads == 0 || threads > kRpcMaxServeThreads) {
+    fail(Errc::invalid_argument, "rpc", impl_->name,
+         "serve: threads must be 1.." + std::to_string(kRpcMaxServeThreads) + ", got " + std::to_string(threads));
+  }
   detail::RpcServerImpl* impl = impl_.get();
   auto loop = [impl, &handler] {
     while (!impl->stopping.load(std::memory_order_relaxed)) {
@@ -431,7 +437,7 @@ void RpcServer::serve(const Handler& handler, unsigned threads) {
       try {
         handler(req);
       } catch (...) {
-        // A throwing handler answers with an empty response (the destructor).
+        detail::rpc_fail_current_exception(req, impl->name);  // (a no-op when the handler answered first)
       }
     }
   };
@@ -457,7 +463,8 @@ void RpcServer::close() noexcept {
 }
 
 const std::string& RpcServer::name() const noexcept {
-  return impl_->name;
+  static const std::string none;
+  return impl_ ? impl_->name : none;
 }
 
 int RpcServer::fd() const noexcept {
@@ -466,6 +473,7 @@ int RpcServer::fd() const noexcept {
 
 std::size_t RpcServer::connected_clients() const noexcept {
   std::size_t n = 0;
+  if (!impl_ || !impl_->segment) return 0;
   for (std::uint64_t c = 0; c < impl_->view.geometry().max_clients; ++c) {
     // relaxed: a snapshot for diagnostics.
     if (impl_->view.record(c)->owner.load(std::memory_order_relaxed) > layout::kOwnerReaping) ++n;
@@ -474,7 +482,7 @@ std::size_t RpcServer::connected_clients() const noexcept {
 }
 
 std::uint64_t RpcServer::reaped_clients() const noexcept {
-  return impl_->reaped.load(std::memory_order_relaxed);
+  return impl_ ? impl_->reaped.load(std::memory_order_relaxed) : 0;
 }
 
 }  // namespace zipc

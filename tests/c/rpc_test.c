@@ -6,7 +6,9 @@
 
 /* What the test servers do, by the request's first byte:
  * 'l' reply through a loan, 'a' abort the reply loan, 'n' no reply, 'b' a
- * reply over max_response_size; anything else is echoed. */
+ * reply over max_response_size, '!' fail with code 40 + size and the
+ * request as message, 'r' reply then try to fail (closed); anything else
+ * is echoed. */
 static void handle(void* context, zipc_rpc_request_t* req) {
   int* served = context;
   if (served != NULL) __atomic_add_fetch(served, 1, __ATOMIC_RELAXED);
@@ -25,6 +27,19 @@ static void handle(void* context, zipc_rpc_request_t* req) {
       OK(zipc_write_loan_abort(&w));
       break;
     case 'n': break;
+    case '!': {
+      char msg[64];
+      const size_t n = req->size < sizeof msg - 1 ? req->size : sizeof msg - 1;
+      memcpy(msg, req->data, n);
+      msg[n] = 0;
+      OK(zipc_rpc_request_fail(req, 40u + (uint32_t)req->size, msg));
+      EXPECT(zipc_rpc_request_fail(req, 1, "again"), ZIPC_CLOSED);
+      break;
+    }
+    case 'r':
+      OK(zipc_rpc_request_reply(req, "r", 1));
+      EXPECT(zipc_rpc_request_fail(req, 1, NULL), ZIPC_CLOSED);
+      break;
     case 'b': {
       static char big[2048];
       EXPECT(zipc_rpc_request_reply(req, big, sizeof big), ZIPC_TOO_LARGE);
@@ -322,6 +337,72 @@ TEST(setup_errors_and_null_arguments_are_reported) {
   OK(zipc_rpc_server_detach(s));
 }
 
+static void* no_remote_error_on_a_fresh_thread(void* arg) {
+  (void)arg;
+  zipc_rpc_error_t e;
+  EXPECT(zipc_rpc_last_remote_error(&e), ZIPC_NOT_FOUND);
+  return NULL;
+}
+
+TEST(a_handler_that_fails_gives_the_caller_remote_error_with_its_code_and_message) {
+  const char* name = temp_name("rpc");
+  zipc_rpc_server_t* server = make_server(name);
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, pull_loop, server) == 0);
+  zipc_rpc_client_t* c = NULL;
+  OK(zipc_rpc_client_connect(name, 5 * SECONDS, &c));
+  zipc_read_loan_t r;
+  EXPECT(zipc_rpc_client_call(c, "!fail me", 8, 5 * SECONDS, &r), ZIPC_REMOTE_ERROR);
+  CHECK(r.data == NULL && r.size == 0); /* not filled */
+  zipc_rpc_error_t e;
+  OK(zipc_rpc_last_remote_error(&e));
+  CHECK(e.code == 48);
+  CHECK(strcmp(e.type, "") == 0);
+  CHECK(strcmp(e.message, "!fail me") == 0);
+  CHECK(strstr(zipc_last_error(), "remote error 48") != NULL);
+  CHECK(strstr(zipc_last_error(), "fail me") != NULL);
+  CHECK(strcmp(zipc_status_str(ZIPC_REMOTE_ERROR), "remote_error") == 0);
+  EXPECT(zipc_rpc_last_remote_error(NULL), ZIPC_INVALID_ARGUMENT);
+  call_expect(c, "r", "r"); /* a reply stands; a fail after it is closed */
+  /* Pipelined: each ticket its own outcome, in order. */
+  const char* sent[] = {"!1", "echo2", "!fail3", "echo4"};
+  zipc_rpc_ticket_t tk[4];
+  for (int i = 0; i < 4; ++i) OK(zipc_rpc_client_call_async(c, sent[i], strlen(sent[i]), &tk[i]));
+  for (int i = 0; i < 4; ++i) {
+    if (sent[i][0] == '!') {
+      EXPECT(zipc_rpc_ticket_wait(&tk[i], 5 * SECONDS, &r), ZIPC_REMOTE_ERROR);
+      OK(zipc_rpc_last_remote_error(&e));
+      CHECK(e.code == 40u + strlen(sent[i]));
+      CHECK(strcmp(e.message, sent[i]) == 0);
+    } else {
+      OK(zipc_rpc_ticket_wait(&tk[i], 5 * SECONDS, &r));
+      CHECK(r.size == strlen(sent[i]) && memcmp(r.data, sent[i], r.size) == 0);
+      OK(zipc_read_loan_release(&r));
+    }
+  }
+  /* The remote error is per thread. */
+  pthread_t other;
+  CHECK(pthread_create(&other, NULL, no_remote_error_on_a_fresh_thread, NULL) == 0);
+  CHECK(pthread_join(other, NULL) == 0);
+  /* Failed calls gave their slots back: a full pipeline still works. */
+  for (int i = 0; i < 20; ++i) EXPECT(zipc_rpc_client_call(c, "!", 1, 5 * SECONDS, &r), ZIPC_REMOTE_ERROR);
+  call_expect(c, "echo", "echo");
+  OK(zipc_rpc_server_stop(server));
+  CHECK(pthread_join(t, NULL) == 0);
+  OK(zipc_rpc_client_detach(c));
+  OK(zipc_rpc_server_detach(server));
+  EXPECT(zipc_rpc_request_fail(NULL, 1, "x"), ZIPC_INVALID_ARGUMENT);
+}
+
+TEST(serve_rejects_a_thread_count_past_its_bound_naming_it) {
+  const char* name = temp_name("rpc");
+  zipc_rpc_server_t* server = make_server(name);
+  EXPECT(zipc_rpc_server_serve(server, handle, NULL, ZIPC_RPC_MAX_SERVE_THREADS + 1), ZIPC_INVALID_ARGUMENT);
+  CHECK(strstr(zipc_last_error(), "1..256") != NULL);
+  EXPECT(zipc_rpc_server_serve(server, handle, NULL, 4000000000u), ZIPC_INVALID_ARGUMENT);
+  OK(zipc_rpc_server_detach(server));
+}
+
 int main(int argc, char** argv) {
   select_test(argc, argv);
   RUN(a_pull_loop_server_answers_every_kind_of_call);
@@ -330,5 +411,7 @@ int main(int argc, char** argv) {
   RUN(oversized_requests_are_too_large_and_a_closed_server_says_closed);
   RUN(a_call_to_a_server_killed_mid_service_fails_with_peer_dead);
   RUN(setup_errors_and_null_arguments_are_reported);
+  RUN(a_handler_that_fails_gives_the_caller_remote_error_with_its_code_and_message);
+  RUN(serve_rejects_a_thread_count_past_its_bound_naming_it);
   return done();
 }

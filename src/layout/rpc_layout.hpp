@@ -37,9 +37,10 @@
 // the block index. Every index and length read from here is validated against
 // the geometry before use.
 //
-// Memory: the blocks are taken lowest index first, so the pages of the pool
-// that are ever touched are those of the most blocks held at once; nothing
-// at create writes past the owners array (docs/rpc.md, "Memory").
+// Memory: create writes only RpcControl (the records are zero: free); a
+// client initializes its own slots when it connects; blocks are taken
+// lowest index first, so the pool's pages ever touched are those of the
+// most blocks held at once (docs/rpc.md, "Memory").
 #pragma once
 
 #include <atomic>

@@ -147,8 +147,10 @@ std::shared_ptr<RpcConnection> RpcClientImpl::open(std::string_view name, Deadli
       c->req_block.assign(g.slots_per_client, layout::kNoBlock);
       c->resp_block.assign(g.slots_per_client, layout::kNoBlock);
       for (std::uint32_t k = 0; k < g.slots_per_client; ++k) {
-        // relaxed: the slots are ours alone until we publish a request.
+        // relaxed (all three): the slots are ours alone until we publish a request.
         c->slot(k)->state.store(layout::kSlotFree, std::memory_order_relaxed);
+        c->slot(k)->req_block.store(layout::kNoBlock, std::memory_order_relaxed);
+        c->slot(k)->resp_block.store(layout::kNoBlock, std::memory_order_relaxed);
       }
       c->segment = std::move(seg);
       return c;

@@ -364,19 +364,15 @@ RpcServer RpcServer::create(std::string_view name, const RpcOptions& options) {
   const SegmentOptions& so = options.segment;
   const std::uint64_t me = pack(ProcessId::current());
   auto init = [&](std::byte* payload, std::size_t) {
-    // The file is zero-filled: slots free, owners free, blocks free.
+    // The file is zero-filled: records free, slots free, owners free, blocks
+    // free. Only the control line is written: the slots, the owners and the
+    // blocks stay untouched (not resident) until used; a client sets up its
+    // own slots when it connects (docs/rpc.md, "Memory").
     detail::RpcView v(payload, g);
     v.control()->rpc_magic = layout::kRpcMagic;
     v.control()->layout_version = layout::kRpcLayoutVersion;                   // published by init_state
     v.control()->server.store(me, std::memory_order_relaxed);                  // relaxed: published by init_state
     v.control()->state.store(layout::kRpcRunning, std::memory_order_relaxed);  // relaxed: as above
-    for (std::uint64_t b = 0; b < g.block_count; ++b) {
-      v.block_owner(b)->store(0, std::memory_order_relaxed);  // relaxed: as above
-    }
-    for (std::uint64_t i = 0; i < v.slot_count(); ++i) {
-      v.slot(i)->req_block.store(layout::kNoBlock, std::memory_order_relaxed);  // relaxed: as above
-      v.slot(i)->resp_block.store(layout::kNoBlock, std::memory_order_relaxed);
-    }
   };
   RpcServer s;
   if (so.memfd) {

@@ -17,6 +17,27 @@ namespace {
 struct PyRpcServer;
 std::set<PyRpcServer*> g_servers;  // live servers (GIL-protected), stopped at exit
 
+// zipc.RemoteError (the GIL held); an invalid handle when the package is not importable.
+nb::handle remote_error_type() {
+  static nb::handle cached;  // the class lives as long as the interpreter (leaked on purpose)
+  if (!cached.is_valid()) {
+    try {
+      cached = nb::object(nb::module_::import_("zipc").attr("RemoteError")).release();
+    } catch (nb::python_error& e) {
+      e.restore();
+      PyErr_Clear();
+    }
+  }
+  return cached;
+}
+
+// A type's name as Python prints it: "KeyError", "mymodule.MyError".
+std::string py_type_name(nb::handle t) {
+  const std::string qual = nb::cast<std::string>(nb::str(t.attr("__qualname__")));
+  const std::string mod = nb::hasattr(t, "__module__") ? nb::cast<std::string>(nb::str(t.attr("__module__"))) : "";
+  return mod.empty() || mod == "builtins" || mod == "__main__" ? qual : mod + "." + qual;
+}
+
 // Guarded: a WaitSet may hold the server's address (attach); mu orders the
 // WaitSet's use of it with serve_pending's.
 struct PyRpcServer : Guarded {
@@ -36,27 +57,62 @@ struct PyRpcServer : Guarded {
   PyRpcServer(const PyRpcServer&) = delete;
   PyRpcServer& operator=(const PyRpcServer&) = delete;
 
-  // Calls handler for req and replies (the GIL held); a handler's exception
-  // is reported as unraisable (the client gets an empty response).
+  // Calls handler for req and answers (the GIL held). A handler that raises
+  // ends the call with its exception's type name and message (zipc.RemoteError
+  // at the caller), reported here as unraisable unless it is a
+  // zipc.RemoteError (a deliberate answer, its code chosen). A result that
+  // is neither bytes-like nor None is a TypeError reported here and
+  // kRpcBadReply at the caller: never an empty successful reply.
   void handle(zipc::RpcRequest& req, const nb::object& h) {
     try {
       nb::object r = h(to_bytes(req.data()));
       if (!r.is_none()) {
-        InBuf b(r);
-        Status s;
-        {
-          nb::gil_scoped_release nogil;
-          s = req.reply(b.span());
+        if (PyObject_CheckBuffer(r.ptr()) == 0) {
+          const std::string msg =
+              "handler returned " + py_type_name(r.type()) + ", expected a bytes-like object or None";
+          answer_error(req, zipc::kRpcBadReply, "TypeError", msg);
+          PyErr_SetString(PyExc_TypeError, ("rpc '" + name + "': " + msg).c_str());
+          PyErr_WriteUnraisable(h.ptr());
+        } else {
+          InBuf b(r);
+          Status s;
+          {
+            nb::gil_scoped_release nogil;
+            s = req.reply(b.span());
+          }
+          if (s != Status::ok) raise_status(s, "rpc '" + name + "': reply");
         }
-        if (s != Status::ok) raise_status(s, "rpc '" + name + "': reply");
       }
     } catch (nb::python_error& e) {
-      e.discard_as_unraisable(h);
+      nb::handle remote = remote_error_type();
+      const bool deliberate = remote.is_valid() && e.matches(remote);
+      try {
+        nb::handle v = e.value();
+        if (deliberate) {
+          answer_error(req, nb::cast<std::uint32_t>(v.attr("code")),
+                       nb::cast<std::string>(nb::str(v.attr("remote_type"))),
+                       nb::cast<std::string>(nb::str(v.attr("remote_message"))));
+        } else {
+          answer_error(req, zipc::kRpcHandlerFailed, py_type_name(e.type()), nb::cast<std::string>(nb::str(v)));
+        }
+      } catch (...) {  // a code out of range, a __str__ that raises: the call still ends in an error
+        PyErr_Clear();
+        answer_error(req, zipc::kRpcHandlerFailed, deliberate ? "RemoteError" : "",
+                     "the handler's exception could not be read (code not 0..2**32-1, or str() raised)");
+      }
+      if (!deliberate) e.discard_as_unraisable(h);
     } catch (const std::exception& e) {
+      answer_error(req, zipc::kRpcHandlerFailed, "RuntimeError", e.what());
       PyErr_SetString(PyExc_RuntimeError, e.what());
       PyErr_WriteUnraisable(h.ptr());
     }
     served.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  static void answer_error(zipc::RpcRequest& req, std::uint32_t code, const std::string& type,
+                           const std::string& message) noexcept {
+    nb::gil_scoped_release nogil;
+    (void)req.fail(code, message, type);  // closed when already answered (a reply that failed)
   }
 
   // The requests waiting now, at most max, served on the calling thread.
@@ -100,7 +156,10 @@ struct PyRpcServer : Guarded {
     if (in_waitsets > 0)
       raise_kind("invalid_argument",
                  "rpc '" + name + "': attached to a WaitSet (served with serve_pending): detach it first");
-    if (threads == 0) raise_kind("invalid_argument", "rpc '" + name + "': threads must be >= 1");
+    if (threads == 0 || threads > zipc::kRpcMaxServeThreads)
+      raise_kind("invalid_argument", "rpc '" + name + "': threads must be 1.." +
+                                         std::to_string(zipc::kRpcMaxServeThreads) + ", got " +
+                                         std::to_string(threads));
     handler = std::move(h);
     stopping.store(false);
     running.store(threads);
@@ -131,7 +190,34 @@ struct PyRpcTicket {
   bool done = false;
 };
 
+// Text from a peer as str: invalid UTF-8 is replaced, never an error of its own.
+nb::object utf8(const std::string& s) {
+  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+  if (o == nullptr) throw nb::python_error();
+  return nb::steal(o);
+}
+
+// zipc.RemoteError for a call the handler failed: code, remote_type, remote_message.
+[[noreturn]] void raise_remote(PyRpcClient& c, zipc::RpcResponse& r) {
+  const std::uint32_t code = r.error_code();
+  std::string type(r.error_type());
+  std::string message(r.error_message());
+  {
+    std::lock_guard lock(c.mu);
+    r.release();
+  }
+  std::string text = c.ctx("call") + ": remote " + (type.empty() ? std::string("error") : type) + " (code " +
+                     std::to_string(code) + "): " + message;
+  nb::handle cls = remote_error_type();
+  if (!cls.is_valid()) raise_kind("remote_error", text);
+  nb::object exc = cls(utf8(text), nb::arg("code") = code, nb::arg("remote_type") = utf8(type),
+                       nb::arg("remote_message") = utf8(message));
+  PyErr_SetObject(cls.ptr(), exc.ptr());
+  throw nb::python_error();
+}
+
 nb::bytes response_bytes(PyRpcClient& c, zipc::RpcResponse& r) {
+  if (r.status() == Status::remote_error) raise_remote(c, r);
   if (!r.ok()) raise_status(r.status(), c.ctx("call"));
   nb::bytes out = to_bytes(r.data());
   std::lock_guard lock(c.mu);
@@ -145,6 +231,20 @@ nb::bytes wait_ticket(PyRpcTicket& t, std::optional<ns> timeout) {
       *t.client, timeout, [&](ns sl) { return t.t.wait(sl); }, [](const zipc::RpcResponse& x) { return x.status(); });
   if (r.status() != Status::timeout) t.done = true;
   return response_bytes(*t.client, r);
+}
+
+// threads= as an int in 1..kRpcMaxServeThreads (InvalidArgument, a ValueError, naming the bound).
+unsigned thread_count(const PyRpcServer& self, nb::handle threads) {
+  if (!PyLong_Check(threads.ptr()) || PyBool_Check(threads.ptr()))
+    throw nb::type_error(("rpc '" + self.name + "': threads must be an int").c_str());
+  int overflow = 0;
+  const long long n = PyLong_AsLongLongAndOverflow(threads.ptr(), &overflow);
+  if (overflow != 0 || n < 1 || n > static_cast<long long>(zipc::kRpcMaxServeThreads)) {
+    raise_kind("invalid_argument", "rpc '" + self.name + "': threads must be 1.." +
+                                       std::to_string(zipc::kRpcMaxServeThreads) + ", got " +
+                                       nb::cast<std::string>(nb::repr(threads)));
+  }
+  return static_cast<unsigned>(n);
 }
 
 }  // namespace
@@ -206,13 +306,15 @@ void init_rpc(nb::module_& m) {
           nb::rv_policy::take_ownership)
       .def(
           "start",
-          [](PyRpcServer& self, nb::object handler, unsigned threads) { self.start(std::move(handler), threads); },
+          [](PyRpcServer& self, nb::object handler, nb::handle threads) {
+            self.start(std::move(handler), thread_count(self, threads));
+          },
           nb::arg("handler"), nb::arg("threads") = 1,
           "Serves handler(request: bytes) -> bytes-like | None on threads in the background.")
       .def(
           "serve",
-          [](PyRpcServer& self, nb::object handler, unsigned threads, nb::handle timeout) {
-            self.start(std::move(handler), threads);
+          [](PyRpcServer& self, nb::object handler, nb::handle threads, nb::handle timeout) {
+            self.start(std::move(handler), thread_count(self, threads));
             auto t = to_timeout(timeout);
             const auto deadline =
                 t ? std::chrono::steady_clock::now() + *t : std::chrono::steady_clock::time_point::max();

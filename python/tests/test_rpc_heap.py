@@ -29,14 +29,15 @@ def test_a_python_handler_answers_calls_on_several_threads(name: str) -> None:
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-def test_a_handler_that_raises_gives_an_empty_response(name: str) -> None:
+def test_a_handler_that_raises_gives_the_caller_a_remote_error(name: str) -> None:
     def handler(req: bytes) -> bytes:
         raise ValueError("bad request")
 
     with zipc.RpcServer.create(name) as server:
         server.start(handler)
         client = zipc.RpcClient.connect(name, timeout=2)
-        assert client.call(b"x", timeout=2) == b""
+        with pytest.raises(zipc.RemoteError, match="bad request"):
+            client.call(b"x", timeout=2)
 
 
 def test_a_call_times_out_when_nobody_serves(name: str) -> None:

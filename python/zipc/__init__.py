@@ -232,6 +232,22 @@ class NotSupported(Error):
     kind = "not_supported"
 
 
+class RemoteError(Error):
+    """An Rpc handler failed. At the caller: ``code`` (1: the handler raised, 2: it returned
+    something that is not bytes-like), ``remote_type`` (the exception's type name, "" when none)
+    and ``remote_message``. Raised in a handler, it answers with its own ``code``, ``remote_type``
+    and message (and is not reported at the server as an unexpected exception)."""
+
+    kind = "remote_error"
+
+    def __init__(self, message: str = "", code: int = 1, remote_type: str = "",
+                 remote_message: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.remote_type = remote_type
+        self.remote_message = message if remote_message is None else remote_message
+
+
 class LoanEnded(Error, ValueError):
     """The loan behind a view was committed, aborted or released."""
 
@@ -245,7 +261,7 @@ _ERRORS: Dict[str, Type[Error]] = {
         Truncated, BadMagic, CorruptHeader, InitTimeout, CreatorDied, InvalidArgument, InvalidName,
         TooLarge, PeerDead, NotRetained, AddressUnavailable, OutOfMemory, Busy, Closed, Timeout,
         SystemFailure, OptionsMismatch, TypeMismatch, WrongRole, Full, Empty, Overrun, NotSupported,
-        LoanEnded,
+        LoanEnded, RemoteError,
     )
 }
 _zipc._register_errors(_ERRORS)

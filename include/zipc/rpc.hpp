@@ -83,7 +83,9 @@ struct RpcOptions {
   std::uint64_t inline_size = 4096;  // payloads up to this travel inside the slot
   // Blocks of max(max_request, max_response) bytes shared by all calls whose
   // payload is over inline_size. 0: two per slot (request and response),
-  // capped to ~256 MiB of blocks (at least 2).
+  // capped to ~256 MiB of blocks (at least 2). The pool is mapped, not
+  // touched: blocks are taken lowest first, so only as many as were ever
+  // in use at once become resident (docs/rpc.md, "Memory").
   std::uint32_t large_blocks = 0;
   // Permissions (mode), prefault, huge pages, ... (path must stay empty:
   // clients find a service by name in /dev/shm).

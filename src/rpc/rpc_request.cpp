@@ -183,6 +183,7 @@ Status RpcRequest::fail(std::uint32_t code, std::string_view message, std::strin
 }
 
 namespace detail {
+namespace {
 
 std::string demangled(const std::type_info& t) {
   int rc = 0;
@@ -191,6 +192,8 @@ std::string demangled(const std::type_info& t) {
   std::free(d);  // NOLINT(cppcoreguidelines-no-malloc): __cxa_demangle's buffer is malloc'ed
   return out;
 }
+
+}  // namespace
 
 void rpc_fail_current_exception(RpcRequest& req, std::string_view server) noexcept {
   try {

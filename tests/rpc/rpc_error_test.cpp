@@ -124,15 +124,17 @@ TEST(RpcError, AHandlerThatRepliedAndThenThrowsKeepsItsReply) {
 
 TEST(RpcError, FailAfterAReplyReturnsClosedAndChangesNothing) {
   zipc::test::TempName name("rpcerr");
-  Status second = Status::ok;
-  Serving s(name.str(), {}, [&second](RpcRequest& req) {
-    (void)req.reply(bytes("first"));
-    second = req.fail(9, "too late");
-  });
-  auto client = RpcClient::connect(name.str(), 2s);
-  auto sut = client.call(bytes("k"), 5s);
-  ASSERT_TRUE(sut.ok());
-  EXPECT_EQ(text(sut.data()), "first");
+  Status second = Status::ok;  // written by the handler, read once its thread is joined
+  {
+    Serving s(name.str(), {}, [&second](RpcRequest& req) {
+      (void)req.reply(bytes("first"));
+      second = req.fail(9, "too late");
+    });
+    auto client = RpcClient::connect(name.str(), 2s);
+    auto sut = client.call(bytes("k"), 5s);
+    ASSERT_TRUE(sut.ok());
+    EXPECT_EQ(text(sut.data()), "first");
+  }
   EXPECT_EQ(second, Status::closed);
 }
 

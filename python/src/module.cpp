@@ -119,6 +119,7 @@ Use::~Use() {
 
 const char* status_kind(Status s) noexcept {
   if (s == Status::empty || s == Status::full) return "timeout";  // a wait ended without its result
+  if (s == Status::detached) return "closed";  // the handle let go of the channel: Closed, as for a detached handle
   return s == Status::ok ? "error" : zipc::to_string(s);
 }
 

@@ -1,9 +1,11 @@
 // zipc.RpcServer (a Python handler served on several threads, or on the
 // caller's thread from a WaitSet or an asyncio loop: serve_pending) and
 // zipc.RpcClient (call, call_async/wait).
+#include <cxxabi.h>
 #include <nanobind/stl/string.h>
 
 #include <atomic>
+#include <chrono>
 #include <set>
 #include <thread>
 #include <vector>
@@ -50,7 +52,7 @@ struct PyRpcServer : Guarded {
   std::atomic<std::uint64_t> served{0};
 
   PyRpcServer() { g_servers.insert(this); }
-  ~PyRpcServer() {
+  ~PyRpcServer() override {
     g_servers.erase(this);
     stop_workers();
   }
@@ -77,10 +79,11 @@ struct PyRpcServer : Guarded {
           InBuf b(r);
           Status s;
           {
-            nb::gil_scoped_release nogil;
+            NoGil nogil;
             s = req.reply(b.span());
           }
-          if (s != Status::ok) raise_status(s, "rpc '" + name + "': reply");
+          // closed: the server was closed meanwhile (the caller is told Closed).
+          if (s != Status::ok && s != Status::closed) raise_status(s, "rpc '" + name + "': reply");
         }
       }
     } catch (nb::python_error& e) {
@@ -101,6 +104,12 @@ struct PyRpcServer : Guarded {
                      "the handler's exception could not be read (code not 0..2**32-1, or str() raised)");
       }
       if (!deliberate) e.discard_as_unraisable(h);
+    } catch (abi::__forced_unwind&) {
+      // The interpreter is finalizing and this (daemon) thread's handler
+      // tried to take the GIL back: Python ends the thread with pthread_exit,
+      // whose unwind would reach nanobind's catch-all and crash the process.
+      // The thread parks for good instead; the process exit ends it.
+      for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
     } catch (const std::exception& e) {
       answer_error(req, zipc::kRpcHandlerFailed, "RuntimeError", e.what());
       PyErr_SetString(PyExc_RuntimeError, e.what());
@@ -111,19 +120,23 @@ struct PyRpcServer : Guarded {
 
   static void answer_error(zipc::RpcRequest& req, std::uint32_t code, const std::string& type,
                            const std::string& message) noexcept {
-    nb::gil_scoped_release nogil;
+    NoGil nogil;
     (void)req.fail(code, message, type);  // closed when already answered (a reply that failed)
   }
 
   // The requests waiting now, at most max, served on the calling thread.
+  // Closed once the server is closed, also by another thread (or the
+  // handler) between two requests: what was served before is answered.
   unsigned serve_pending(const nb::object& h, unsigned max) {
+    Use use(*this, "serve_pending");
     if (!workers.empty())
       raise_kind("invalid_argument", "rpc '" + name + "': serving threads run (start/serve): they take the requests");
     unsigned n = 0;
     while (n < max) {
+      if (closing) raise_closed("serve_pending", "closed by another thread or the handler");
       zipc::RpcRequest req;
       {
-        nb::gil_scoped_release nogil;
+        NoGil nogil;
         std::lock_guard lock(mu);
         req = server.next(ns::zero());
       }
@@ -152,7 +165,9 @@ struct PyRpcServer : Guarded {
   }
 
   void start(nb::object h, unsigned threads) {
-    if (!workers.empty()) raise_kind("invalid_argument", "rpc '" + name + "': already serving");
+    if (closing) raise_closed("start", "closed");
+    if (!workers.empty() || running.load(std::memory_order_acquire) > 0)
+      raise_kind("invalid_argument", "rpc '" + name + "': already serving");
     if (in_waitsets > 0)
       raise_kind("invalid_argument",
                  "rpc '" + name + "': attached to a WaitSet (served with serve_pending): detach it first");
@@ -166,21 +181,64 @@ struct PyRpcServer : Guarded {
     for (unsigned i = 0; i < threads; ++i) workers.emplace_back([this] { worker(); });
   }
 
+  // Stops and joins the serving threads (GIL held). The threads are taken out
+  // of workers first, so a second caller (another thread's close() while
+  // serve() ends) finds none to join. A handler cannot stop its own server's
+  // threads (it would join itself): InvalidArgument.
   void stop_workers() {
     stopping.store(true);
-    if (!workers.empty()) {
-      nb::gil_scoped_release nogil;
-      for (auto& t : workers) t.join();
-    }
+    const auto me = std::this_thread::get_id();
+    for (const auto& t : workers)
+      if (t.get_id() == me)
+        raise_kind("invalid_argument", "rpc '" + name + "': stop/close from the server's own handler thread");
+    std::vector<std::thread> joining = std::move(workers);
     workers.clear();
-    handler.reset();  // a handler from __main__ refers to its globals, which may hold this server
+    if (joining.empty()) return;
+    {
+      NoGil nogil;
+      for (auto& t : joining) t.join();
+    }
+    // A handler from __main__ refers to its globals, which may hold this
+    // server; kept when start() already gave a new one.
+    if (workers.empty()) handler.reset();
+  }
+
+  // close()/__exit__: the threads stop, the service closes for everyone
+  // (calls in flight end with Closed), then the handle lets go once no other
+  // thread uses it (serve_pending/serve in another thread raise Closed).
+  void close(const char* what) {
+    if (closing) return;
+    stop_workers();
+    {
+      NoGil nogil;
+      std::lock_guard lock(mu);
+      server.close();
+    }
+    request_detach(what);
+  }
+
+  void let_go() noexcept override {
+    try {
+      stop_workers();
+    } catch (...) {  // only from a handler thread, which cannot be here: let_go runs with no call in flight
+      PyErr_Clear();
+    }
+    NoGil nogil;
+    std::lock_guard lock(mu);
+    server = zipc::RpcServer();
   }
 };
 
+struct PyRpcTicket;
+
+// tickets: the live RpcTickets of this client (GIL-protected). A ticket
+// refers to the client's connection, so let_go ends them first.
 struct PyRpcClient : Guarded {
   zipc::RpcClient c;
   std::string name;
+  std::set<PyRpcTicket*> tickets;
   std::string ctx(const char* what) const { return "rpc '" + name + "': " + what; }
+  void let_go() noexcept override;
 };
 
 struct PyRpcTicket {
@@ -188,7 +246,26 @@ struct PyRpcTicket {
   nb::object client_obj;  // keeps the client (and its connection) alive
   PyRpcClient* client = nullptr;
   bool done = false;
+
+  PyRpcTicket() = default;
+  PyRpcTicket(const PyRpcTicket&) = delete;
+  PyRpcTicket& operator=(const PyRpcTicket&) = delete;
+  ~PyRpcTicket() {
+    if (client == nullptr) return;
+    client->tickets.erase(this);
+    if (client->gone) return;  // let_go ended the ticket
+    NoGil nogil;
+    std::lock_guard lock(client->mu);
+    t = zipc::RpcTicket();  // abandons the call: its slot comes back when the answer does
+  }
 };
+
+void PyRpcClient::let_go() noexcept {
+  NoGil nogil;
+  std::lock_guard lock(mu);
+  for (PyRpcTicket* t : tickets) t->t = zipc::RpcTicket();
+  c = zipc::RpcClient();
+}
 
 // Text from a peer as str: invalid UTF-8 is replaced, never an error of its own.
 nb::object utf8(const std::string& s) {
@@ -226,6 +303,7 @@ nb::bytes response_bytes(PyRpcClient& c, zipc::RpcResponse& r) {
 }
 
 nb::bytes wait_ticket(PyRpcTicket& t, std::optional<ns> timeout) {
+  Use use(*t.client, "wait");
   if (t.done) raise_kind("invalid_argument", t.client->ctx("wait") + ": this ticket was already waited for");
   zipc::RpcResponse r = sliced(
       *t.client, timeout, [&](ns sl) { return t.t.wait(sl); }, [](const zipc::RpcResponse& x) { return x.status(); });
@@ -268,8 +346,20 @@ zipc::RpcClient* rpc_client_of(nb::handle h, Guarded** guard) {
 
 void init_rpc(nb::module_& m) {
   m.def("_stop_all_servers", [] {
-    for (PyRpcServer* s : std::set<PyRpcServer*>(g_servers)) s->stop_workers();
+    for (PyRpcServer* s : std::set<PyRpcServer*>(g_servers)) {
+      // A (daemon) thread inside serve_pending at exit keeps its objects: not leaks to report.
+      if (!s->users.empty()) nb::set_leak_warnings(false);
+      try {
+        s->stop_workers();
+      } catch (nb::python_error& e) {  // called from a handler thread: that server's threads end with the process
+        e.discard_as_unraisable("zipc: stopping an RpcServer at exit");
+      }
+    }
   });
+
+#define ZIPC_TIMEOUT_DOC                                                                                        \
+  "timeout: seconds (int or float) or datetime.timedelta; None waits forever, 0 tries once; a negative or NaN " \
+  "timeout raises ValueError, any other type TypeError.\n"
 
   nb::class_<PyRpcServer>(m, "RpcServer")
       .def_static(
@@ -288,7 +378,7 @@ void init_rpc(nb::module_& m) {
             o.wait = wait_options(wait);
             o.segment.mode = mode;
             o.replace_stale = replace_stale;
-            o.recovery_time = to_millis(recovery_time);
+            o.recovery_time = to_millis(recovery_time, "recovery_time");
             auto* s = new PyRpcServer();
             try {
               s->server = zipc::RpcServer::create(name, o);
@@ -297,34 +387,46 @@ void init_rpc(nb::module_& m) {
               throw;
             }
             s->name = name;
+            s->label = "rpc '" + name + "'";
             return s;
           },
           nb::arg("name"), nb::kw_only(), nb::arg("max_clients") = 16, nb::arg("inflight_per_client") = 8,
           nb::arg("max_request_size") = 64 << 10, nb::arg("max_response_size") = 64 << 10,
           nb::arg("inline_size") = 4096, nb::arg("large_blocks") = 0, nb::arg("wait") = WaitStrategy::adaptive,
           nb::arg("mode") = 0600, nb::arg("replace_stale") = true, nb::arg("recovery_time") = 0.2,
-          nb::rv_policy::take_ownership)
+          nb::rv_policy::take_ownership,
+          "Creates the service `name` (a leftover of a dead server is replaced when replace_stale). max_clients "
+          "connections, inflight_per_client calls in flight per client, requests up to max_request_size and "
+          "responses up to max_response_size bytes (larger than inline_size go through large_blocks pooled "
+          "blocks). Raises AlreadyExists when a live server has the name, InvalidArgument for bad options.")
       .def(
           "start",
           [](PyRpcServer& self, nb::object handler, nb::handle threads) {
+            Use use(self, "start");
             self.start(std::move(handler), thread_count(self, threads));
           },
           nb::arg("handler"), nb::arg("threads") = 1,
-          "Serves handler(request: bytes) -> bytes-like | None on threads in the background.")
+          "Serves handler(request: bytes) -> bytes-like | None on `threads` threads (an int, 1..256) in the "
+          "background, until stop() or close(). A handler that raises answers the call with zipc.RemoteError at "
+          "the caller (its type name and message; a zipc.RemoteError raised on purpose keeps its code). Raises "
+          "InvalidArgument for threads out of range or while already serving or attached to a WaitSet, TypeError "
+          "for a threads that is not an int, Closed once closed.")
       .def(
           "serve",
           [](PyRpcServer& self, nb::object handler, nb::handle threads, nb::handle timeout) {
-            self.start(std::move(handler), thread_count(self, threads));
+            Use use(self, "serve");
             auto t = to_timeout(timeout);
+            self.start(std::move(handler), thread_count(self, threads));
             const auto deadline =
                 t ? std::chrono::steady_clock::now() + *t : std::chrono::steady_clock::time_point::max();
             try {
               for (;;) {
                 {
-                  nb::gil_scoped_release nogil;
+                  NoGil nogil;
                   std::this_thread::sleep_for(kSlice);
                 }
                 check_signals();
+                if (self.closing) self.raise_closed("serve", "closed by another thread or a signal handler");
                 if (self.running.load(std::memory_order_acquire) == 0 || std::chrono::steady_clock::now() >= deadline)
                   break;
               }
@@ -335,42 +437,76 @@ void init_rpc(nb::module_& m) {
             self.stop_workers();
           },
           nb::arg("handler"), nb::arg("threads") = 1, nb::arg("timeout").none() = nb::none(),
-          "Serves handler on threads until stop(), the timeout, or Ctrl-C (KeyboardInterrupt).")
+          "Serves handler on `threads` threads (1..256) until stop() from another thread, the timeout, or Ctrl-C "
+          "(KeyboardInterrupt), then stops them and returns.\n" ZIPC_TIMEOUT_DOC
+          "Here the timeout is how long to serve: its end returns normally. Raises Closed when the server is "
+          "closed (also by another thread or a signal handler while serving), and what start() raises.")
       .def(
           "serve_pending",
           [](PyRpcServer& self, const nb::object& handler, unsigned max) { return self.serve_pending(handler, max); },
           nb::arg("handler"), nb::arg("max") = 64,
-          "Serves the requests waiting now (at most max) with handler on the calling thread; returns how many. "
-          "For a WaitSet ('rpc_server' ready) or zipc.aio.serve; not while serving threads run. Raises Closed "
-          "once the server is closed.")
+          "Serves the requests waiting now (at most max) with handler on the calling thread, without waiting; "
+          "returns how many. For a WaitSet ('rpc_server' ready) or zipc.aio.serve. Raises InvalidArgument while "
+          "serving threads run, Closed once the server is closed (also by another thread or the handler: the "
+          "requests served before are answered).")
       .def(
-          "stop", [](PyRpcServer& self) { self.stop_workers(); }, "Stops the serving threads (the service stays).")
+          "stop", [](PyRpcServer& self) { self.stop_workers(); },
+          "Stops the serving threads, waiting for the calls they handle (the service stays: serve again or "
+          "serve_pending). Nothing when none runs. Raises InvalidArgument from a serving thread's handler.")
       .def(
-          "close",
-          [](PyRpcServer& self) {
-            self.stop_workers();
-            self.server.close();
-          },
-          "Closes the service for everyone and removes its name.")
-      .def("__enter__", [](nb::handle self) { return self; })
+          "close", [](PyRpcServer& self) { self.close("close"); },
+          "Stops the serving threads, closes the service for everyone (calls in flight and later ones raise Closed "
+          "at the client) and removes its name; a serve() or serve_pending() in another thread raises Closed, and "
+          "later calls of this handle raise Closed. Idempotent. Raises InvalidArgument from a serving thread's "
+          "handler (use stop() from another thread).")
+      .def_prop_ro(
+          "is_open", [](PyRpcServer& self) { return !self.closing; }, "False once close() was called.")
+      .def(
+          "__enter__", [](nb::handle self) { return self; },
+          "with RpcServer.create(...) as s: closes s at the end of the block.")
       .def(
           "__exit__",
           [](PyRpcServer& self, nb::handle, nb::handle, nb::handle) {
-            self.stop_workers();
-            self.server.close();
+            self.close("__exit__");
             return false;
           },
-          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none())
-      .def_prop_ro("name", [](PyRpcServer& self) { return self.name; })
-      .def_prop_ro("served", [](PyRpcServer& self) { return self.served.load(); })
-      .def_prop_ro("connected_clients", [](PyRpcServer& self) { return self.server.connected_clients(); })
-      .def_prop_ro("reaped_clients", [](PyRpcServer& self) { return self.server.reaped_clients(); });
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none(), "Closes the server (close()).")
+      .def_prop_ro(
+          "name", [](PyRpcServer& self) { return self.name; }, "The service's name.")
+      .def_prop_ro(
+          "served", [](PyRpcServer& self) { return self.served.load(); },
+          "Requests handled by this handle (answered, with a reply or an error).")
+      .def_prop_ro(
+          "connected_clients",
+          [](PyRpcServer& self) {
+            Use use(self, "connected_clients");
+            return self.server.connected_clients();
+          },
+          "Clients connected now. Raises Closed once closed.")
+      .def_prop_ro(
+          "reaped_clients",
+          [](PyRpcServer& self) {
+            Use use(self, "reaped_clients");
+            return self.server.reaped_clients();
+          },
+          "Connections of dead clients taken back so far. Raises Closed once closed.");
 
   nb::class_<PyRpcTicket>(m, "RpcTicket")
       .def(
           "wait", [](PyRpcTicket& t, nb::handle timeout) { return wait_ticket(t, to_timeout(timeout)); },
-          nb::arg("timeout").none() = nb::none(), "The response (Timeout leaves the ticket valid: wait again).")
-      .def_prop_ro("ready", [](PyRpcTicket& t) { return t.t.ready(); });
+          nb::arg("timeout").none() = nb::none(),
+          "The call's response (bytes), waiting for it.\n" ZIPC_TIMEOUT_DOC
+          "Raises Timeout when it did not come in time (the ticket stays valid: wait again), zipc.RemoteError when "
+          "the handler failed (.code, .remote_type, .remote_message), InvalidArgument when already waited for, "
+          "Closed when the server closed or once the client is detached (also by another thread during the "
+          "wait), PeerDead when the server died.")
+      .def_prop_ro(
+          "ready",
+          [](PyRpcTicket& t) {
+            Use use(*t.client, "ready");
+            return !t.done && t.t.ready();
+          },
+          "True when the response has arrived (wait() does not block). Raises Closed once the client is detached.");
 
   nb::class_<PyRpcClient>(m, "RpcClient")
       .def_static(
@@ -381,7 +517,7 @@ void init_rpc(nb::module_& m) {
                         : std::chrono::milliseconds(std::chrono::hours(24));
             auto* c = new PyRpcClient();
             try {
-              nb::gil_scoped_release nogil;
+              NoGil nogil;
               c->c = zipc::RpcClient::connect(name, ms);
               c->c.set_wait(wait_options(wait));
             } catch (...) {
@@ -389,38 +525,56 @@ void init_rpc(nb::module_& m) {
               throw;
             }
             c->name = name;
+            c->label = "rpc '" + name + "'";
             return c;
           },
           nb::arg("name"), nb::kw_only(), nb::arg("timeout").none() = 1.0, nb::arg("wait") = WaitStrategy::adaptive,
-          nb::rv_policy::take_ownership)
+          nb::rv_policy::take_ownership,
+          "Connects to the service `name`, waiting for it to appear and for a free connection.\n" ZIPC_TIMEOUT_DOC
+          "Raises NotFound when no server appeared in time, Busy when every connection stayed taken, ValueError for "
+          "a negative timeout.")
       .def(
           "call",
           [](PyRpcClient& self, nb::handle data, nb::handle timeout) {
+            Use use(self, "call");
             InBuf b(data);
+            auto t = to_timeout(timeout);
             zipc::RpcTicket ticket;
             {
-              nb::gil_scoped_release nogil;
+              NoGil nogil;
               std::lock_guard lock(self.mu);
               ticket = self.c.call_async(b.span());
             }
             if (!ticket.ok()) raise_status(ticket.status(), self.ctx("call"));
+            struct EndTicket {  // the ticket ends under mu, also when the wait raises
+              PyRpcClient& c;
+              zipc::RpcTicket& t;
+              ~EndTicket() {
+                NoGil nogil;
+                std::lock_guard lock(c.mu);
+                t = zipc::RpcTicket();
+              }
+            } end{self, ticket};
             zipc::RpcResponse r = sliced(
-                self, to_timeout(timeout), [&](ns sl) { return ticket.wait(sl); },
-                [](const zipc::RpcResponse& x) { return x.status(); });
-            nb::bytes out = response_bytes(self, r);
-            std::lock_guard lock(self.mu);
-            ticket = zipc::RpcTicket();
-            return out;
+                self, t, [&](ns sl) { return ticket.wait(sl); }, [](const zipc::RpcResponse& x) { return x.status(); });
+            return response_bytes(self, r);
           },
-          nb::arg("data"), nb::arg("timeout").none() = nb::none())
+          nb::arg("data"), nb::arg("timeout").none() = nb::none(),
+          "Sends data (bytes-like, at most max_request_size bytes) and returns the response (bytes).\n" ZIPC_TIMEOUT_DOC
+          "Raises Timeout when no response came in time (the call is abandoned), zipc.RemoteError when the handler "
+          "failed (.code, .remote_type, .remote_message), TooLarge, Timeout also when inflight_limit calls are "
+          "already in flight, "
+          "Closed when the server closed or once this client is detached (also by another thread or a signal "
+          "handler during the wait), PeerDead when the server died.")
       .def(
           "call_async",
           [](nb::handle self_obj, nb::handle data) {
             PyRpcClient& self = nb::cast<PyRpcClient&>(self_obj);
+            Use use(self, "call_async");
             InBuf b(data);
             auto* t = new PyRpcTicket();
             {
-              nb::gil_scoped_release nogil;
+              NoGil nogil;
               std::lock_guard lock(self.mu);
               t->t = self.c.call_async(b.span());
             }
@@ -431,17 +585,72 @@ void init_rpc(nb::module_& m) {
             }
             t->client_obj = nb::borrow(self_obj);
             t->client = &self;
+            self.tickets.insert(t);
             return t;
           },
-          nb::arg("data"), nb::rv_policy::take_ownership)
+          nb::arg("data"), nb::rv_policy::take_ownership,
+          "Sends data (bytes-like) without waiting; returns an RpcTicket to wait on (ticket.wait() or "
+          "client.wait(ticket)). Raises TooLarge, Timeout when inflight_limit calls are already in flight, Closed when "
+          "the "
+          "server closed or this client is detached, PeerDead when the server died.")
       .def(
-          "wait", [](PyRpcClient&, PyRpcTicket& t, nb::handle timeout) { return wait_ticket(t, to_timeout(timeout)); },
-          nb::arg("ticket"), nb::arg("timeout").none() = nb::none())
-      .def_prop_ro("max_request_size", [](PyRpcClient& self) { return self.c.max_request_size(); })
-      .def_prop_ro("max_response_size", [](PyRpcClient& self) { return self.c.max_response_size(); })
-      .def_prop_ro("inflight_limit", [](PyRpcClient& self) { return self.c.inflight_limit(); })
-      .def_prop_ro("reconnects", [](PyRpcClient& self) { return self.c.reconnects(); })
-      .def_prop_ro("name", [](PyRpcClient& self) { return self.name; });
+          "wait",
+          [](PyRpcClient& self, PyRpcTicket& t, nb::handle timeout) {
+            if (t.client != &self)
+              raise_kind("invalid_argument", self.ctx("wait") + ": the ticket is another client's");
+            return wait_ticket(t, to_timeout(timeout));
+          },
+          nb::arg("ticket"), nb::arg("timeout").none() = nb::none(),
+          "ticket.wait(timeout): the response of a call_async of this client. Raises InvalidArgument for another "
+          "client's ticket, and what RpcTicket.wait raises.")
+      .def(
+          "detach", [](PyRpcClient& self) { self.request_detach("detach"); },
+          "Lets go of this client's connection (the service stays). A call()/wait() of this client in another "
+          "thread (or interrupted by a signal handler calling detach) raises Closed within about 20 ms; its "
+          "tickets and later calls raise Closed. Leaves every WaitSet it is attached to. Idempotent.")
+      .def_prop_ro(
+          "is_attached", [](PyRpcClient& self) { return !self.closing; }, "False once detach() was called.")
+      .def(
+          "__enter__", [](nb::handle self) { return self; },
+          "with RpcClient.connect(...) as c: detaches c at the end of the block.")
+      .def(
+          "__exit__",
+          [](PyRpcClient& self, nb::handle, nb::handle, nb::handle) {
+            self.request_detach("__exit__");
+            return false;
+          },
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("tb").none(), "Detaches the client.")
+      .def_prop_ro(
+          "max_request_size",
+          [](PyRpcClient& self) {
+            Use use(self, "max_request_size");
+            return self.c.max_request_size();
+          },
+          "The largest request the server takes (bytes). Raises Closed once detached.")
+      .def_prop_ro(
+          "max_response_size",
+          [](PyRpcClient& self) {
+            Use use(self, "max_response_size");
+            return self.c.max_response_size();
+          },
+          "The largest response the server sends (bytes). Raises Closed once detached.")
+      .def_prop_ro(
+          "inflight_limit",
+          [](PyRpcClient& self) {
+            Use use(self, "inflight_limit");
+            return self.c.inflight_limit();
+          },
+          "How many calls may be in flight at once. Raises Closed once detached.")
+      .def_prop_ro(
+          "reconnects",
+          [](PyRpcClient& self) {
+            Use use(self, "reconnects");
+            return self.c.reconnects();
+          },
+          "How many times the client reconnected to a restarted server. Raises Closed once detached.")
+      .def_prop_ro(
+          "name", [](PyRpcClient& self) { return self.name; }, "The service's name.");
+#undef ZIPC_TIMEOUT_DOC
 }
 
 }  // namespace zipc::py

@@ -219,16 +219,30 @@ class Topic:
 Handler = Callable[[bytes], Optional[BytesLike]]
 
 class RpcServer:
+    """A service: requests are handled by handler(request: bytes) -> bytes-like | None. A handler that
+    raises answers the call with zipc.RemoteError at the caller."""
     @staticmethod
     def create(name: str, *, max_clients: int = 16, inflight_per_client: int = 8, max_request_size: int = 65536,
                max_response_size: int = 65536, inline_size: int = 4096, large_blocks: int = 0,
                wait: WaitStrategy = ..., mode: int = 0o600, replace_stale: bool = True,
-               recovery_time: TimeoutT = 0.2) -> RpcServer: ...
-    def start(self, handler: Handler, threads: int = 1) -> None: ...
-    def serve(self, handler: Handler, threads: int = 1, timeout: TimeoutT = None) -> None: ...
-    def serve_pending(self, handler: Handler, max: int = 64) -> int: ...
-    def stop(self) -> None: ...
-    def close(self) -> None: ...
+               recovery_time: TimeoutT = 0.2) -> RpcServer:
+        """Creates the service. Raises AlreadyExists, InvalidArgument."""
+    def start(self, handler: Handler, threads: int = 1) -> None:
+        """Serves on `threads` (1..256) background threads. Raises InvalidArgument (threads out of range,
+        already serving, attached to a WaitSet), TypeError, Closed."""
+    def serve(self, handler: Handler, threads: int = 1, timeout: TimeoutT = None) -> None:
+        """Serves until stop(), the timeout (None: forever; its end returns normally) or Ctrl-C.
+        Raises Closed when the server is closed meanwhile, ValueError for a negative timeout."""
+    def serve_pending(self, handler: Handler, max: int = 64) -> int:
+        """Serves the requests waiting now on this thread; returns how many. Raises InvalidArgument while
+        serving threads run, Closed once closed (also by another thread)."""
+    def stop(self) -> None:
+        """Stops the serving threads; the service stays."""
+    def close(self) -> None:
+        """Closes the service for everyone; a serve()/serve_pending() in another thread raises Closed.
+        Idempotent."""
+    @property
+    def is_open(self) -> bool: ...
     def __enter__(self) -> Self: ...
     def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]) -> bool: ...
     @property
@@ -241,16 +255,32 @@ class RpcServer:
     def reaped_clients(self) -> int: ...
 
 class RpcTicket:
-    def wait(self, timeout: TimeoutT = None) -> bytes: ...
+    """A call in flight (RpcClient.call_async)."""
+    def wait(self, timeout: TimeoutT = None) -> bytes:
+        """The response. timeout: None forever, 0 tries once, negative ValueError. Raises Timeout (the ticket
+        stays valid), RemoteError, InvalidArgument (already waited for), Closed, PeerDead."""
     @property
     def ready(self) -> bool: ...
 
 class RpcClient:
+    """A connection to a service."""
     @staticmethod
-    def connect(name: str, *, timeout: TimeoutT = 1.0, wait: WaitStrategy = ...) -> RpcClient: ...
-    def call(self, data: BytesLike, timeout: TimeoutT = None) -> bytes: ...
-    def call_async(self, data: BytesLike) -> RpcTicket: ...
-    def wait(self, ticket: RpcTicket, timeout: TimeoutT = None) -> bytes: ...
+    def connect(name: str, *, timeout: TimeoutT = 1.0, wait: WaitStrategy = ...) -> RpcClient:
+        """Waits up to timeout (None: forever) for the service. Raises NotFound, Busy, ValueError."""
+    def call(self, data: BytesLike, timeout: TimeoutT = None) -> bytes:
+        """Sends data, returns the response. timeout: None forever, 0 tries once, negative ValueError.
+        Raises Timeout, RemoteError (the handler failed), TooLarge, Closed (also when detached by another
+        thread during the wait), PeerDead."""
+    def call_async(self, data: BytesLike) -> RpcTicket:
+        """Sends data without waiting. Raises TooLarge, Timeout (inflight_limit reached), Closed, PeerDead."""
+    def wait(self, ticket: RpcTicket, timeout: TimeoutT = None) -> bytes:
+        """ticket.wait(timeout); InvalidArgument for another client's ticket."""
+    def detach(self) -> None:
+        """Lets go of the connection; a call()/wait() in another thread raises Closed. Idempotent."""
+    @property
+    def is_attached(self) -> bool: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException], tb: Optional[TracebackType]) -> bool: ...
     @property
     def max_request_size(self) -> int: ...
     @property

@@ -280,6 +280,7 @@ nb::object utf8(const std::string& s) {
   std::string type(r.error_type());
   std::string message(r.error_message());
   {
+    NoGil nogil;
     std::lock_guard lock(c.mu);
     r.release();
   }
@@ -297,6 +298,7 @@ nb::bytes response_bytes(PyRpcClient& c, zipc::RpcResponse& r) {
   if (r.status() == Status::remote_error) raise_remote(c, r);
   if (!r.ok()) raise_status(r.status(), c.ctx("call"));
   nb::bytes out = to_bytes(r.data());
+  NoGil nogil;
   std::lock_guard lock(c.mu);
   r.release();
   return out;

@@ -203,3 +203,60 @@ def test_detaching_a_client_from_another_thread_makes_its_waiting_call_raise_clo
 def test_interpreter_exit_with_daemon_threads_blocked_in_rpc_calls_is_clean(children: Children, what: str) -> None:
     r = clean_child(children, f"exit {what}")
     assert "exiting" in r.stdout, r.stdout
+
+
+def test_a_detached_client_refuses_calls_tickets_and_properties_with_closed(name: str) -> None:
+    with zipc.RpcServer.create(name) as server:
+        server.start(lambda r: r)
+        sut = zipc.RpcClient.connect(name, timeout=2)
+        ticket = sut.call_async(b"x")
+        sut.detach()
+        sut.detach()  # idempotent
+        assert not sut.is_attached
+        for op in (lambda: sut.call(b"y", timeout=1), lambda: sut.call_async(b"y"), lambda: ticket.wait(1),
+                   lambda: sut.wait(ticket, 1), lambda: ticket.ready, lambda: sut.max_request_size):
+            with pytest.raises(zipc.Closed, match="rpc '.*': .*detached"):
+                op()
+        del ticket
+        with zipc.RpcClient.connect(name, timeout=2) as other:  # the service is still there
+            assert other.call(b"z", timeout=5) == b"z"
+        assert not other.is_attached
+        server.stop()
+
+
+def test_a_closed_server_refuses_to_serve_again_with_closed(name: str) -> None:
+    sut = zipc.RpcServer.create(name)
+    sut.close()
+    sut.close()  # idempotent
+    assert not sut.is_open
+    for op in (lambda: sut.start(lambda r: r), lambda: sut.serve(lambda r: r, timeout=0.01),
+               lambda: sut.serve_pending(lambda r: r), lambda: sut.connected_clients):
+        with pytest.raises(zipc.Closed, match=f"rpc '{name}'"):
+            op()
+    with pytest.raises(zipc.NotFound):
+        zipc.RpcClient.connect(name, timeout=0)
+
+
+def test_a_handler_cannot_stop_the_threads_it_runs_on_and_its_caller_learns_why(name: str,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: None)
+    with zipc.RpcServer.create(name) as sut:
+        sut.start(lambda r: sut.stop(), threads=2)
+        with zipc.RpcClient.connect(name, timeout=2) as c:
+            with pytest.raises(zipc.RemoteError) as e:
+                c.call(b"x", timeout=5)
+            assert e.value.code == 1 and "InvalidArgument" in e.value.remote_type, e.value
+            assert "own handler thread" in e.value.remote_message
+        sut.stop()
+
+
+def test_a_handler_that_closes_its_server_ends_serve_pending_with_closed(name: str) -> None:
+    sut = zipc.RpcServer.create(name)
+    with zipc.RpcClient.connect(name, timeout=2) as c:
+        tickets = [c.call_async(b"x") for _ in range(2)]
+        with pytest.raises(zipc.Closed, match="serve_pending"):
+            sut.serve_pending(lambda r: sut.close())
+        assert not sut.is_open and sut.served == 1
+        with pytest.raises(zipc.Closed):
+            tickets[1].wait(5)  # never served: the service closed
+        del tickets

@@ -136,7 +136,8 @@ class RpcRequest {
   RpcRequest& operator=(const RpcRequest&) = delete;
   ~RpcRequest();
 
-  // ok when this holds a request; timeout / closed / corrupt from next().
+  // ok when this holds a request; timeout / closed / corrupt from next()
+  // (detached from a server that holds nothing).
   [[nodiscard]] Status status() const noexcept { return status_; }
   [[nodiscard]] bool ok() const noexcept { return status_ == Status::ok; }
   explicit operator bool() const noexcept { return ok(); }
@@ -208,7 +209,8 @@ class RpcServer {
   // neither (then the response is empty). A handler that throws ends its
   // call with Status::remote_error: RpcError's code and message, or
   // kRpcHandlerFailed with another exception's type and what() (logged at warn).
-  // Errc::closed when the server was not created, moved from or closed.
+  // Errc::invalid_argument when the server holds nothing (not created or
+  // moved from), Errc::closed after close().
   void serve(const Handler& handler, unsigned threads = 1);
   // Pull loop: the next request, or a status (timeout, closed after stop()).
   [[nodiscard]] RpcRequest next(std::chrono::nanoseconds timeout) noexcept;
@@ -242,8 +244,8 @@ class RpcResponse {
 
   // ok, remote_error (the handler failed: error_code() and error_message()),
   // timeout, too_large (request or response over its maximum), full (all
-  // slots in use, or no block), peer_dead, closed (also: a client not
-  // connected, moved from or detached), corrupt.
+  // slots in use, or no block), peer_dead, closed, detached (a client not
+  // connected, moved from or detached: docs/handles.md), corrupt.
   [[nodiscard]] Status status() const noexcept { return status_; }
   [[nodiscard]] bool ok() const noexcept { return status_ == Status::ok; }
   explicit operator bool() const noexcept { return ok(); }
@@ -346,7 +348,7 @@ class RpcClient {
   // with peer_dead or closed for good.
   static RpcClient connect_fd(int fd, std::chrono::milliseconds timeout = std::chrono::seconds(1));
 
-  // Not connected: every call returns Status::closed (as after detach()).
+  // Not connected: every call returns Status::detached (as after detach()).
   RpcClient();
   RpcClient(RpcClient&&) noexcept;
   RpcClient& operator=(RpcClient&&) noexcept;
@@ -370,7 +372,7 @@ class RpcClient {
   // Connections made after the first (transparent reconnects to a new server).
   [[nodiscard]] std::uint64_t reconnects() const noexcept;
   // Gives the client record back now (the destructor does the same); later
-  // calls return Status::closed. Responses and tickets still held keep
+  // calls return Status::detached. Responses and tickets still held keep
   // their connection until they end.
   void detach() noexcept;
   [[nodiscard]] bool is_attached() const noexcept;

@@ -165,9 +165,27 @@ std::shared_ptr<RpcConnection> RpcClientImpl::open(std::string_view name, Deadli
   }
 }
 
+RpcResponse RpcClientImpl::detached_response() noexcept {
+  RpcResponse r;
+  r.status_ = Status::detached;
+  return r;
+}
+
+RpcTicket RpcClientImpl::detached_ticket() noexcept {
+  RpcTicket t;
+  t.status_ = Status::detached;
+  return t;
+}
+
+RpcWriteLoan RpcClientImpl::detached_loan() noexcept {
+  RpcWriteLoan l;
+  l.status_ = Status::detached;
+  return l;
+}
+
 bool RpcClientImpl::ensure_live(Status* status) noexcept {
   if (!attached) {  // never connected, or detached
-    *status = Status::closed;
+    *status = Status::detached;
     return false;
   }
   if (conn && !conn->dead) {

@@ -44,14 +44,8 @@ RpcClient::RpcClient(RpcClient&&) noexcept = default;
 RpcClient& RpcClient::operator=(RpcClient&&) noexcept = default;
 RpcClient::~RpcClient() = default;
 
-namespace {
-RpcResponse closed_response() noexcept {
-  return RpcResponse();  // status closed
-}
-}  // namespace
-
 RpcResponse RpcClient::call(std::span<const std::byte> request, std::chrono::nanoseconds timeout) noexcept {
-  if (!impl_) return closed_response();
+  if (!impl_ || !impl_->attached) return detail::RpcClientImpl::detached_response();
   const Deadline deadline = Deadline::after(timeout);
   RpcWriteLoan l = impl_->reserve(request.size());
   while (l.status() == Status::full && !deadline.expired()) {
@@ -69,9 +63,9 @@ RpcResponse RpcClient::call(std::span<const std::byte> request, std::chrono::nan
 }
 
 RpcResponse RpcClient::call(RpcWriteLoan&& loan, std::chrono::nanoseconds timeout) noexcept {
-  if (!impl_) {
+  if (!impl_ || !impl_->attached) {
     loan.abort();
-    return closed_response();
+    return detail::RpcClientImpl::detached_response();
   }
   const Deadline deadline = Deadline::after(timeout);
   RpcTicket t = impl_->send(std::move(loan));
@@ -79,22 +73,22 @@ RpcResponse RpcClient::call(RpcWriteLoan&& loan, std::chrono::nanoseconds timeou
 }
 
 RpcTicket RpcClient::call_async(std::span<const std::byte> request) noexcept {
-  if (!impl_) return RpcTicket();  // status closed
+  if (!impl_ || !impl_->attached) return detail::RpcClientImpl::detached_ticket();
   RpcWriteLoan l = impl_->reserve(request.size());
   if (l && !request.empty()) std::memcpy(l.data().data(), request.data(), request.size());
   return impl_->send(std::move(l));
 }
 
 RpcTicket RpcClient::call_async(RpcWriteLoan&& loan) noexcept {
-  if (!impl_) {
+  if (!impl_ || !impl_->attached) {
     loan.abort();
-    return RpcTicket();
+    return detail::RpcClientImpl::detached_ticket();
   }
   return impl_->send(std::move(loan));
 }
 
 RpcWriteLoan RpcClient::reserve(std::size_t n) noexcept {
-  if (!impl_) return RpcWriteLoan();  // status closed
+  if (!impl_ || !impl_->attached) return detail::RpcClientImpl::detached_loan();
   return impl_->reserve(n);
 }
 
@@ -186,7 +180,9 @@ RpcTicket::~RpcTicket() {
 }
 
 RpcResponse RpcTicket::wait(std::chrono::nanoseconds timeout) noexcept {
-  if (client_ == nullptr) return RpcResponse();
+  if (client_ == nullptr) {  // never sent (or already waited on): closed, or detached from an empty client
+    return status_ == Status::detached ? detail::RpcClientImpl::detached_response() : RpcResponse();
+  }
   return client_->wait(*this, Deadline::after(timeout));
 }
 

@@ -63,6 +63,11 @@ class RpcClientImpl {
   // Checks the server at most every liveness_ns; reconnects a dead connection
   // once (no waiting). False (with *status) when no live server is there.
   bool ensure_live(Status* status) noexcept;
+  // What calls on a client that holds nothing (never connected, moved from,
+  // detached) give: Status::detached, as every channel's handle does.
+  static RpcResponse detached_response() noexcept;
+  static RpcTicket detached_ticket() noexcept;
+  static RpcWriteLoan detached_loan() noexcept;
   RpcWriteLoan reserve(std::size_t n) noexcept;
   RpcTicket send(RpcWriteLoan&& loan) noexcept;
   RpcResponse wait(RpcTicket& ticket, Deadline deadline) noexcept;

@@ -418,8 +418,10 @@ RpcServer::~RpcServer() {
 }
 
 void RpcServer::serve(const Handler& handler, unsigned threads) {
-  if (!impl_ || !impl_->segment || impl_->closed.load(std::memory_order_relaxed)) {
-    throw Error(Errc::closed, "rpc: serve() on a server that is not created, moved from or closed");
+  if (impl_ && impl_->closed.load(std::memory_order_relaxed))
+    fail(Errc::closed, "rpc", impl_->name, "serve() after close()");
+  if (!impl_ || !impl_->segment) {
+    throw Error(Errc::invalid_argument, "rpc: serve() on a server that holds nothing (not created or moved from)");
   }
   if (threads == 0 || threads > kRpcMaxServeThreads) {
     fail(Errc::invalid_argument, "rpc", impl_->name,
@@ -444,7 +446,8 @@ void RpcServer::serve(const Handler& handler, unsigned threads) {
 }
 
 RpcRequest RpcServer::next(std::chrono::nanoseconds timeout) noexcept {
-  if (!impl_ || !impl_->segment) return RpcRequest();  // not created: closed
+  if (impl_ && impl_->closed.load(std::memory_order_relaxed)) return RpcRequest();  // closed
+  if (!impl_ || !impl_->segment) return detail::RpcServerImpl::detached_request();
   return impl_->next(Deadline::after(timeout));
 }
 

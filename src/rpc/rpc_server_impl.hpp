@@ -30,6 +30,13 @@ struct ServerLiveLock {
 };
 
 struct RpcServerImpl {
+  // What next() gives on a server that holds nothing (not created, moved from).
+  static RpcRequest detached_request() noexcept {
+    RpcRequest r;
+    r.status_ = Status::detached;
+    return r;
+  }
+
   std::shared_ptr<Segment> segment;  // shared with clients in this process
   RpcView view;
   RpcOptions options;

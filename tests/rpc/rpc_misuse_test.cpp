@@ -1,5 +1,5 @@
 // Misused Rpc handles: every call on a default-constructed, moved-from or
-// detached RpcClient / RpcServer returns a status (or throws at setup),
+// detached RpcClient / RpcServer returns a status (detached, as for every channel) (or throws at setup),
 // never crashes. Each case runs in a forked child: a crash fails the test
 // with its signal instead of taking the test program down.
 #include <gtest/gtest.h>
@@ -35,8 +35,8 @@ std::span<const std::byte> bytes(std::string_view s) {
   return std::as_bytes(std::span(s.data(), s.size()));
 }
 
-// Every client call on sut says closed (or an empty value), nothing crashes.
-int every_client_call_is_closed(RpcClient& sut) {
+// Every client call on sut says detached (or an empty value), nothing crashes.
+int every_client_call_is_detached(RpcClient& sut) {
   int bad = 0;
   auto check = [&](bool ok, const char* what) {
     if (!ok) {
@@ -44,14 +44,14 @@ int every_client_call_is_closed(RpcClient& sut) {
       ++bad;
     }
   };
-  check(sut.call(bytes("x"), 10ms).status() == Status::closed, "call");
-  check(sut.call_async(bytes("x")).status() == Status::closed, "call_async");
+  check(sut.call(bytes("x"), 10ms).status() == Status::detached, "call");
+  check(sut.call_async(bytes("x")).status() == Status::detached, "call_async");
   auto loan = sut.reserve(4);
-  check(!loan && loan.status() == Status::closed, "reserve");
-  check(sut.call(std::move(loan), 10ms).status() == Status::closed, "call(loan)");
-  check(sut.call_async(zipc::RpcWriteLoan()).status() == Status::closed, "call_async(loan)");
+  check(!loan && loan.status() == Status::detached, "reserve");
+  check(sut.call(std::move(loan), 10ms).status() == Status::detached, "call(loan)");
+  check(sut.call_async(zipc::RpcWriteLoan()).status() == Status::detached, "call_async(loan)");
   auto t = sut.call_async(bytes("x"));
-  check(t.wait(10ms).status() == Status::closed && !t.ready(), "ticket wait");
+  check(t.wait(10ms).status() == Status::detached && !t.ready(), "ticket wait");
   sut.set_wait({});
   check(sut.max_request_size() == 0 && sut.max_response_size() == 0 && sut.inflight_limit() == 0, "sizes");
   check(sut.reconnects() == 0, "reconnects");
@@ -60,7 +60,9 @@ int every_client_call_is_closed(RpcClient& sut) {
   return bad;
 }
 
-int every_server_call_is_safe(RpcServer& sut) {
+// expect: what next() says (detached: the server holds nothing; closed: after
+// close()); serve() throws invalid_argument or closed to match.
+int every_server_call_is_safe(RpcServer& sut, Status expect = Status::detached) {
   int bad = 0;
   auto check = [&](bool ok, const char* what) {
     if (!ok) {
@@ -68,8 +70,9 @@ int every_server_call_is_safe(RpcServer& sut) {
       ++bad;
     }
   };
-  check(sut.next(10ms).status() == Status::closed, "next");
-  check(zipc::test::errc_of([&] { sut.serve([](RpcRequest&) {}, 1); }) == Errc::closed, "serve throws closed");
+  check(sut.next(10ms).status() == expect, "next");
+  const Errc serve_errc = expect == Status::closed ? Errc::closed : Errc::invalid_argument;
+  check(zipc::test::errc_of([&] { sut.serve([](RpcRequest&) {}, 1); }) == serve_errc, "serve throws");
   check(sut.connected_clients() == 0 && sut.reaped_clients() == 0, "counters");
   check(sut.fd() == -1, "fd");
   (void)sut.name();
@@ -84,24 +87,24 @@ void echo(RpcRequest& req) {
 
 }  // namespace
 
-TEST(RpcMisuse, EveryCallOnADefaultConstructedClientSaysClosed) {
+TEST(RpcMisuse, EveryCallOnADefaultConstructedClientSaysDetached) {
   in_child([] {
     RpcClient sut;
-    return every_client_call_is_closed(sut);
+    return every_client_call_is_detached(sut);
   });
 }
 
-TEST(RpcMisuse, EveryCallOnAMovedFromClientSaysClosed) {
+TEST(RpcMisuse, EveryCallOnAMovedFromClientSaysDetached) {
   zipc::test::TempName name("rpcmis");
   in_child([&] {
     auto server = RpcServer::create(name.str());
     RpcClient sut = RpcClient::connect(name.str(), 1s);
     RpcClient other = std::move(sut);
-    return every_client_call_is_closed(sut);  // NOLINT(bugprone-use-after-move): the misuse under test
+    return every_client_call_is_detached(sut);  // NOLINT(bugprone-use-after-move): the misuse under test
   });
 }
 
-TEST(RpcMisuse, EveryCallOnADetachedClientSaysClosedAndDoesNotReconnect) {
+TEST(RpcMisuse, EveryCallOnADetachedClientSaysDetachedAndDoesNotReconnect) {
   zipc::test::TempName name("rpcmis");
   in_child([&] {
     auto server = RpcServer::create(name.str());
@@ -109,7 +112,7 @@ TEST(RpcMisuse, EveryCallOnADetachedClientSaysClosedAndDoesNotReconnect) {
     if (!sut.is_attached()) return 2;
     sut.detach();
     if (server.connected_clients() != 0) return 3;  // the record went back
-    return every_client_call_is_closed(sut);
+    return every_client_call_is_detached(sut);
   });
 }
 
@@ -153,7 +156,7 @@ TEST(RpcMisuse, ServeOnAClosedServerThrowsClosed) {
   in_child([&] {
     RpcServer sut = RpcServer::create(name.str());
     sut.close();
-    return every_server_call_is_safe(sut);
+    return every_server_call_is_safe(sut, Status::closed);
   });
 }
 

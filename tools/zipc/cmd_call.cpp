@@ -32,6 +32,25 @@ zipc::RpcClient connect(const std::string& name, Duration timeout) {
   }
 }
 
+// A remote error's text on one line: the server wrote it (it may be hostile),
+// so control bytes are escaped and the text is cut at 1000 bytes.
+std::string one_line(std::string_view text) {
+  constexpr std::size_t kMax = 1000;
+  std::string out;
+  for (const char c : text.substr(0, kMax)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\x%02x", u);
+      out += esc;
+    } else {
+      out += c;
+    }
+  }
+  if (text.size() > kMax) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
 // One call, its answer awaited in 50 ms slices (^C ends the wait).
 zipc::RpcResponse call_once(zipc::RpcClient& client, const std::string& name, std::span<const std::byte> request,
                             Duration timeout) {
@@ -72,8 +91,14 @@ int run_call(CallOptions o) {
     r.release();  // the previous answer's slot is free before the next call (one call out at a time)
     r = call_once(client, o.name, request, o.timeout);
     if (stop_requested()) break;
-    // A failed call: its status. (An Rpc handler's own error, once the library
-    // reports one, is printed here with its code and message.)
+    // A failed call: the handler's own error (type, code and message), or the status.
+    if (r.status() == zipc::Status::remote_error) {
+      std::string what = "call failed: remote ";
+      what += r.error_type().empty() ? std::string("error") : one_line(r.error_type());
+      what += " (code " + std::to_string(r.error_code()) + ")";
+      if (!r.error_message().empty()) what += ": " + one_line(r.error_message());
+      fail(kRemote, o.name, what);
+    }
     if (r.status() == zipc::Status::too_large) {
       fail(kUsage, o.name,
            "call failed: the response is larger than the service's " + std::to_string(client.max_response_size()) +

@@ -59,6 +59,7 @@ int exit_code_for(zipc::Status s) noexcept {
     case Status::too_large: return kUsage;
     case Status::busy:
     case Status::not_retained: return kConflict;
+    case Status::remote_error: return kRemote;
     default: return kFailure;
   }
 }

@@ -29,6 +29,7 @@ enum Exit : int {
   kConflict = 7,    // exists already, busy, wrong kind
   kClosed = 8,      // the channel was closed or its peer died
   kIo = 9,          // reading or writing a file / stdio failed
+  kRemote = 10,     // an Rpc handler failed the call (its code and message are printed)
 };
 
 // A failure with its exit code; main() prints "zipc SUB: what" once.

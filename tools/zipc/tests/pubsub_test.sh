@@ -11,7 +11,7 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   rm -rf "$tmp"
-  rm -f /dev/shm/zipc.$t /dev/shm/zipc.$q /dev/shm/zipc.$r
+  rm -f /dev/shm/zipc.$t /dev/shm/zipc.$q /dev/shm/zipc.$r /dev/shm/zipc.$r.err
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -77,6 +77,35 @@ for _ in $(seq 100); do [ -e /dev/shm/zipc.$r ] && break; sleep 0.05; done
 [ "$("$zipc" call "$r" 'hello zipc')" = "HELLO ZIPC" ] || fail "call with an argument"
 [ "$(printf 'from stdin' | "$zipc" call "$r")" = "FROM STDIN" ] || fail "call from stdin"
 wait "$srv"
+
+# 6b. a handler that fails: zipc call prints its type, code and message on one
+# line of stderr and exits 10 (the Python package serves, when it is installed).
+if python3 -c 'import zipc' 2>/dev/null; then
+  python3 - "$r.err" <<'PY' &
+import sys, time, zipc
+def handler(req):
+    if req == b"key":
+        raise KeyError("user:9\nsecond line")
+    raise zipc.RemoteError("no such key", code=404)
+with zipc.RpcServer.create(sys.argv[1]) as server:
+    server.start(handler)
+    time.sleep(30)
+PY
+  pids+=("$!")
+  for _ in $(seq 200); do [ -e /dev/shm/zipc.$r.err ] && break; sleep 0.05; done
+  set +e
+  "$zipc" call "$r.err" key --timeout 5 > "$tmp/out" 2> "$tmp/err"; rc=$?
+  set -e
+  [ $rc -eq 10 ] || fail "call of a failing handler: exit $rc ($(cat "$tmp/err"))"
+  [ ! -s "$tmp/out" ] || fail "call of a failing handler printed a response: $(cat "$tmp/out")"
+  [ "$(wc -l < "$tmp/err")" -eq 1 ] || fail "remote error not one line: $(cat "$tmp/err")"
+  grep -q "remote KeyError (code 1).*user:9" "$tmp/err" || fail "remote error text: $(cat "$tmp/err")"
+  set +e
+  "$zipc" call "$r.err" other --timeout 5 2> "$tmp/err"; rc=$?
+  set -e
+  [ $rc -eq 10 ] && grep -q "(code 404): no such key" "$tmp/err" || fail "remote code: exit $rc, $(cat "$tmp/err")"
+  rm -f /dev/shm/zipc.$r.err
+fi
 
 # 7. exit codes and one-line errors naming the object.
 set +e

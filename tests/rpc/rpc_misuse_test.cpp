@@ -15,7 +15,6 @@
 using namespace std::chrono_literals;
 using zipc::Errc;
 using zipc::RpcClient;
-using zipc::RpcOptions;
 using zipc::RpcRequest;
 using zipc::RpcServer;
 using zipc::Status;

@@ -26,6 +26,8 @@ def test_a_listener_learns_the_ids_another_process_notified(name: str) -> None:
             seen.update(got)
         p.join(10)
         assert seen == {5, 100}
+        # The second 5 is coalesced with the first or arrives on its own.
+        assert set(listener.try_wait()) <= {5}
         assert listener.try_wait() == []
         with pytest.raises(zipc.TooLarge):
             ch.notifier().notify(128)

@@ -7,7 +7,7 @@ takes the difference on arrival. Rows, alternating in repetitions:
 * zipc asyncio   - ``await zipc.aio.recv(sub)`` (WaitSet readiness fd in the loop's epoll);
 * asyncio socket - ``await loop.sock_recv`` on a Unix socketpair (asyncio's own IPC).
 
-    python bench/python/wakeup.py [--reps 3] [--n 2000] [--gap-us 500]
+    python bench/studies/wakeup.py [--reps 3] [--n 2000] [--gap-us 500]
 
 Figures are only meaningful on a quiet machine (docs/waitset.md quotes them).
 """

@@ -7,7 +7,8 @@
 // commit, acquire, read every byte, release. So every line stays in this
 // CPU's cache, and the figure is the work the queue adds to a hop, the part
 // of a ping-pong's round trip that does not depend on where the host places
-// the two vCPUs (docs/bench.md, "The queue's own work per hop").
+// the two vCPUs (docs/journal/2026-11-27-bench-runs.md, "The queue's own work
+// per hop").
 //
 // Variants, alternated (A B C A B C ...) over the repetitions:
 // Every variant writes and checks the harness's payload (bench/payload.hpp).

@@ -30,8 +30,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../shm_map.hpp"
-#include "../sysinfo.hpp"
+#include "shm_map.hpp"
+#include "sysinfo.hpp"
 
 namespace {
 

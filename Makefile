@@ -4,7 +4,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 CTEST_FLAGS ?= --output-on-failure -j$(JOBS)
 
-.PHONY: all deps build test test-sanitize test-asan test-tsan test-clang test-debug lint bench readme limits format format-check clean
+.PHONY: all deps build test test-sanitize test-asan test-tsan test-clang test-debug lint bench bench-cite readme limits format format-check clean
 
 all: build
 
@@ -58,13 +58,19 @@ test-debug: deps
 lint: deps
 	@bash scripts/lint.sh
 
-# Writes bench/results/<date>-<host>.{json,md,png}; never touches README.md.
+# Writes build/release/bench-results/<date>-<host>.{json,md,png} and appends the
+# run's headline rows to history.jsonl there; never touches a tracked file.
 bench: build
 	@bash scripts/run-bench.sh
 
-# The README's benchmark table, regenerated from a committed results file:
-# by default the one it already names; `make readme README_RESULTS=bench/results/<file>.json`
-# to show another run. A test checks the table matches its file.
+# Makes a run the README cites: copies it into bench/results/ (replacing the
+# run cited before), appends it to bench/results/history.jsonl and regenerates
+# the README's table: `make bench-cite RUN=build/release/bench-results/<file>.json`.
+bench-cite:
+	@bash scripts/bench-cite.sh $(RUN)
+
+# The README's benchmark table, regenerated from the cited run in bench/results/
+# (the file the README already names). A test checks the table matches it.
 README_RESULTS ?= $(shell python3 scripts/bench-readme.py --source README.md)
 readme:
 	@python3 scripts/bench-readme.py $(README_RESULTS) README.md

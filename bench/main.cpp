@@ -23,8 +23,10 @@
 #include "suite.hpp"
 #include "sysinfo.hpp"
 
+// Where a run goes without --json: bench/CMakeLists.txt sets the build
+// directory's bench-results/, so results never land in the source tree.
 #ifndef ZIPC_BENCH_RESULTS_DIR
-#define ZIPC_BENCH_RESULTS_DIR "bench/results"
+#define ZIPC_BENCH_RESULTS_DIR "bench-results"
 #endif
 #ifndef ZIPC_BENCH_SKIPPED_PEERS
 #define ZIPC_BENCH_SKIPPED_PEERS ""
@@ -133,7 +135,7 @@ int main(int argc, char** argv) {
                  "repetitions of each row, alternating with the other transports of its workload and size; the "
                  "median is reported with the spread (default 5)");
   app.add_option("--cpus", cpus, "comma-separated CPUs to pin processes to (default: all allowed)");
-  app.add_option("--json", json_path, "result file (default bench/results/<date>-<host>.json)");
+  app.add_option("--json", json_path, "result file (default " ZIPC_BENCH_RESULTS_DIR "/<date>-<host>.json)");
   app.add_option("--markdown", markdown_path, "also write the tables to this file");
   app.add_option("--compare", compare, "OLD.json NEW.json: print the change per row, then exit")->expected(2);
   app.add_option("--threshold", threshold, "--compare: relative change flagged as a regression (default 0.10)");

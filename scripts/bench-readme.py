@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Regenerates the README's benchmark section from a zipc-bench result JSON.
 
-    python3 scripts/bench-readme.py bench/results/<date>-<host>.json [README.md]
+    python3 scripts/bench-readme.py bench/results/<run>.json [README.md]
     python3 scripts/bench-readme.py --check [README.md]   # exit 1 if the section differs
                                                          # from what its results file gives
     python3 scripts/bench-readme.py --source [README.md]  # print the results file it names
 
-`make readme` runs the first form with the committed results file the README
-already names (`make readme README_RESULTS=bench/results/<file>.json` to
-switch); `make bench` never touches the README.
+`make readme` runs the first form with the run the README already cites, the
+one results file kept in bench/results/; `make bench-cite RUN=<json>`
+(scripts/bench-cite.sh) puts a new run there and runs it too. `make bench`
+never touches the README.
 
 Only the text between the markers
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `make bench` (after the release build): builds the iceoryx2 peer with cargo
 # when it can, runs zipc-bench (limits probe first, then every workload over
-# every transport, then the extra programs) and draws the charts. It never
-# touches README.md: `make readme README_RESULTS=<the new json>` does, from a
-# committed results file.
+# every transport, then the extra programs) and draws the charts. Everything
+# it writes goes to $BUILD/bench-results/ (build/release/bench-results/ by
+# default, ignored by git): it never touches a tracked file. To show a run in
+# the README: make bench-cite RUN=<the new json> (docs/bench.md).
 #   bash scripts/run-bench.sh [zipc-bench options, e.g. --full or --filter pingpong]
 # Environment: ZIPC_BENCH_NO_ICEORYX2=1 skips the cargo build; ZIPC_BUILD_DIR picks
 # the build directory (default build/release).
@@ -36,7 +37,14 @@ else
 fi
 
 host=$(hostname -s 2>/dev/null || hostname)
-out=bench/results/$(date -u +%F)-${host}.json
+results=$BUILD/bench-results
+base=$results/$(date -u +%F)-${host}
+out=$base.json
+n=1
+while [ -e "$out" ]; do  # a second run the same day: -run2, -run3, ...
+  n=$((n + 1))
+  out=$base-run$n.json
+done
 md=${out%.json}.md
 "$BIN/zipc-bench" --json "$out" --markdown "$md" "$@"
 rc=$?
@@ -48,6 +56,8 @@ fi
 PY=${PYTHON:-python3}
 "$PY" scripts/plot.py "$out" || echo "run-bench: charts skipped (matplotlib missing? make deps)"
 "$PY" scripts/plot-probes.py "$out" || echo "run-bench: probe chart skipped"
+"$PY" scripts/bench-history.py "$out" --to "$results/history.jsonl" --commit auto ||
+  echo "run-bench: not added to $results/history.jsonl (see above)"
 echo "run-bench: results in $out (table: $md)"
-echo "run-bench: README.md unchanged; to show this run there: make readme README_RESULTS=$out"
+echo "run-bench: README.md unchanged; to show this run there: make bench-cite RUN=$out"
 exit $rc

@@ -9,7 +9,9 @@ own, the same work everywhere; zipc writes and reads it through loans). The
 copy limit is measured in the same run: the same two copies with a spin flag
 and no IPC library. Repetitions alternate transports; figures are medians.
 
-    python bench/python/bench.py [--reps 3] [--quick] [--out bench/results/python.json]
+    python bench/python/bench.py [--reps 3] [--quick] [--out build/bench-results/python.json]
+
+bench/results/python.json is the run the README and docs/python.md quote.
 """
 
 from __future__ import annotations
@@ -170,6 +172,8 @@ def main() -> int:
     }
     text = json.dumps(result, indent=2)
     if a.out:
+        if os.path.dirname(a.out):
+            os.makedirs(os.path.dirname(a.out), exist_ok=True)
         with open(a.out, "w") as f:
             f.write(text + "\n")
     print(text)

@@ -3,7 +3,7 @@
 cache-line round trips around latency runs and, in files that have them, the
 in-process ring around two-process throughput runs.
 
-    python3 scripts/plot-probes.py bench/results/<date>-<host>.json [--table]
+    python3 scripts/plot-probes.py build/release/bench-results/<date>-<host>.json [--table]
 
 Writes <json stem>-probes.png (matplotlib; skipped with a message without
 it) and, with --table, prints markdown tables: the cache-line probes in

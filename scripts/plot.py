@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Draws the zipc-bench charts from a result JSON (docs/bench.md).
 
-    python3 scripts/plot.py bench/results/2026-11-22-host.json [--out-dir DIR]
+    python3 scripts/plot.py build/release/bench-results/<date>-<host>.json [--out-dir DIR]
 
 Writes, next to the JSON (or in DIR):
   <stem>-latency.png     ping-pong round-trip p50 by message size, one line per transport/wait

@@ -208,6 +208,9 @@ def section(doc, json_path, readme_dir):
         out.append("")
     md = stem + ".md"
     extra = f" and the full table in [{md}]({md})" if os.path.exists(os.path.join(readme_dir, md)) else ""
+    hist = os.path.join(os.path.dirname(rel), "history.jsonl")
+    if os.path.exists(os.path.join(readme_dir, hist)):
+        extra += f"; the headline rows of every run committed so far, one line each, in [{hist}]({hist})"
     out.append(f"All rows: [{rel}]({rel}){extra}. Schema and method: [docs/bench.md](docs/bench.md).")
     nerr = len(doc.get("errors", []))
     if nerr:

@@ -19,6 +19,11 @@ if [ -z "$run" ] || [ ! -f "$run" ]; then
   exit 1
 fi
 PY=${PYTHON:-python3}
+# Checked before anything in the tree changes.
+if ! "$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not (isinstance(d, dict) and "machine" in d and "results" in d))' "$run" 2>/dev/null; then
+  echo "bench-cite: $run is not a zipc-bench results file (JSON with 'machine' and 'results'); nothing changed" >&2
+  exit 1
+fi
 dest=bench/results
 stem=$(basename "${run%.json}")
 src=${run%.json}

@@ -98,6 +98,14 @@ def cite(root, real_build, tmp):
     old = subprocess.run([sys.executable, readme_py, "--source", os.path.join(repo, "README.md")],
                          capture_output=True, text=True).stdout.strip()
     kept_before = len(history(os.path.join(repo, "bench", "results", "history.jsonl")))
+    # A file that is not a results file is refused before anything changes.
+    bad = os.path.join(tmp, "not-a-run.json")
+    with open(bad, "w") as f:
+        f.write('{"rows": []}\n')
+    listing = sorted(os.listdir(os.path.join(repo, "bench", "results")))
+    p = subprocess.run(["bash", os.path.join(repo, "scripts", "bench-cite.sh"), bad], capture_output=True, text=True)
+    if p.returncode == 0 or sorted(os.listdir(os.path.join(repo, "bench", "results"))) != listing:
+        return fail(f"bench-cite.sh accepted {bad} or changed bench/results (exit {p.returncode})")
     p = subprocess.run(["bash", os.path.join(repo, "scripts", "bench-cite.sh"), run], capture_output=True, text=True)
     if p.returncode != 0:
         return fail(f"bench-cite.sh exited {p.returncode}:\n{p.stdout}{p.stderr}")

@@ -1,8 +1,8 @@
 # cmake --install: headers, the static and the shared library, CMake package
 # (find_package(zipc) -> zipc::zipc static, zipc::zipc_shared), pkg-config
-# (zipc.pc static C++, zipc-shared.pc the shared library for C and C++).
-# Components: runtime (libzipc.so.0), development (the rest); tools/ adds
-# "tool". cmake/ZipcPackage.cmake packs these three.
+# (zipc.pc: -lzipc, the shared library unless linked -static; zipc-shared.pc
+# its former name). Components: runtime (libzipc.so.0), development (the
+# rest); tools/ adds "tool". cmake/ZipcPackage.cmake packs these three.
 include(CMakePackageConfigHelpers)
 
 install(TARGETS zipc zipc_shared EXPORT zipcTargets

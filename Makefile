@@ -4,7 +4,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 CTEST_FLAGS ?= --output-on-failure -j$(JOBS)
 
-.PHONY: all deps build test test-sanitize test-asan test-tsan test-clang test-debug lint bench bench-cite readme limits format format-check clean
+.PHONY: all deps build test check-python-dist test-sanitize test-asan test-tsan test-clang test-debug lint bench bench-cite readme limits format format-check clean
 
 all: build
 
@@ -22,6 +22,11 @@ test: build
 	cd build/release && ctest $(CTEST_FLAGS)
 	@bash scripts/format-check.sh
 	@bash scripts/shm-snapshot.sh after
+
+# The Python sdist and wheel, installed into a fresh venv away from the clone
+# (a few minutes: the wheel compiles the library; not part of `make test`).
+check-python-dist: deps
+	@bash scripts/check-python-dist.sh
 
 # ASan+UBSan+LeakSanitizer, -O1 with assertions on (the asan preset leaves
 # NDEBUG undefined), every test, the bridge's too. TSan runs without the

@@ -17,9 +17,10 @@ if [ "${ZIPC_DEPS:-full}" != "minimal" ]; then
   # Peers measured by the benchmark suite (bench/peers): Debian packages only.
   want_apt+=(libboost-dev libzmq3-dev libgrpc++-dev protobuf-compiler-grpc)
 fi
-want_pip=(matplotlib nanobind scikit_build_core numpy pytest zmq mypy)
-# pip names where the import name differs
-declare -A pip_name=([scikit_build_core]=scikit-build-core [zmq]=pyzmq)
+want_pip=(matplotlib nanobind scikit_build_core build.util numpy pytest zmq mypy)
+# pip names where the import name differs (PyPI `build`, the sdist/wheel
+# builder, is checked by a submodule: a bare `import build` finds ./build/)
+declare -A pip_name=([scikit_build_core]=scikit-build-core [zmq]=pyzmq [build.util]=build)
 
 missing_apt=()
 for p in "${want_apt[@]}"; do

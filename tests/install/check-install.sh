@@ -20,6 +20,10 @@ if [ ${#debs[@]} -ne 1 ]; then echo "cpack made ${#debs[@]} packages, expected o
 deb=${debs[0]}
 echo "cpack: $(basename "$deb"): $(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version), Depends: $(dpkg-deb -f "$deb" Depends)"
 dpkg-deb -f "$deb" Depends | grep -q 'liburing2' || { echo "the package does not depend on liburing2"; exit 1; }
+# libzipc.so.0 goes into /usr/lib: installing and removing run ldconfig.
+for script in postinst postrm; do
+  dpkg-deb -I "$deb" $script | grep -q ldconfig || { echo "the package's $script does not run ldconfig"; exit 1; }
+done
 dpkg-deb -x "$deb" "$work/root"
 prefix=$work/root/usr
 

@@ -59,6 +59,11 @@ if [ -n "$stray" ]; then echo "libzipc.so exports more than the zipc API:"; echo
 if echo "$exported" | grep -E '^_ZN4zipc(8platform|5c_api)' >/dev/null; then echo "libzipc.so exports internals"; exit 1; fi
 echo "libzipc.so: soname libzipc.so.0, $(echo "$exported" | grep -c '^zipc_') C functions, $(echo "$exported" | grep -vc '^zipc_') C++ symbols"
 
+# The zipc tool, when the build made it (tools need CLI11 and nlohmann-json).
+if [ -e "$build/tools/zipc" ]; then
+  [ "$("$prefix/bin/zipc" --version)" = "zipc $(dpkg-deb -f "$deb" Version)" ] || { echo "the packaged zipc tool does not run"; exit 1; }
+fi
+
 # 4. pkg-config's view: -L/-l, the static extras private, no language standard.
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 libs=$(pkg-config --libs zipc)

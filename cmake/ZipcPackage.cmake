@@ -16,8 +16,9 @@ set(CPACK_COMPONENTS_GROUPING ALL_COMPONENTS_IN_ONE)
 set(CPACK_COMPONENTS_ALL runtime development tool)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION libdevel)
-# dpkg-shlibdeps names the shared libraries' packages (libc6, libstdc++6,
-# liburing2); a static link of libzipc.a needs liburing.a as well.
+# dpkg-shlibdeps (Debian dpkg-dev, run by CPack with `file`) names the
+# shared libraries' packages (libc6, libstdc++6, liburing2); a static link
+# of libzipc.a needs liburing.a as well.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS liburing-dev)
 include(CPack)

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 want_apt=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git file dpkg-dev
   libgtest-dev libgmock-dev
   clang-14 clang-format-14 libclang-rt-14-dev llvm-14
   libbenchmark-dev nlohmann-json3-dev libcli11-dev

@@ -1,16 +1,15 @@
 # cpack (from the build directory, after the build): one Debian package,
 # zipc_<version>_<arch>.deb, installing under /usr what `cmake --install`
 # installs for the components runtime, development and tool: libzipc.so.0,
-# libzipc.a, the headers, the CMake and pkg-config files and the zipc tool
-# (the NATS bridge stays out: it needs libnats). It packs what the build made;
-# it does not build.
+# libzipc.a, the headers, the CMake and pkg-config files, the zipc tool and
+# LICENSE in share/doc/zipc (the NATS bridge stays out: it needs libnats).
+# It packs what the build made; it does not build.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME zipc)
 set(CPACK_PACKAGE_VENDOR zipc)
 set(CPACK_PACKAGE_CONTACT "The zipc authors")  # as in LICENSE; there is no mailing address
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
-set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_GROUPING ALL_COMPONENTS_IN_ONE)
 set(CPACK_COMPONENTS_ALL runtime development tool)

@@ -121,12 +121,15 @@ def bridge_table(rows):
         def us(key):
             v = r.get(key)
             return "-" if v is None else fmt_ns(float(v) * 1000)
-        ratio = r.get("ratio_to_raw_nats")
+        # A row measured against another baseline (the JetStream bridge against
+        # the NATS C client's own JetStream publisher and consumer) names it.
+        ratio = r.get("ratio_to_baseline", r.get("ratio_to_raw_nats"))
+        base = r.get("baseline", "raw NATS")
         over = r.get("p50_over_raw_us")
         t = r.get("transport", "?")
         name = f"**{t}**" if r.get("family") == "zipc" else t
         out.append(f"| {name} | {r.get('wait', '-')} | {r.get('size', 0)} B | {fmt_rate(r.get('msgs_per_s'))} | "
-                   f"{'-' if ratio is None else f'{ratio:.2f}x'} | {us('oneway_p50_us')} | {us('oneway_p99_us')} | "
+                   f"{'-' if ratio is None else f'{ratio:.2f}x' + ('' if base == 'raw NATS' else f' of {base}')} | {us('oneway_p50_us')} | {us('oneway_p99_us')} | "
                    f"{'-' if over is None else f'{over:+.1f} us'} |")
     out.append("")
     return out

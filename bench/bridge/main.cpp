@@ -6,8 +6,10 @@
 //   zipc-bench-bridge --out rows.json [--full]     (as an extra of zipc-bench / make bench)
 //
 // Rows are written in zipc-bench's form (workload "nats-bridge", one-way
-// latency, ratios to raw NATS). As an extra (--out) it runs the main rows
-// only: local zipc, raw NATS, bridge core and JetStream, 5 repetitions;
+// latency, ratios to raw NATS; the JetStream bridge's to the NATS C client
+// publishing asynchronously into a stream and pulling from it, "raw
+// JetStream"). As an extra (--out) it runs the main rows only: local zipc,
+// raw NATS, raw JetStream, bridge core and JetStream, 5 repetitions;
 // --full adds the diagnostic rows (busy, adaptive, 60 KiB batches) and runs 9.
 //
 // Without --server it starts its own nats-server (JetStream store in a
@@ -33,6 +35,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -113,6 +116,72 @@ struct RawNats : Transport {
       std::this_thread::sleep_for(50us);
   }
   void flush() override { natsConnection_Flush(pub); }
+};
+
+// The NATS C client on its own with JetStream, as its documentation shows it:
+// js_PublishAsync into a file-storage stream (no msg ids: a plain
+// publisher), js_PublishAsyncComplete to await the acknowledgements (flush),
+// and a durable pull consumer that fetches batches of 256 and acknowledges
+// each message. The bridge's JetStream row is measured against this one.
+struct RawJetStream : Transport {
+  natsConnection *pub = nullptr, *sub_conn = nullptr;
+  jsCtx *js = nullptr, *sub_js = nullptr;
+  natsSubscription* sub = nullptr;
+  std::string subject, stream;
+  std::atomic<bool> stop{false};
+  std::thread reader;
+  RawJetStream(const std::string& url, const std::string& tag) : subject("bench.rawjs." + tag), stream("RAWJS_" + tag) {
+    if (natsConnection_ConnectTo(&pub, url.c_str()) != NATS_OK ||
+        natsConnection_ConnectTo(&sub_conn, url.c_str()) != NATS_OK ||
+        natsConnection_JetStream(&js, pub, nullptr) != NATS_OK ||
+        natsConnection_JetStream(&sub_js, sub_conn, nullptr) != NATS_OK)
+      throw std::runtime_error("raw jetstream: cannot connect to " + url);
+    jsStreamConfig sc;
+    jsStreamConfig_Init(&sc);
+    sc.Name = stream.c_str();
+    const char* subjects[1] = {subject.c_str()};
+    sc.Subjects = subjects;
+    sc.SubjectsLen = 1;
+    sc.Storage = js_FileStorage;  // as the bridge's streams
+    jsStreamInfo* si = nullptr;
+    if (js_AddStream(&si, js, &sc, nullptr, nullptr) != NATS_OK) throw std::runtime_error("raw jetstream: no stream");
+    jsStreamInfo_Destroy(si);
+    jsConsumerConfig cc;
+    jsConsumerConfig_Init(&cc);
+    cc.AckPolicy = js_AckExplicit;
+    cc.MaxAckPending = 65536;  // as the bridge's consumers
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Config = cc;
+    if (js_PullSubscribe(&sub, sub_js, subject.c_str(), ("raw" + tag).c_str(), nullptr, &so, nullptr) != NATS_OK)
+      throw std::runtime_error("raw jetstream: no pull subscription");
+    reader = std::thread([this] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        natsMsgList list{};
+        if (natsSubscription_Fetch(&list, sub, 256, 100, nullptr) != NATS_OK) continue;
+        for (int i = 0; i < list.Count; ++i) {
+          sink.on(natsMsg_GetData(list.Msgs[i]), static_cast<std::size_t>(natsMsg_GetDataLength(list.Msgs[i])));
+          natsMsg_Ack(list.Msgs[i], nullptr);
+        }
+        natsMsgList_Destroy(&list);
+      }
+    });
+  }
+  ~RawJetStream() override {
+    stop = true;
+    reader.join();
+    natsSubscription_Destroy(sub);
+    js_DeleteStream(js, stream.c_str(), nullptr, nullptr);
+    jsCtx_Destroy(js);
+    jsCtx_Destroy(sub_js);
+    natsConnection_Destroy(pub);
+    natsConnection_Destroy(sub_conn);
+  }
+  void send(const std::byte* d, std::size_t n) override {
+    while (js_PublishAsync(js, subject.c_str(), d, static_cast<int>(n), nullptr) != NATS_OK)
+      std::this_thread::sleep_for(50us);
+  }
+  void flush() override { js_PublishAsyncComplete(js, nullptr); }
 };
 
 // Reads a topic in a thread into the sink.
@@ -264,7 +333,8 @@ struct RowKind {
   const char* name;
   const char* transport;
   const char* wait;
-  bool main;  // run by make bench (--out without --full)
+  bool main;             // run by make bench (--out without --full)
+  const char* baseline;  // the row its ratios are taken to
   std::function<std::unique_ptr<Transport>(const std::string&, const std::string&, const std::string&)> make;
 };
 std::unique_ptr<Transport> bridged(const std::string& url, const std::string& tag, const std::string& state,
@@ -276,28 +346,30 @@ const std::vector<RowKind>& row_kinds() {
   using zipc::BridgeMode;
   using zipc::WaitStrategy;
   static const std::vector<RowKind> v = {
-      {"local zipc", "zipc-topic-local", "adaptive", true,
+      {"local zipc", "zipc-topic-local", "adaptive", true, "raw NATS",
        [](auto&, auto& t, auto&) { return std::make_unique<LocalZipc>("bench-bridge.local." + t); }},
-      {"raw NATS", "nats-c-client", "block", true,
+      {"raw NATS", "nats-c-client", "block", true, "raw NATS",
        [](auto& url, auto& t, auto&) { return std::make_unique<RawNats>(url, "bench.raw." + t); }},
+      {"raw JetStream", "nats-c-client-jetstream", "block", true, "raw NATS",
+       [](auto& url, auto& t, auto&) { return std::make_unique<RawJetStream>(url, t); }},
       // The main rows use the mapping's default outbound wait (adaptive).
-      {"bridge core", "zipc-bridge-core", "adaptive", true,
+      {"bridge core", "zipc-bridge-core", "adaptive", true, "raw NATS",
        [](auto& url, auto& t, auto& st) { return bridged(url, t, st, BridgeMode::core, WaitStrategy::adaptive); }},
       // No bridge threads: the sending and the receiving application's
       // threads move the messages (Bridge::poll()).
-      {"bridge core, caller", "zipc-bridge-core-caller", "caller", true,
+      {"bridge core, caller", "zipc-bridge-core-caller", "caller", true, "raw NATS",
        [](auto& url, auto& t, auto& st) {
          return bridged(url, t, st, BridgeMode::core, WaitStrategy::adaptive, 0, zipc::BridgeThreads::caller);
        }},
-      {"bridge core, busy", "zipc-bridge-core", "busy", false,
+      {"bridge core, busy", "zipc-bridge-core", "busy", false, "raw NATS",
        [](auto& url, auto& t, auto& st) { return bridged(url, t, st, BridgeMode::core, WaitStrategy::busy_poll); }},
-      {"bridge core, block", "zipc-bridge-core", "block", false,
+      {"bridge core, block", "zipc-bridge-core", "block", false, "raw NATS",
        [](auto& url, auto& t, auto& st) { return bridged(url, t, st, BridgeMode::core, WaitStrategy::block); }},
-      {"bridge core, 60 KiB batches", "zipc-bridge-core-60k", "adaptive", false,
+      {"bridge core, 60 KiB batches", "zipc-bridge-core-60k", "adaptive", false, "raw NATS",
        [](auto& url, auto& t, auto& st) {
          return bridged(url, t, st, BridgeMode::core, WaitStrategy::adaptive, 60 * 1024);
        }},
-      {"bridge JetStream", "zipc-bridge-jetstream", "adaptive", true,
+      {"bridge JetStream", "zipc-bridge-jetstream", "adaptive", true, "raw JetStream",
        [](auto& url, auto& t, auto& st) { return bridged(url, t, st, BridgeMode::jetstream, WaitStrategy::adaptive); }},
   };
   return v;
@@ -380,7 +452,7 @@ int run(int argc, char** argv) {
   std::vector<std::size_t> sizes{100, 4096};
   app.add_option("--sizes", sizes, "message sizes to run (bytes)");
   std::vector<std::string> only;
-  app.add_option("--transports", only, "run only these rows (ratios need \"raw NATS\" among them)");
+  app.add_option("--transports", only, "run only these rows (ratios need each row's baseline among them)");
   CLI11_PARSE(app, argc, argv);
   const bool extra = !rows_out.empty();  // run by zipc-bench: the main rows, unless --full
   if (full) reps = std::max(reps, 9);
@@ -407,9 +479,10 @@ int run(int argc, char** argv) {
         const std::string t = std::to_string(::getpid()) + "_" + std::to_string(tag++);
         std::unique_ptr<Transport> tr = kind->make(server, t, tmp);
         Run r;
-        const bool js = name == "bridge JetStream";
+        const bool js = kind->transport == std::string_view("zipc-bridge-jetstream") ||
+                        kind->transport == std::string_view("nats-c-client-jetstream");
         std::uint64_t n = size <= 1024 ? n_small : n_large;
-        if (js) n /= 4;  // acknowledged per batch: slower, fewer messages keep the run short
+        if (js) n /= 4;  // acknowledged and stored: slower, fewer messages keep the run short
         Run warm;
         latency(*tr, size, 200, rate, warm);  // connections, pages and wait strategies warm
         latency(*tr, size, js ? n_lat / 2 : n_lat, js ? rate / 2 : rate, r);
@@ -440,11 +513,12 @@ int run(int argc, char** argv) {
   // Without a raw NATS run (--transports) the ratios are left out.
   nlohmann::json rows = nlohmann::json::array();
   std::printf(
-      "| transport | size | msgs/s | vs raw NATS [range] | p50 us | p99 us | p99.9 us | p50 over raw [range] |\n");
-  std::printf("|---|---|---|---|---|---|---|---|\n");
+      "| transport | size | msgs/s | vs baseline [range] | baseline | p50 us | p99 us | p99.9 us | p50 over baseline "
+      "[range] |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (std::size_t size : sizes) {
-    const auto& raw = runs[{"raw NATS", size}];
     for (const RowKind* kind : kinds) {
+      const auto& raw = runs[{kind->baseline, size}];
       const auto& rs = runs[{kind->name, size}];
       std::vector<double> tp, p50, p99, p999, ratio, over;
       std::uint64_t lost = 0;
@@ -468,15 +542,18 @@ int run(int argc, char** argv) {
                             {"oneway_p999_us", median_of(p999)},
                             {"lost", lost},
                             {"repetitions", reps},
-                            // Its baseline is raw NATS, not a limit of this machine: zipc-bench
-                            // keeps a row's own basis (apply_ratio) and adds no limit ratio.
-                            {"ratio_basis", "ratio_to_raw_nats"}};
+                            // Its baseline is raw NATS (raw JetStream for the JetStream bridge),
+                            // not a limit of this machine: zipc-bench keeps a row's own basis
+                            // (apply_ratio) and adds no limit ratio.
+                            {"baseline", kind->baseline},
+                            {"ratio_basis", "ratio_to_baseline"}};
       std::string vs_raw = "-", over_raw = "-";
       if (!ratio.empty()) {
         const auto [rlo, rhi] = range(ratio);
         const auto [olo, ohi] = range(over);
-        row["ratio_to_raw_nats"] = median_of(ratio);
-        row["ratio_to_raw_nats_range"] = {rlo, rhi};
+        row["ratio_to_baseline"] = median_of(ratio);
+        row["ratio_to_baseline_range"] = {rlo, rhi};
+        if (kind->baseline == std::string_view("raw NATS")) row["ratio_to_raw_nats"] = median_of(ratio);
         row["p50_over_raw_us"] = median_of(over);
         row["p50_over_raw_us_range"] = {olo, ohi};
         row["p50_over_raw_us_each"] = over;
@@ -486,8 +563,8 @@ int run(int argc, char** argv) {
         std::snprintf(buf, sizeof buf, "%+.1f [%+.1f..%+.1f]", median_of(over), olo, ohi);
         over_raw = buf;
       }
-      std::printf("| %s | %zu B | %.0f | %s | %.1f | %.1f | %.1f | %s |\n", kind->name, size, median_of(tp),
-                  vs_raw.c_str(), median_of(p50), median_of(p99), median_of(p999), over_raw.c_str());
+      std::printf("| %s | %zu B | %.0f | %s | %s | %.1f | %.1f | %.1f | %s |\n", kind->name, size, median_of(tp),
+                  vs_raw.c_str(), kind->baseline, median_of(p50), median_of(p99), median_of(p999), over_raw.c_str());
       rows.push_back(std::move(row));
     }
   }

@@ -114,6 +114,9 @@ struct Bridge::Impl {
   std::unique_ptr<bridge_detail::Link> link;
   std::unique_ptr<bridge_detail::ReadLoop> read_loop;  // with in_link, when a mapping reads_in_loop
   std::unique_ptr<bridge_detail::Link> in_link;
+  // The JetStream outbound mappings' connection (buffered writes: a write
+  // per publish was most of their cost), when there are any.
+  std::unique_ptr<bridge_detail::Link> js_link;
   std::vector<std::unique_ptr<MappingRuntime>> maps;
   std::atomic<bool> stop{false};
   std::atomic<bool> failed{false};
@@ -192,6 +195,11 @@ void Bridge::start() {
     impl_->read_loop = std::make_unique<bridge_detail::ReadLoop>();
     if (!caller_driven(c)) impl_->read_loop->start();  // else poll() steps it
   }
+  if (std::any_of(c.mappings.begin(), c.mappings.end(), [](const BridgeMapping& m) {
+        return m.mode == BridgeMode::jetstream && m.direction != BridgeDirection::inbound;
+      }))
+    impl_->js_link = std::make_unique<bridge_detail::Link>(c.nats, "zipc-bridge " + c.host_id + " jetstream", nullptr,
+                                                           /*buffered=*/true);
   if (inbound_loop)
     impl_->in_link =
         std::make_unique<bridge_detail::Link>(c.nats, "zipc-bridge " + c.host_id + " inbound", impl_->read_loop.get());
@@ -224,6 +232,7 @@ bool Bridge::Impl::connect(bridge_detail::Link& l) {
 void Bridge::Impl::run() {
   if (!connect(*link)) return;
   if (in_link && !connect(*in_link)) return;
+  if (js_link && !connect(*js_link)) return;
   for (auto& m : maps) {
     if (m->cfg.mode != BridgeMode::jetstream) continue;
     for (auto wait = 100ms;;) {
@@ -239,7 +248,8 @@ void Bridge::Impl::run() {
     if (m.cfg.direction != BridgeDirection::inbound && caller_driven(config)) {
       pumps.push_back(std::make_unique<bridge_detail::CoreOutbound>(m, *link, stop, /*caller=*/true));
     } else if (m.cfg.direction != BridgeDirection::inbound) {
-      m.out_thread = std::thread([this, &m] { bridge_detail::run_outbound(m, *link, stop); });
+      bridge_detail::Link& l = m.cfg.mode == BridgeMode::jetstream ? *js_link : *link;
+      m.out_thread = std::thread([this, &m, &l] { bridge_detail::run_outbound(m, l, stop); });
     }
     if (m.cfg.direction == BridgeDirection::outbound) continue;
     if (m.cfg.mode == BridgeMode::jetstream) {
@@ -333,9 +343,14 @@ void Bridge::stop() noexcept {
     impl_->link->close();
   }
   if (impl_->in_link) impl_->in_link->close();
+  if (impl_->js_link) {
+    impl_->js_link->flush(std::chrono::milliseconds(1000));  // the last acks
+    impl_->js_link->close();
+  }
   impl_->final_stats.clear();
   for (std::size_t i = 0; i < impl_->maps.size(); ++i) impl_->final_stats.push_back(stats(i));
   impl_->in_link.reset();
+  impl_->js_link.reset();
   impl_->read_loop.reset();
   impl_->maps.clear();
   impl_->started = false;
@@ -344,7 +359,8 @@ void Bridge::stop() noexcept {
 }
 
 bool Bridge::connected() const noexcept {
-  return impl_->link && impl_->link->up() && (!impl_->in_link || impl_->in_link->up());
+  return impl_->link && impl_->link->up() && (!impl_->in_link || impl_->in_link->up()) &&
+         (!impl_->js_link || impl_->js_link->up());
 }
 bool Bridge::ready() const noexcept {
   return impl_->ready.load(std::memory_order_relaxed) && connected();
@@ -355,6 +371,7 @@ bool Bridge::failed() const noexcept {
 std::string Bridge::last_error() const {
   std::string e = impl_->link ? impl_->link->last_error() : std::string();
   if (e.empty() && impl_->in_link) e = impl_->in_link->last_error();
+  if (e.empty() && impl_->js_link) e = impl_->js_link->last_error();
   return e;
 }
 std::size_t Bridge::mapping_count() const noexcept {
@@ -382,7 +399,8 @@ BridgeStats Bridge::stats(std::size_t mapping) const {
   s.rejected_auth = c.rejected_auth.load(std::memory_order_relaxed);
   s.epochs = c.epochs.load(std::memory_order_relaxed);
   s.evicted = c.evicted.load(std::memory_order_relaxed);
-  s.reconnects = (impl_->link ? impl_->link->reconnects() : 0) + (impl_->in_link ? impl_->in_link->reconnects() : 0);
+  for (const auto* l : {impl_->link.get(), impl_->in_link.get(), impl_->js_link.get()})
+    s.reconnects += l != nullptr ? l->reconnects() : 0;
   const auto& m = *impl_->maps[mapping];
   if (m.cfg.kind == BridgeKind::topic && m.cfg.direction != BridgeDirection::inbound) {
     const std::uint64_t next = m.topic.next_sequence();

@@ -114,6 +114,7 @@ std::size_t build_envelope(std::string& out, std::string_view origin, std::strin
 
 // Workers. They run until stop is set; reconnects are handled by the client.
 void run_outbound(MappingRuntime& m, Link& link, const std::atomic<bool>& stop);
+void run_outbound_jetstream(MappingRuntime& m, Link& link, const std::atomic<bool>& stop);
 void run_inbound_jetstream(MappingRuntime& m, Link& link, const std::atomic<bool>& stop);
 // Core inbound is a subscription: asynchronous (a callback in the client's
 // delivery thread) or, on a connection read by a ReadLoop, synchronous

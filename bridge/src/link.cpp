@@ -18,8 +18,12 @@ std::string status_text(natsStatus s) {
   return text;
 }
 
-Link::Link(const NatsOptions& options, std::string client_name, ReadLoop* loop)
-    : options_(options), name_(std::move(client_name)), loop_(loop) {}
+Link::Link(const NatsOptions& options, std::string client_name, ReadLoop* loop, bool buffered)
+    : options_(options), name_(std::move(client_name)), loop_(loop), buffered_(buffered) {}
+
+void Link::flush(std::chrono::milliseconds timeout) const noexcept {
+  if (conn_ != nullptr) natsConnection_FlushTimeout(conn_, timeout.count());
+}
 
 Link::~Link() {
   close();
@@ -93,9 +97,11 @@ std::string Link::build_options(OptionsPtr& out) const {
     return fail("tls_cert/tls_key");
   natsOptions_SetNoRandomize(o, !options_.randomize);
   natsOptions_SetNoEcho(o, true);  // our own publications never come back on this connection
-  // Write in the publishing thread instead of waking the client's flusher
-  // thread: one write per (batched) publish, no hand-off latency.
-  natsOptions_SetSendAsap(o, true);
+  // Core: write in the publishing thread instead of waking the client's
+  // flusher thread: one write per (batched) publish, no hand-off latency.
+  // JetStream (buffered): one write for many publishes and acks; a write
+  // each was most of a JetStream mapping's cost at 100 B (docs/bridge.md).
+  natsOptions_SetSendAsap(o, !buffered_);
   natsOptions_SetIOBufSize(o, 256 * 1024);  // a whole batch per read and write
   natsOptions_SetAllowReconnect(o, true);
   natsOptions_SetMaxReconnect(o, -1);  // forever; the bridge is long-running

@@ -5,6 +5,7 @@
 #include <nats/nats.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -20,7 +21,11 @@ class Link {
  public:
   // With a ReadLoop, that loop reads and writes the connection (the client
   // starts no reading thread) and the link has no JetStream context.
-  Link(const NatsOptions& options, std::string client_name, ReadLoop* loop = nullptr);
+  // `buffered`: publishes collect in the client's buffer and its flusher
+  // thread writes them (flush() writes them at once), for JetStream's
+  // many small publishes and acks; otherwise each publish is written in the
+  // publishing thread, for the core mappings' latency.
+  Link(const NatsOptions& options, std::string client_name, ReadLoop* loop = nullptr, bool buffered = false);
   ~Link();
   Link(const Link&) = delete;
   Link& operator=(const Link&) = delete;
@@ -30,6 +35,9 @@ class Link {
   // Creates the stream covering subject unless one by that name exists.
   std::string ensure_stream(const std::string& stream, const std::string& subject);
   void close() noexcept;
+  // A buffered link: writes what the client holds now (one round trip to the
+  // server, up to timeout), instead of within the flusher's next millisecond.
+  void flush(std::chrono::milliseconds timeout) const noexcept;
 
   [[nodiscard]] natsConnection* conn() const noexcept { return conn_; }
   [[nodiscard]] jsCtx* js() const noexcept { return js_; }
@@ -56,6 +64,7 @@ class Link {
   NatsOptions options_;
   std::string name_;
   ReadLoop* loop_ = nullptr;
+  bool buffered_ = false;
   natsConnection* conn_ = nullptr;
   jsCtx* js_ = nullptr;
   std::atomic<bool> up_{false};

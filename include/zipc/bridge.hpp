@@ -156,7 +156,7 @@ struct BridgeStats {
   std::uint64_t lost = 0;        // sequence gaps seen inbound + drops by overflow=drop
   std::uint64_t duplicates = 0;  // inbound messages already delivered, dropped
   std::uint64_t loops = 0;       // inbound messages of our own origin, dropped
-  std::uint64_t reconnects = 0;  // of the bridge's NATS connection
+  std::uint64_t reconnects = 0;  // of the bridge's NATS connections, summed
   std::uint64_t errors = 0;      // failed NATS or local operations (retried)
   std::uint64_t lag = 0;         // outbound topic: messages published locally, not yet sent
   // Inbound messages not delivered, by reason (docs/bridge.md, "What the

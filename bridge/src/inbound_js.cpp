@@ -108,7 +108,7 @@ std::uint64_t stream_seq_of(std::string_view reply) {
 // publish one into the stream) for the server's answer and drops it unacked,
 // and enough of those wedge the consumer at its MaxAckPending. Here every
 // message with a $JS.ACK reply is a stream message, whatever its headers,
-// and is acknowledged or terminated; only the server's own answers (no such
+// and is acknowledged (with its batch); only the server's own answers (no such
 // reply) are status messages. An asynchronous subscription on an inbox of
 // ours: a synchronous one's NextMsg drops "503" messages itself.
 class Puller {
@@ -152,6 +152,8 @@ class Puller {
   }
 
   void discard() {
+    ack_reply_.clear();  // (the consumer they belong to is made anew)
+    ack_seq_ = 0;
     std::lock_guard lock(box_->mu);
     for (natsMsg* msg : box_->q) natsMsg_Destroy(msg);
     box_->q.clear();
@@ -188,11 +190,23 @@ class Puller {
     }
   }
 
-  // A stream message is done with: acknowledged (+ACK) or, when it was
-  // rejected, terminated (+TERM: never to be delivered again).
-  void ack(natsMsg* msg, bool terminate) {
+  // A stream message (at stream sequence sseq) is done with: delivered,
+  // held for a reorder, or rejected. The consumer acknowledges all (AckAll):
+  // one +ACK of the last message of a fetched batch covers the batch, where
+  // one per message was a write per message (messages are handled in stream
+  // order, so all before it are done).
+  void done(natsMsg* msg, std::uint64_t sseq) {
+    if (sseq <= ack_seq_) return;
     const char* reply = natsMsg_GetReply(msg);
-    if (reply != nullptr && *reply != '\0') natsConnection_PublishString(nc_, reply, terminate ? "+TERM" : "+ACK");
+    if (reply == nullptr || *reply == '\0') return;
+    ack_seq_ = sseq;
+    ack_reply_ = reply;
+  }
+  // Acknowledges what done() saw (up to the highest stream sequence).
+  void send_acks() {
+    if (ack_reply_.empty()) return;
+    natsConnection_PublishString(nc_, ack_reply_.c_str(), "+ACK");
+    ack_reply_.clear();
   }
 
  private:
@@ -244,6 +258,8 @@ class Puller {
   natsConnection* nc_ = nullptr;
   natsSubscription* sub_ = nullptr;
   std::string inbox_, next_;
+  std::string ack_reply_;      // the reply subject of the last message done, not yet acknowledged
+  std::uint64_t ack_seq_ = 0;  // its stream sequence
   // What the subscription's callback queues.
   struct Box {
     std::mutex mu;
@@ -282,7 +298,7 @@ bool consume_from(MappingRuntime& m, Link& link, const std::atomic<bool>& stop, 
     jsConsumerConfig cc;
     jsConsumerConfig_Init(&cc);
     cc.Durable = durable.c_str();
-    cc.AckPolicy = js_AckExplicit;
+    cc.AckPolicy = js_AckAll;  // one ack per fetched batch (Puller::done)
     cc.DeliverPolicy = delivered == 0 ? js_DeliverAll : js_DeliverByStartSequence;
     cc.OptStartSeq = delivered == 0 ? 0 : delivered + 1;
     cc.AckWait = 30LL * 1000 * 1000 * 1000;
@@ -347,7 +363,7 @@ class JsInbound {
   Outcome process(Item item);
   Outcome pass_rejected(Item& item);
   void ack(Item& item) {
-    if (!item.acked) puller_.ack(item.msg, false);
+    if (!item.acked) puller_.done(item.msg, item.sseq);
     item.acked = true;
   }
   Outcome deliver_in_place(Item& item);
@@ -425,15 +441,14 @@ void JsInbound::hold(Item item) {
 // (Acks once: a held message is acked when it is held. Where the consumer
 // starts after a restart or reconnect comes from the state file, not acks.)
 
-// A rejected message at its place in the stream: counted, terminated, and
-// the position moved past it.
+// A rejected message at its place in the stream: counted, acknowledged (never
+// delivered again), and the position moved past it.
 JsInbound::Outcome JsInbound::pass_rejected(Item& item) {
   {
     std::lock_guard lock(m_.local_mu);
     count_reject(m_, item.reject, "stream sequence " + std::to_string(item.sseq));
   }
-  if (!item.acked) puller_.ack(item.msg, true);
-  item.acked = true;
+  ack(item);
   if (item.sseq > position_) {
     position_ = item.sseq;
     position_id_ = identity(read_headers(item.msg));
@@ -612,6 +627,7 @@ void JsInbound::run() {
       if (item.reject != Reject::none) item.h = Headers{};
       o = process(item);
     }
+    puller_.send_acks();
     if (o == Outcome::stopped) break;
     const Reorder& r = reorder_;
     if (r.active &&

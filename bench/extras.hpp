@@ -1,6 +1,6 @@
 // Extra benchmark programs: every zipc-bench-<name> next to zipc-bench is run
 // as `zipc-bench-<name> [--full] --out FILE` and its rows are merged (the
-// contract is in docs/bench.md and BRIEF.md).
+// contract is in docs/design/bench.md and BRIEF.md).
 #pragma once
 
 #include <string>

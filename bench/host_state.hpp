@@ -2,7 +2,7 @@
 // bandwidth and CPU time taken away (steal). The cache-line probe
 // (limits.hpp) sees where the host runs the two vCPUs, not these; rows that
 // stream from memory or run more threads than CPUs follow them instead
-// (docs/bench.md, "Memory bandwidth and steal time around the extras").
+// (docs/design/bench.md, "Memory bandwidth and steal time around the extras").
 #pragma once
 
 #include <string>

@@ -304,7 +304,7 @@ int main(int argc, char** argv) {
           "trips/s for pingpong/reqrep. vs limit: latency / cache-line round trip, or throughput / in-process SPSC "
           "ring (<= 1 KiB) or, larger, the cross-core copy (xcore: that ring copying each message in and out; memcpy "
           "on one CPU).\n\n"
-       << results_table(doc) << "\n## Reference figures (docs/reference.md) beside ours\n\n"
+       << results_table(doc) << "\n## Reference figures (docs/design/reference.md) beside ours\n\n"
        << reference_table(doc);
     std::printf("\n%s\n", md.str().c_str());
     if (!markdown_path.empty()) {

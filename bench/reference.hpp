@@ -1,4 +1,4 @@
-// The figures from docs/reference.md: the authors' own numbers on the
+// The figures from docs/design/reference.md: the authors' own numbers on the
 // authors' hardware, shown beside ours, never mixed with them.
 #pragma once
 

@@ -17,7 +17,7 @@ namespace zipc::bench {
 // ranges, and two medians of three draws from one and the same distribution
 // land outside both ranges of three for 6% of rows (0.4% with five, 0.02%
 // with seven), so over the ~165 zipc rows of a run three repetitions flag
-// about ten rows that did not change (docs/bench.md, "How many
+// about ten rows that did not change (docs/design/bench.md, "How many
 // repetitions").
 inline constexpr int kDefaultRepetitions = 5;
 inline constexpr int kFullRepetitions = 7;

@@ -1,4 +1,4 @@
-// Result rows, the result file (schema in docs/bench.md), the markdown
+// Result rows, the result file (schema in docs/design/bench.md), the markdown
 // table with the authors' reference figures, and --compare.
 #pragma once
 

@@ -1,4 +1,4 @@
-// zipc-bridge: maps local topics and queues to NATS subjects (docs/bridge.md).
+// zipc-bridge: maps local topics and queues to NATS subjects (docs/guide/bridge.md).
 //
 //   zipc-bridge --config bridge.json
 //   zipc-bridge --server nats://127.0.0.1:4222 --channel prices --subject zipc.prices --direction out
@@ -54,7 +54,7 @@ void print_stats(const zipc::Bridge& b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"zipc-bridge: carry zipc topics and queues over NATS (docs/bridge.md)"};
+  CLI::App app{"zipc-bridge: carry zipc topics and queues over NATS (docs/guide/bridge.md)"};
   std::string config_file, kind = "topic", direction = "out", mode = "core", overflow = "block";
   std::string wait;  // empty: BridgeMapping's default
   zipc::BridgeConfig cfg;
@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   std::int64_t connect_timeout_ms = 0, stats_ms = 0;
   std::string threads;
   std::vector<std::string> servers;
-  app.add_option("--config", config_file, "JSON config file (format: docs/bridge.md)");
+  app.add_option("--config", config_file, "JSON config file (format: docs/guide/bridge.md)");
   app.add_option("--host-id", cfg.host_id, "origin id carried in headers (default: host name)");
   app.add_option("--state-dir", cfg.state_dir, "where positions are kept (required for jetstream)");
   app.add_option("-s,--server", servers, "NATS server URL (repeat for a cluster)");
@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {  // --help
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // Usage errors exit 2 (docs/bridge.md), in one line naming the flag.
+    // Usage errors exit 2 (docs/guide/bridge.md), in one line naming the flag.
     std::string what = e.what();
     for (char& c : what)
       if (c == '\n') c = ' ';

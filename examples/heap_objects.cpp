@@ -1,4 +1,4 @@
-// Zero-copy object passing (docs/reference.md §4, last pattern): a producer
+// Zero-copy object passing (docs/design/reference.md §4, last pattern): a producer
 // process builds an object graph in a shared zipc::Heap and sends ONLY its
 // offset to a consumer, which walks the graph in place and frees it.
 //

@@ -110,7 +110,7 @@ def bridge_table(rows):
     if not rows:
         return []
     out = ["Between hosts: zipc -> `zipc bridge` -> NATS -> `zipc bridge` -> zipc on loopback, beside the NATS C "
-           "client publishing and subscribing on the same nats-server (docs/bridge.md). Throughput flat out; "
+           "client publishing and subscribing on the same nats-server (docs/guide/bridge.md). Throughput flat out; "
            "one-way latency at a paced 5 k msgs/s; ratios and added p50 against the raw NATS run of the same "
            "repetition (median):",
            "",
@@ -197,7 +197,7 @@ def section(doc, json_path, readme_dir):
     out += bridge_table(rows)
     ref = doc.get("reference", [])
     if ref:
-        out += ["The figures the source articles report (docs/reference.md), each the **author's figure on the "
+        out += ["The figures the source articles report (docs/design/reference.md), each the **author's figure on the "
                 "author's hardware**, beside our closest row from this run:",
                 "",
                 "| ref | author's figure (author's hardware) | ours, this machine |",
@@ -214,7 +214,7 @@ def section(doc, json_path, readme_dir):
     hist = os.path.join(os.path.dirname(rel), "history.jsonl")
     if os.path.exists(os.path.join(readme_dir, hist)):
         extra += f"; the headline rows of every run committed so far, one line each, in [{hist}]({hist})"
-    out.append(f"All rows: [{rel}]({rel}){extra}. Schema and method: [docs/bench.md](docs/bench.md).")
+    out.append(f"All rows: [{rel}]({rel}){extra}. Schema and method: [docs/design/bench.md](docs/design/bench.md).")
     nerr = len(doc.get("errors", []))
     if nerr:
         out.append(f"\n**{nerr} run(s) failed in this run**; see `errors` in the JSON.")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures the zipc tool's pipe and recorder throughput (docs/cli.md, "Figures").
+# Measures the zipc tool's pipe and recorder throughput (docs/guide/cli.md, "Figures").
 #
 #   scripts/cli-throughput.sh ZIPC [BASELINE_ZIPC] [RUNS]
 #

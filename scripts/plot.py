@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Draws the zipc-bench charts from a result JSON (docs/bench.md).
+"""Draws the zipc-bench charts from a result JSON (docs/design/bench.md).
 
     python3 scripts/plot.py build/release/bench-results/<date>-<host>.json [--out-dir DIR]
 

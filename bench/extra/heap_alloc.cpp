@@ -298,7 +298,7 @@ int main(int argc, char** argv) {
   // The median of `reps` runs (with all of them and their spread),
   // repetitions interleaved so a noisy moment on a shared machine hits every
   // configuration alike. (Best of the runs until 2026-11-25: it hid the
-  // two-worker slow mode, docs/heap.md.)
+  // two-worker slow mode, docs/design/heap.md.)
   std::vector<std::vector<Result>> runs(configs.size());
   for (int rep = 0; rep < reps; ++rep) {
     for (std::size_t i = 0; i < configs.size(); ++i) runs[i].push_back(zipc::bench::isolated<Result>(configs[i].run));

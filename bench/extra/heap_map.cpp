@@ -1,4 +1,4 @@
-// zipc-bench-heap_map: docs/reference.md §4's experiment. N workers (threads or
+// zipc-bench-heap_map: docs/design/reference.md §4's experiment. N workers (threads or
 // processes) each repeatedly erase and insert key_<id>_<k> -> val_<i>
 // (k = i mod 100) in ONE std::map<string, string> that lives in a fixed-address
 // zipc::Heap, under a lock: zipc::SpinLock, zipc::Mutex (robust, process-shared),
@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
     zipc::bench::add_repetitions(row, "ops_per_s", runs[i]);
     // Each repetition against the uncontended baseline of the same
     // repetition (one thread, std::mutex: configs[0], seconds apart): the
-    // speed the host gave this vCPU then cancels (docs/bench.md,
+    // speed the host gave this vCPU then cancels (docs/design/bench.md,
     // "heap_map against its own baseline").
     std::vector<double> ratios;
     for (int rep = 0; rep < reps; ++rep)

@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
   }
   std::printf("oversize/%s: mapped %.4f, throughput %.2f\n", names[1], static_cast<double>(mapped[0]) / mapped[1],
               zipc::bench::median_of(rate[0]) / zipc::bench::median_of(rate[1]));
-  if (!out.empty()) {  // rows for the bench harness (docs/bench.md, "extra program")
+  if (!out.empty()) {  // rows for the bench harness (docs/design/bench.md, "extra program")
     nlohmann::json rows = nlohmann::json::array();
     for (int k = 0; k < 2; ++k) {
       rows.push_back({{"workload", g_small_only ? "queue-oversize-small" : "queue-oversize-mixed"},

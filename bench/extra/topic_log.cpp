@@ -1,4 +1,4 @@
-// zipc-bench-topic_log: the shared-memory log experiment of docs/reference.md §5.
+// zipc-bench-topic_log: the shared-memory log experiment of docs/design/reference.md §5.
 //
 //   zipc-bench-topic_log [--full] [--records N] --out FILE
 //
@@ -199,7 +199,7 @@ int main(int argc, char** argv) {
   o.max_message_size = kRecord;
   o.max_subscribers = 8;
   o.segment.prefault = true;  // page faults at create time, as a pre-sized region would have them
-  o.streaming_stores = true;  // nobody reads while we log: bypass the cache (docs/topic.md)
+  o.streaming_stores = true;  // nobody reads while we log: bypass the cache (docs/design/topic.md)
   auto worst_of = [](const Figures& a, const Figures& b) {
     return Figures{std::max(a.wall_ns, b.wall_ns), std::max(a.cpu_ns, b.cpu_ns)};
   };

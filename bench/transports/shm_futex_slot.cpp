@@ -1,4 +1,4 @@
-// The mapped-file design of docs/reference.md §2: one message slot in shared
+// The mapped-file design of docs/design/reference.md §2: one message slot in shared
 // memory and two events, "message ready" (writer -> reader) and "message
 // handled" (reader -> writer). The writer copies the message into the slot,
 // sets ready and waits for handled before it may write the next one.

@@ -1,7 +1,7 @@
 // Per-mapping message authentication (BridgeMapping::auth_key_file): an
 // HMAC-SHA-256, through OpenSSL's libcrypto, over the subject, the Zipc-*
 // headers as sent and the payload, carried in the Zipc-Auth header as
-// lower-case hex (docs/bridge.md, "Authenticated origins").
+// lower-case hex (docs/guide/bridge.md, "Authenticated origins").
 #pragma once
 
 #include <array>

@@ -60,7 +60,7 @@ void open_local(MappingRuntime& m) {
     opt.capacity_bytes = m.cfg.topic_capacity_bytes;
     opt.max_message_size = m.cfg.max_message_size;
     opt.accept_existing = true;  // attach to the channel as its creator made it
-    opt.wait = m.cfg.wait;       // the outbound reader's waiting (docs/bridge.md)
+    opt.wait = m.cfg.wait;       // the outbound reader's waiting (docs/guide/bridge.md)
     opt.publishers = m.cfg.direction == BridgeDirection::both ? Multiplicity::multi : Multiplicity::single;
     m.topic = m.cfg.create ? Topic::open_or_create(m.cfg.channel, opt) : Topic::open(m.cfg.channel, opt);
     if (out) {

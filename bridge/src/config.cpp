@@ -1,4 +1,4 @@
-// The bridge's JSON config: parsing and validation (format in docs/bridge.md).
+// The bridge's JSON config: parsing and validation (format in docs/guide/bridge.md).
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>

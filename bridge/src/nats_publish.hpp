@@ -30,7 +30,7 @@ natsMsg* make_msg(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, 
 // the next one. What it saves per publish: the allocation of the message (a
 // batch is 16 KiB), the making of its header map (the replaced values are
 // still allocated), and the hand-off of natsMsg_Destroy to the client's
-// collector thread (a lock and a wake-up); docs/bridge.md, "A kept outbound
+// collector thread (a lock and a wake-up); docs/guide/bridge.md, "A kept outbound
 // message", has the figures.
 class OutMsg {
  public:

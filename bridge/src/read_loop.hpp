@@ -1,4 +1,4 @@
-// The inbound core mappings' own reading thread (docs/bridge.md, "Threads
+// The inbound core mappings' own reading thread (docs/guide/bridge.md, "Threads
 // and wake-ups").
 //
 // The NATS C client reads each connection in a thread of its own and hands

@@ -1,5 +1,5 @@
 // What a bridge message looks like on the wire, and the strict reading of
-// one that arrives from NATS (docs/bridge.md, "What travels" and "What the
+// one that arrives from NATS (docs/guide/bridge.md, "What travels" and "What the
 // receiving bridge rejects"). No NATS client here: the libFuzzer target
 // (tests/fuzz/bridge_inbound_fuzz.cpp) runs the same code on raw bytes.
 #pragma once

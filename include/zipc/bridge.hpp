@@ -20,7 +20,7 @@
 // Every message the bridge sends carries NATS headers Zipc-Origin (host id),
 // Zipc-Channel, Zipc-Seq and Zipc-Time (CLOCK_REALTIME ns at the origin). With
 // BridgeMapping::envelope the receiving bridge prefixes each local message with
-// those headers (parse_envelope() reads them back). docs/bridge.md has the
+// those headers (parse_envelope() reads them back). docs/guide/bridge.md has the
 // config format and the guarantees of each mode.
 #pragma once
 
@@ -78,7 +78,7 @@ struct BridgeMapping {
   std::string durable;    // jetstream inbound: durable consumer name (default: <host_id>_<name>)
   bool envelope = false;  // inbound: prefix local messages with the origin headers
   // Core outbound: messages already waiting go out together in one NATS
-  // message (Zipc-Count frames, docs/bridge.md); a lone message goes alone.
+  // message (Zipc-Count frames, docs/guide/bridge.md); a lone message goes alone.
   // false: always one NATS message per local message (for non-bridge readers).
   bool batch = true;
   // Core outbound: a batch goes out once it holds this many payload bytes
@@ -87,13 +87,13 @@ struct BridgeMapping {
   // headers included). A local message larger than the server takes is
   // dropped, counted in `lost` and named in last_error(). 16 KiB: on
   // loopback the NATS server spent 25% more CPU time per byte on 60 KiB
-  // messages (docs/bridge.md, "Where the 4 KiB time goes").
+  // messages (docs/guide/bridge.md, "Where the 4 KiB time goes").
   std::size_t batch_bytes = 16 * 1024;
   // Outbound: how the thread reading the local channel waits for the next
   // message. adaptive (default) spins briefly, stops spinning when the
   // kernel needs its CPU for another thread (the NATS server, the client),
   // then sleeps: on a 2-vCPU guest whose idle vCPUs halt it added 16-41 us
-  // less p50 than block at equal throughput (docs/bridge.md, "The outbound
+  // less p50 than block at equal throughput (docs/guide/bridge.md, "The outbound
   // wait's default"). block sleeps at once and leaves every spare cycle to
   // the server; busy_poll spins and takes a CPU for the mapping, for hosts
   // with a core to spare.
@@ -129,7 +129,7 @@ enum class BridgeThreads : std::uint8_t {
   // calls Bridge::poll() (Aeron's "invoker" mode). No hand-off between the
   // application's publish and the NATS write, nor between the socket and the
   // application's read: on a host whose idle CPUs halt, each hand-off saved is
-  // a wake-up saved (docs/bridge.md, "Driven by the caller"). Core mappings,
+  // a wake-up saved (docs/guide/bridge.md, "Driven by the caller"). Core mappings,
   // outbound or inbound (not both); the connection is still made (and
   // remade) in the background.
   caller,
@@ -143,7 +143,7 @@ struct BridgeConfig {
   std::vector<BridgeMapping> mappings;
 };
 
-// Reads a JSON config (format in docs/bridge.md). Throws zipc::Error
+// Reads a JSON config (format in docs/guide/bridge.md). Throws zipc::Error
 // (invalid_argument / not_found) naming the file and the offending field.
 BridgeConfig load_bridge_config(const std::string& path);
 BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin = "config");
@@ -159,7 +159,7 @@ struct BridgeStats {
   std::uint64_t reconnects = 0;  // of the bridge's NATS connections, summed
   std::uint64_t errors = 0;      // failed NATS or local operations (retried)
   std::uint64_t lag = 0;         // outbound topic: messages published locally, not yet sent
-  // Inbound messages not delivered, by reason (docs/bridge.md, "What the
+  // Inbound messages not delivered, by reason (docs/guide/bridge.md, "What the
   // receiving bridge rejects"): NATS status/control messages; a Zipc-*
   // header missing, malformed or out of range; batch frames that do not
   // match the payload; larger than the local channel takes; failed

@@ -88,7 +88,7 @@ enum class Status : std::uint8_t {
   busy,  // no free participant slot; a Publisher's one loan is out; debug builds: another thread is inside the handle
   wrong_role,     // API misuse: the handle lacks the role (send on a consumer-only queue handle, ...)
   not_supported,  // API misuse: this mode does not offer the call (acquire on a lossy subscriber, ...)
-  detached,       // API misuse: the handle is detached, moved from or default-constructed (docs/handles.md)
+  detached,       // API misuse: the handle is detached, moved from or default-constructed (docs/guide/handles.md)
   remote_error,   // an Rpc handler failed: the response carries its code and message
 };
 

@@ -31,7 +31,7 @@ enum class WaitStrategy : std::uint8_t {
 };
 const char* to_string(WaitStrategy s) noexcept;
 
-// The timeout of every blocking call (docs/timeouts.md): zipc::forever waits
+// The timeout of every blocking call (docs/guide/timeouts.md): zipc::forever waits
 // without a deadline (so does any timeout past ~146 years); zero tries once
 // and never blocks; a negative timeout tries once too, like an expired
 // deadline. A try that finds nothing says empty/full, never timeout.
@@ -63,7 +63,7 @@ struct WaitOptions {
   std::uint32_t yields = 32;       // sched_yield this many times before sleeping
   // A spin the kernel descheduled (another thread needed this CPU) ends the
   // spinning: the thread yields at once from then on, as on a shared CPU,
-  // until a probe spins successfully (docs/design.md, "Waiting").
+  // until a probe spins successfully (docs/design/overview.md, "Waiting").
   bool stop_spinning_when_preempted = true;
 };
 
@@ -150,7 +150,7 @@ struct Event {
   }
 
   // The sleeper's half of the protocol, for the callers that build their own
-  // loop (a lock, a condition variable; docs/design.md, "Waiting"): register,
+  // loop (a lock, a condition variable; docs/design/overview.md, "Waiting"): register,
   // re-check the condition, sleep(token) only if it still does not hold, then
   // unregister. Returns the token for sleep().
   std::uint32_t register_sleeper() noexcept {

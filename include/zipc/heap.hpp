@@ -24,7 +24,7 @@
 // process-shared mutex. A process that dies inside allocate/deallocate does
 // not block the others: the next caller walks every block and rebuilds the
 // free lists, or marks the heap corrupt (later calls return corrupt); it never
-// hands out overlapping memory. See docs/heap.md.
+// hands out overlapping memory. See docs/design/heap.md.
 //
 // AddressMode::fixed maps the heap at one address in every process, so plain
 // pointers and std containers with zipc::StlAllocator work across processes.
@@ -78,7 +78,7 @@ enum class HeapStatus : std::uint8_t {
   foreign_pointer,   // the pointer is not inside this heap, or not where a block can start
   corrupt_header,    // the block's header fails its check (overwritten, or not a block)
   corrupt,           // the heap failed validation (now or earlier); nothing was changed
-  detached,          // the handle is detached, moved from or default-constructed (docs/handles.md)
+  detached,          // the handle is detached, moved from or default-constructed (docs/guide/handles.md)
 };
 const char* to_string(HeapStatus s) noexcept;
 

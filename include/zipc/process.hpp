@@ -7,7 +7,7 @@
 // A pid alone is not an identity: the kernel reuses pids, and a pid means
 // nothing in another PID namespace (a container). ProcessId pairs the pid with
 // a liveness token: a random 41-bit number whose byte this process holds an
-// open-file-description lock on in /dev/shm/.zipc-liveness (see docs/design.md,
+// open-file-description lock on in /dev/shm/.zipc-liveness (see docs/design/overview.md,
 // "Liveness"). The kernel drops that lock when the process dies, so any process
 // sharing /dev/shm can tell whether the holder is alive, whatever its PID
 // namespace. When the liveness file cannot be used, the token is replaced by

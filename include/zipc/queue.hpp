@@ -28,8 +28,8 @@
 // its loans from one thread at a time; open another handle per thread. A
 // detached, moved-from or default Queue answers every call with
 // Status::detached; a loan keeps what it needs of its handle until it ends
-// (docs/handles.md). Timeouts: zipc::forever, 0 or negative tries once
-// (docs/timeouts.md). Processes may die at any instruction: see docs/queue.md
+// (docs/guide/handles.md). Timeouts: zipc::forever, 0 or negative tries once
+// (docs/guide/timeouts.md). Processes may die at any instruction: see docs/design/queue.md
 // for what survivors recover and how.
 #pragma once
 
@@ -71,7 +71,7 @@ struct QueueOptions {
   // A message over block_size is then stored in the region (zipc's TLSF heap)
   // and its block carries offset and length: reserve(n) / send() of up to
   // about this many bytes, read zero-copy. A queue with a region always runs
-  // the many-producer ring. See docs/typed.md, "Payloads of any size".
+  // the many-producer ring. See docs/guide/typed.md, "Payloads of any size".
   std::size_t oversize_bytes = 0;
   // How long a survivor waits on a position held by a silent peer before it
   // checks whether that peer died and recovers the position.
@@ -190,7 +190,7 @@ struct WaitHookAccess;
 class Queue {
  public:
   // zipc::forever waits without a deadline; 0 or negative tries once and
-  // says empty/full; an expired positive wait says timeout (docs/timeouts.md).
+  // says empty/full; an expired positive wait says timeout (docs/guide/timeouts.md).
   using Timeout = std::chrono::nanoseconds;
 
   // Creates a new queue; Errc::already_exists if the name is taken,
@@ -212,7 +212,7 @@ class Queue {
   Queue(Queue&&) noexcept;
   Queue& operator=(Queue&&) noexcept;
   // detach()es; a loan still out keeps the record and the mapping until it
-  // ends (then commit/release work as before: docs/handles.md).
+  // ends (then commit/release work as before: docs/guide/handles.md).
   ~Queue();
 
   // Copy API. Never truncates: a message over block_size() is too_large,

@@ -36,7 +36,7 @@
 // same slot, so a response cannot reach another call. Payloads up to
 // `inline_size` travel inside the slot; larger ones live in one block of a
 // shared pool passed by index (no chunking, no extra copy: the loans hand out
-// that memory). docs/rpc.md has the algorithm, layout and recovery protocol.
+// that memory). docs/design/rpc.md has the algorithm, layout and recovery protocol.
 //
 // Failure semantics: a call in flight when the server dies fails with
 // Status::peer_dead within 5 ms (clients check the server that often), never at its
@@ -85,7 +85,7 @@ struct RpcOptions {
   // payload is over inline_size. 0: two per slot (request and response),
   // capped to ~256 MiB of blocks (at least 2). The pool is mapped, not
   // touched: blocks are taken lowest first, so only as many as were ever
-  // in use at once become resident (docs/rpc.md, "Memory").
+  // in use at once become resident (docs/design/rpc.md, "Memory").
   std::uint32_t large_blocks = 0;
   // Permissions (mode), prefault, huge pages, ... (path must stay empty:
   // clients find a service by name in /dev/shm).
@@ -245,7 +245,7 @@ class RpcResponse {
   // ok, remote_error (the handler failed: error_code() and error_message()),
   // timeout, too_large (request or response over its maximum), full (all
   // slots in use, or no block), peer_dead, closed, detached (a client not
-  // connected, moved from or detached: docs/handles.md), corrupt.
+  // connected, moved from or detached: docs/guide/handles.md), corrupt.
   [[nodiscard]] Status status() const noexcept { return status_; }
   [[nodiscard]] bool ok() const noexcept { return status_ == Status::ok; }
   explicit operator bool() const noexcept { return ok(); }

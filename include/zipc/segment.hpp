@@ -37,7 +37,7 @@ enum class SegmentKind : std::uint32_t {
   heap = 4,
   bench = 5,
   event = 6,         // a named event channel (zipc/event_channel.hpp)
-  topic_reader = 7,  // the position of a read-only reliable topic subscriber (docs/topic.md)
+  topic_reader = 7,  // the position of a read-only reliable topic subscriber (docs/design/topic.md)
   user = 100,        // for applications' own layouts
 };
 const char* to_string(SegmentKind k) noexcept;
@@ -68,7 +68,7 @@ struct SegmentOptions {
   std::string group;
   // Commit the whole segment at create/open: allocate every page in
   // /dev/shm (posix_fallocate) and map it in (MAP_POPULATE). Without it
-  // pages cost memory only once touched (docs/segment.md, "Memory"): create
+  // pages cost memory only once touched (docs/guide/segment.md, "Memory"): create
   // checks that /dev/shm has room for the whole segment, but a page touched
   // later, after other processes filled /dev/shm, raises SIGBUS. With it a
   // full /dev/shm fails create/open with Errc::out_of_memory instead, and
@@ -96,7 +96,7 @@ struct SegmentOptions {
   // open() and open_fd(): map the segment read-only (O_RDONLY, PROT_READ), so
   // read permission on the file is enough and nothing this process does can
   // change the segment: a stray write faults in this process only. Only what
-  // reads without writing works on such a handle (docs/security.md, "Read-only
+  // reads without writing works on such a handle (docs/guide/containers-and-permissions.md, "Read-only
   // participants"): lossy topic subscribers, introspection. create() and
   // open_or_create() refuse it (Errc::invalid_argument).
   bool read_only = false;

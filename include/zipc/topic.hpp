@@ -29,10 +29,10 @@
 //
 // Handles: a detached, moved-from or default Publisher or Subscriber answers
 // with Status::detached; Topic::publisher()/subscribe() on a detached Topic
-// throw Errc::invalid_argument (docs/handles.md). Timeouts: zipc::forever,
-// 0 or negative tries once (docs/timeouts.md).
+// throw Errc::invalid_argument (docs/guide/handles.md). Timeouts: zipc::forever,
+// 0 or negative tries once (docs/guide/timeouts.md).
 // A topic is a byte ring of variable-size records with dense sequence numbers
-// (docs/topic.md). Reliable subscribers hold the publisher back (publish waits,
+// (docs/design/topic.md). Reliable subscribers hold the publisher back (publish waits,
 // try_publish says full); lossy ones never do and learn how many messages they
 // lost (Status::overrun, lost()). Late joiners replay what the log still holds.
 // With TopicOptions::segment.path the log lives in a file and survives restarts.
@@ -70,7 +70,7 @@ struct TopicOptions {
   // fails with Errc::options_mismatch naming both values; true attaches with
   // the existing topic's geometry.
   bool accept_existing = false;
-  // Bulk logging (docs/topic.md, "Streaming stores"): publisher copies of 256 B and more use
+  // Bulk logging (docs/design/topic.md, "Streaming stores"): publisher copies of 256 B and more use
   // non-temporal stores, and a single publisher makes its commits visible in
   // batches (Publisher::flush). Faster when nobody reads right behind;
   // readers see records late and from memory instead of cache.
@@ -95,7 +95,7 @@ enum class Delivery : std::uint8_t {
 struct SubscribeOptions {
   From from = From::latest();
   Delivery delivery = Delivery::reliable;
-  // Durable subscriber (reliable only; docs/topic.md, "Durable subscribers"):
+  // Durable subscriber (reliable only; docs/design/topic.md, "Durable subscribers"):
   // a non-empty name (1..47 bytes of [A-Za-z0-9._-]) keeps this subscriber's
   // position after it detaches or dies, holding the publishers back, for
   // durable_grace. Subscribing again with the name within the grace resumes
@@ -138,7 +138,7 @@ class Subscriber;
 // is aborted (readers skip it; no sequence number is used). A publisher has at
 // most one loan out (another reserve or publish says Status::busy). The loan
 // follows its Publisher when that moves, and keeps it (slot, claim, mapping)
-// when it is detached or destroyed, until the loan ends (docs/handles.md).
+// when it is detached or destroyed, until the loan ends (docs/guide/handles.md).
 // Once ended, data() is empty and commit says Status::detached.
 class TopicWriteLoan {
  public:
@@ -242,7 +242,7 @@ struct WaitHookAccess;
 // release() or destruction, or the subscriber's next read/acquire (which
 // ends the loan: data() is then empty). The loan follows its Subscriber when
 // that moves, and keeps it (slot, position, mapping) when it is detached or
-// destroyed, until the loan ends (docs/handles.md).
+// destroyed, until the loan ends (docs/guide/handles.md).
 class TopicReadLoan {
  public:
   TopicReadLoan() = default;
@@ -313,7 +313,7 @@ class Subscriber {
   [[nodiscard]] bool zero_copy() const noexcept { return delivery_ == Delivery::reliable; }
   // True when publishers hold the log back for this subscriber: always for a
   // reliable subscriber with write access; for a read-only reliable one
-  // (docs/topic.md, "Read-only reliable subscribers") once a publisher has
+  // (docs/design/topic.md, "Read-only reliable subscribers") once a publisher has
   // adopted its seat, which subscribe() waits for while a publisher is live.
   [[nodiscard]] bool held_back_for() const noexcept;
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }

@@ -24,7 +24,7 @@
 //
 // Thin layers over the byte API (Queue, Topic, Rpc): same segments, same
 // algorithms, same statuses. What T may be: zipc::ShmMessage (typed_loan.hpp);
-// how the type is identified: zipc/type_identity.hpp; docs/typed.md.
+// how the type is identified: zipc/type_identity.hpp; docs/guide/typed.md.
 #pragma once
 
 #include "zipc/type_identity.hpp"

@@ -20,7 +20,7 @@
 // per expiry. An attached endpoint must stay where it is (not moved, not
 // destroyed) until detached or the WaitSet is gone. One thread uses a WaitSet
 // at a time; stop() may be called from any thread. Mechanism, kernel
-// requirements and costs: docs/waitset.md.
+// requirements and costs: docs/design/waitset.md.
 #pragma once
 
 #include <chrono>

@@ -35,7 +35,7 @@
  *   thread: what failed, on which object, and why, as zipc::Error::what()
  *   gives it ("queue 'jobs': already exists (/dev/shm/zipc.jobs)").
  *   Hot-path statuses (full, empty, timeout, closed, ...) leave no message.
- * - Timeouts are in nanoseconds (docs/timeouts.md): ZIPC_FOREVER waits
+ * - Timeouts are in nanoseconds (docs/guide/timeouts.md): ZIPC_FOREVER waits
  *   without a deadline; 0 tries once and never blocks; a negative value tries
  *   once too (an expired deadline). A try that finds nothing returns
  *   ZIPC_EMPTY / ZIPC_FULL; only a positive timeout that expires returns
@@ -46,7 +46,7 @@
  *   (commit or abort; release) and must not be copied while live except as a
  *   move (use only the copy). A loan keeps what it needs of its handle: a
  *   handle detached while its loan is out stays until the loan ends, and
- *   the loan's data stays readable (docs/handles.md).
+ *   the loan's data stays readable (docs/guide/handles.md).
  * - Threads: a handle is used by one thread at a time (open one per thread),
  *   except zipc_rpc_server_next/serve/stop, which may run on many threads.
  * - No C++ exception crosses this API: the library catches them and returns
@@ -128,7 +128,7 @@ typedef enum zipc_status {
   ZIPC_EMPTY = 101,              /* a try (timeout 0) found nothing to read */
   ZIPC_OVERRUN = 102,            /* a lossy subscriber was lapped (see lost) */
   ZIPC_NOT_SUPPORTED = 103,      /* not offered in this mode (acquire on a lossy subscriber) */
-  ZIPC_DETACHED = 104,           /* C++ handle detached, moved from or default (docs/handles.md) */
+  ZIPC_DETACHED = 104,           /* C++ handle detached, moved from or default (docs/guide/handles.md) */
   ZIPC_REMOTE_ERROR = 105,       /* an rpc handler failed (zipc_rpc_last_remote_error has its code and message) */
   ZIPC_DOUBLE_FREE = 110,        /* heap: the block is already free */
   ZIPC_FOREIGN_POINTER = 111,    /* heap: the pointer is not a block of this heap */
@@ -278,7 +278,7 @@ typedef struct zipc_queue_options {
   const zipc_type_identity_t* type;
   /* Bytes of a region for messages larger than block_size (0: none; else at
    * least 64 KiB): such messages are then sent, received and reserved
-   * (zipc_queue_reserve_size) like any other; see docs/typed.md. */
+   * (zipc_queue_reserve_size) like any other; see docs/guide/typed.md. */
   uint64_t oversize_bytes;
 } zipc_queue_options_t;
 ZIPC_API zipc_status_t zipc_queue_options_init(zipc_queue_options_t* options);
@@ -378,7 +378,7 @@ typedef struct zipc_topic_options {
    * Subscribers work on it (a reliable one keeps its position in a seat
    * file of its own and reads copies: acquire says ZIPC_NOT_SUPPORTED);
    * publishers, durable subscribers, close and waitsets say ZIPC_WRONG_ROLE
-   * (docs/security.md, docs/topic.md). */
+   * (docs/guide/containers-and-permissions.md, docs/design/topic.md). */
   bool read_only;
   /* The message type (NULL: none), as zipc_queue_options_t::type. */
   const zipc_type_identity_t* type;
@@ -396,7 +396,7 @@ typedef struct zipc_subscribe_options {
   uint32_t from;        /* zipc_from_t (ZIPC_FROM_LATEST) */
   uint64_t sequence;    /* with ZIPC_FROM_SEQUENCE */
   uint32_t delivery;    /* zipc_delivery_t (ZIPC_RELIABLE) */
-  /* Durable subscriber (reliable only; docs/topic.md): NULL or "" for none, else
+  /* Durable subscriber (reliable only; docs/design/topic.md): NULL or "" for none, else
    * 1..47 bytes of [A-Za-z0-9._-]. Its position is held durable_grace_ns after
    * it detaches or dies; a restart within resumes exactly, after it the first
    * read says ZIPC_NOT_RETAINED with info->size = messages lost. */
@@ -696,7 +696,7 @@ ZIPC_API zipc_status_t zipc_segment_remove(const char* name, const zipc_segment_
 
 /* Notifiers signal ids 0..max_event_id; every listener attached at the time
  * learns each id once per take (notifications of one id coalesce). No locks:
- * a killed notifier or listener blocks nobody (docs/waitset.md). */
+ * a killed notifier or listener blocks nobody (docs/design/waitset.md). */
 typedef struct zipc_event_channel zipc_event_channel_t;
 typedef struct zipc_listener zipc_listener_t;
 typedef struct zipc_notifier zipc_notifier_t;
@@ -738,7 +738,7 @@ ZIPC_API zipc_status_t zipc_listener_detach(zipc_listener_t* listener);
 /* ---- WaitSet ----------------------------------------------------------- */
 
 /* Waits on many queue consumers, subscribers, fds and intervals at once
- * (docs/waitset.md). Channels are level-triggered: reported by every wait
+ * (docs/design/waitset.md). Channels are level-triggered: reported by every wait
  * while they hold something; intervals once per expiry. An attached handle
  * must stay alive (detach it from the WaitSet before zipc_*_detach). One
  * thread at a time per WaitSet, except zipc_waitset_stop. */

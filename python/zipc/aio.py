@@ -6,7 +6,7 @@ readiness fd: no thread per channel, and the loop sleeps in its own
 ``epoll_wait`` until a publisher's ordinary futex wake completes the
 WaitSet's io_uring futex wait (Linux 6.7 and later). On older kernels the
 WaitSet's readiness fd is a timer that wakes the loop every millisecond to
-poll (documented in docs/waitset.md); ``fallback_interval`` is the poll
+poll (documented in docs/design/waitset.md); ``fallback_interval`` is the poll
 period should even that fd be missing.
 
 Use an endpoint from the loop's thread only while it is awaited here::

@@ -59,7 +59,7 @@ zipc_status_t guard(const char* function, Body&& body) noexcept {
 
 // ---- conversions ----
 
-// docs/timeouts.md: ZIPC_FOREVER (INT64_MAX, which is zipc::forever) waits
+// docs/guide/timeouts.md: ZIPC_FOREVER (INT64_MAX, which is zipc::forever) waits
 // without a deadline (so does any timeout past ~146 years); 0 and negative
 // values try once, as an expired deadline does.
 inline std::chrono::nanoseconds timeout(std::int64_t ns) noexcept {

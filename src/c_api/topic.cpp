@@ -11,7 +11,7 @@ struct zipc_topic {  // NOLINT(readability-identifier-naming): the C ABI names i
 };
 // A loan lives in its handle (a stable address: the caller may move its
 // zipc_*_loan_t), which the loan's private area names. A handle detached
-// while its loan is out stays until the loan ends (docs/handles.md).
+// while its loan is out stays until the loan ends (docs/guide/handles.md).
 struct zipc_publisher {  // NOLINT(readability-identifier-naming): the C ABI names it
   zipc::Publisher publisher;
   zipc::TopicWriteLoan loan;  // the claim a live zipc_write_loan_t shows (destroyed first)

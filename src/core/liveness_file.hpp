@@ -1,4 +1,4 @@
-// Making the liveness file (/dev/shm/.zipc-liveness, docs/design.md "Process
+// Making the liveness file (/dev/shm/.zipc-liveness, docs/design/overview.md "Process
 // identity and liveness") exist. ProcessId::current() only opens an existing
 // file: a process whose /dev/shm is private (a sandbox with an empty tmpfs,
 // sharing channels by descriptor passing only) must not make a file of its

@@ -1,5 +1,5 @@
 // Internal: the one recovery-sliced wait of every channel, and the shared
-// stall clock behind it (docs/design.md, "Recovery: the shared stall clock").
+// stall clock behind it (docs/design/overview.md, "Recovery: the shared stall clock").
 //
 // A position blocked by a dead participant is recovered by whichever
 // survivor next looks once the stall is recovery_time old. The clock lives

@@ -159,7 +159,7 @@ bool EventChannel::remove(std::string_view name, const SegmentOptions& segment) 
 
 EventChannel::~EventChannel() = default;
 
-// A detached handle (docs/handles.md): zeros and an empty segment.
+// A detached handle (docs/guide/handles.md): zeros and an empty segment.
 std::uint32_t EventChannel::max_event_id() const noexcept {
   return state_ ? state_->max_event_id : 0;
 }

@@ -1,4 +1,4 @@
-// Per-thread caches of freed small blocks for a zipc heap (docs/heap.md,
+// Per-thread caches of freed small blocks for a zipc heap (docs/design/heap.md,
 // "Thread caches"; byte layout in src/layout/heap_cache_layout.hpp).
 //
 // A thread that frees a block below 8 KiB keeps it in its own slot of the

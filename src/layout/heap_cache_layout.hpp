@@ -1,4 +1,4 @@
-// Byte layout of a heap's thread-cache table (docs/heap.md, "Thread caches").
+// Byte layout of a heap's thread-cache table (docs/design/heap.md, "Thread caches").
 //
 // The table follows the arena (HeapControl::cache_offset) and holds
 // cache_slots slots. A slot belongs to one thread of one process: that thread

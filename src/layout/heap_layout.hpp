@@ -95,7 +95,7 @@ static_assert(sizeof(BlockHeader) == kHeaderSize, "BlockHeader is kHeaderSize by
 // can tell a dead holder from a slow one. See src/heap/heap_lock.hpp.
 struct OwnerLock {
   std::atomic<std::uint64_t> owner;
-  Event wake;  // zipc::Event's wait protocol (docs/design.md, "Waiting")
+  Event wake;  // zipc::Event's wait protocol (docs/design/overview.md, "Waiting")
 };
 static_assert(sizeof(OwnerLock) == 16, "OwnerLock is 16 bytes (the diagram above)");
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free,

@@ -21,7 +21,7 @@
 //           32  block_size bytes of payload; stride = round_up(32 + block_size, 64)
 //
 // Positions are monotonic 64-bit counters; a position's cell is pos & (capacity - 1).
-// Every value read from here is validated before use (see docs/queue.md).
+// Every value read from here is validated before use (see docs/design/queue.md).
 #pragma once
 
 #include <atomic>
@@ -131,7 +131,7 @@ struct QueueControl {
 //  24 sent, received, full_waits, empty_waits: this handle's statistics
 //  56 done         SPSC consumer: released up to here (head is published in batches);
 //                  many ring: position + 1 of the last message counted in `received`
-//                  (stored just before its release; see docs/queue.md, "Counters")
+//                  (stored just before its release; see docs/design/queue.md, "Counters")
 //  64 sent_mark    many ring: position + 1 of the last message counted in `sent`
 //                  (stored just before its commit)
 //  72 sent_bytes   payload bytes of the messages counted in `sent` (zipc top's

@@ -10,7 +10,7 @@
 // A big message's cell: size word = kSizeBig (bit 31) | position tag, big_length = its
 // length, big_offset = the payload's arena offset. kSizeMoved (bit 27)
 // marks a cell whose big payload was handed back (released or aborted).
-// Who references an allocation, at every instant (docs/typed.md, "Payloads
+// Who references an allocation, at every instant (docs/guide/typed.md, "Payloads
 // of any size"): the allocating producer's record (ParticipantRecord::big),
 // then the cell, then the releasing consumer's record; a sweep under the
 // allocator's lock frees every allocated block no live reference names.

@@ -24,7 +24,7 @@
 // they are implicit padding: readers skip to the next lap without reading them.
 // Positions are monotonic 64-bit byte counters; index = position & (capacity-1).
 //
-// Invariants (docs/topic.md): oldest <= every live reliable subscriber's
+// Invariants (docs/design/topic.md): oldest <= every live reliable subscriber's
 // position <= cursor <= tail <= oldest + capacity; records in [oldest, cursor)
 // are committed and intact; [cursor, tail) is claimed by publishers.
 #pragma once
@@ -141,7 +141,7 @@ static_assert(offsetof(AdminLine, closed) == 40, "the closed flag follows the st
 struct alignas(128) PublisherSlot {
   std::atomic<std::uint64_t> owner;   // packed ProcessId, 0 = free
   std::atomic<std::uint64_t> intent;  // multi mode: tail value this publisher CASes from (written before the CAS)
-  // Statistics for `zipc top` (docs/cli.md): messages and payload bytes
+  // Statistics for `zipc top` (docs/guide/cli.md): messages and payload bytes
   // committed through this slot, cumulative over every publisher that held it
   // (single mode: slot 0). Written only by the slot's current publisher, in
   // this line it already owns; relaxed, never reset. Zero in segments made
@@ -153,7 +153,7 @@ struct alignas(128) PublisherSlot {
 static_assert(sizeof(PublisherSlot) == 128, "a publisher slot is one 128-byte line");
 static_assert(offsetof(PublisherSlot, messages) == 16, "the statistics follow owner and intent");
 
-// Durable subscribers (docs/topic.md, "Durable subscribers"): owner values
+// Durable subscribers (docs/design/topic.md, "Durable subscribers"): owner values
 // that are no process (pid bits 0, so never alive). Orphan: the subscriber
 // detached or died and its position is still held (the grace runs from
 // dead_since). Parked: the grace ran out, the position no longer holds the
@@ -167,7 +167,7 @@ struct alignas(128) SubscriberSlot {
   std::atomic<std::uint32_t> mode;      // SubscriberMode
   std::atomic<std::uint32_t> durable;   // 1: a named durable slot (name, grace_ns and dead_since valid)
   std::atomic<std::uint64_t> position;  // reliable: everything below was read
-  // Statistics for `zipc top` / `zipc stat` (docs/cli.md), written only by the
+  // Statistics for `zipc top` / `zipc stat` (docs/guide/cli.md), written only by the
   // slot's subscriber, relaxed; reset when a subscriber takes the slot.
   // sequence: reliable: the next sequence to read, stored just before position
   // (so lag = next_sequence - sequence); lossy: stored when it was lapped.
@@ -181,7 +181,7 @@ struct alignas(128) SubscriberSlot {
   std::atomic<std::uint64_t> dead_since;
   std::atomic<std::uint64_t> grace_ns;
   char name[kDurableNameBytes];
-  // Read-only reliable subscribers (docs/topic.md): k + 1 when a publisher
+  // Read-only reliable subscribers (docs/design/topic.md): k + 1 when a publisher
   // took this slot on behalf of the read-only reader at seat k (its position
   // lives in the seat segment, owner is the reader's id); 0 otherwise. Every
   // claimer stores it before the mode. Zero in older segments (reserved bytes).

@@ -231,7 +231,7 @@ QueueStats Queue::stats() const noexcept {
   return s;
 }
 
-// A detached handle (docs/handles.md): nothing recovered, zero sizes, an
+// A detached handle (docs/guide/handles.md): nothing recovered, zero sizes, an
 // empty segment.
 std::size_t Queue::recover() noexcept {
   return impl_ ? impl_->recover() : 0;

@@ -63,7 +63,7 @@ struct QueueImpl {
   bool multi_consumer = true;
   RingKind ring = RingKind::vyukov;
 
-  // Process-local references (docs/handles.md): one for the handle, one per
+  // Process-local references (docs/guide/handles.md): one for the handle, one per
   // live loan. The last to go lets go of the record and the mapping
   // (queue_drop). Not atomic: a handle and its loans are used by one thread
   // at a time.

@@ -30,7 +30,7 @@ QueueWriteLoan Queue::reserve(Timeout timeout) noexcept {
     l.status_ = q.reserve_wait<Ring>(1, &pos, &n, timeout, &d);
     if (l.status_ != Status::ok) return l;
     l.impl_ = &q;
-    ++q.refs;  // the loan keeps q (docs/handles.md)
+    ++q.refs;  // the loan keeps q (docs/guide/handles.md)
     l.data_ = q.cell_data(pos);
     l.capacity_ = q.block;
     l.pos_ = pos;
@@ -54,7 +54,7 @@ std::size_t Queue::reserve_batch(std::span<QueueWriteLoan> out, Timeout timeout,
     for (std::uint64_t i = 0; i < n; ++i) {
       QueueWriteLoan l;
       l.impl_ = &q;
-      ++q.refs;  // the loan keeps q (docs/handles.md)
+      ++q.refs;  // the loan keeps q (docs/guide/handles.md)
       l.data_ = q.cell_data(first + i);
       l.capacity_ = q.block;
       l.pos_ = first + i;
@@ -87,7 +87,7 @@ QueueReadLoan Queue::acquire(Timeout timeout) noexcept {
       }
       if (data == nullptr) return l;
       l.impl_ = &q;
-      ++q.refs;  // the loan keeps q (docs/handles.md)
+      ++q.refs;  // the loan keeps q (docs/guide/handles.md)
       l.data_ = data;
       l.size_ = len;
       l.pos_ = pos;
@@ -102,7 +102,7 @@ QueueReadLoan Queue::acquire(Timeout timeout) noexcept {
       return l;
     }
     l.impl_ = &q;
-    ++q.refs;  // the loan keeps q (docs/handles.md)
+    ++q.refs;  // the loan keeps q (docs/guide/handles.md)
     l.data_ = q.cell_data(pos);
     l.size_ = sz;
     l.pos_ = pos;
@@ -139,7 +139,7 @@ std::size_t Queue::acquire_batch(std::span<QueueReadLoan> out, Timeout timeout, 
           continue;
         }
         l.impl_ = &q;
-        ++q.refs;  // the loan keeps q (docs/handles.md)
+        ++q.refs;  // the loan keeps q (docs/guide/handles.md)
         l.data_ = data;
         l.size_ = len;
         l.pos_ = pos[i];
@@ -156,7 +156,7 @@ std::size_t Queue::acquire_batch(std::span<QueueReadLoan> out, Timeout timeout, 
       }
       QueueReadLoan l;
       l.impl_ = &q;
-      ++q.refs;  // the loan keeps q (docs/handles.md)
+      ++q.refs;  // the loan keeps q (docs/guide/handles.md)
       l.data_ = q.cell_data(pos[i]);
       l.size_ = sz;
       l.pos_ = pos[i];

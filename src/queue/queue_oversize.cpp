@@ -1,6 +1,6 @@
 // The oversize region of a zipc::Queue: messages larger than a block live in
 // a TLSF heap (src/heap/heap_tlsf.cpp) after the cells; the cell carries their
-// offset and length (layout/queue_oversize.hpp, docs/typed.md).
+// offset and length (layout/queue_oversize.hpp, docs/guide/typed.md).
 //
 // Crash safety rests on one rule: at every instant each allocation is
 // referenced from one of (a) the allocating producer's record, (b) its cell
@@ -206,7 +206,7 @@ void QueueImpl::big_attach(std::uint64_t pos, std::uint64_t off, std::size_t len
 void QueueImpl::big_commit(std::uint64_t pos, std::size_t len) noexcept {
   CellHeader* c = cell(pos);
   c->big_length.store(static_cast<std::uint32_t>(len), std::memory_order_relaxed);  // relaxed: the seq store publishes
-  // Counted as commit() counts (docs/queue.md, "Counters"). relaxed: statistics.
+  // Counted as commit() counts (docs/design/queue.md, "Counters"). relaxed: statistics.
   me->sent.store(++n_sent, std::memory_order_relaxed);
   me->sent_mark.store(pos + 1, std::memory_order_relaxed);
   n_sent_bytes += len;
@@ -336,7 +336,7 @@ QueueWriteLoan Queue::reserve(std::size_t n, Timeout timeout) noexcept {
   }
   q.big_attach(pos, off, n);
   l.impl_ = &q;
-  ++q.refs;  // the loan keeps q (docs/handles.md)
+  ++q.refs;  // the loan keeps q (docs/guide/handles.md)
   l.data_ = q.big_data(off);
   l.capacity_ = n;
   l.pos_ = pos;

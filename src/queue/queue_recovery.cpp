@@ -1,6 +1,6 @@
 // Crash recovery without a daemon: any survivor that stalls longer than the
 // queue's recovery time looks for dead participants and takes back what they
-// held (docs/queue.md, "Crash recovery").
+// held (docs/design/queue.md, "Crash recovery").
 #include <algorithm>
 #include <vector>
 

@@ -293,7 +293,7 @@ Queue& Queue::operator=(Queue&& o) noexcept {
   }
   return *this;
 }
-// A loan still out keeps the state (record, mapping) until it ends (docs/handles.md).
+// A loan still out keeps the state (record, mapping) until it ends (docs/guide/handles.md).
 Queue::~Queue() {
   if (impl_) detail::queue_drop(*impl_.release());
 }

@@ -81,7 +81,7 @@ void VyukovRing::commit(QueueImpl& q, std::uint64_t pos, std::uint32_t len) noex
   // Counted before the commit, with a mark saying which position: recovery
   // that abandons a dead producer's reservation at pos subtracts it again
   // when the mark shows the count ran ahead of a commit that never came
-  // (docs/queue.md, "Counters"). relaxed: statistics; ordered by the seq store below.
+  // (docs/design/queue.md, "Counters"). relaxed: statistics; ordered by the seq store below.
   q.me->sent.store(++q.n_sent, std::memory_order_relaxed);
   q.me->sent_mark.store(pos + 1, std::memory_order_relaxed);
   q.n_sent_bytes += len;
@@ -229,7 +229,7 @@ void VyukovRing::release(QueueImpl& q, std::uint64_t pos, bool counted) noexcept
   if (counted) {
     // Counted before the release, with a mark saying which position: a
     // recoverer that redelivers pos held by us (dead) subtracts the count
-    // again when the mark shows it (docs/queue.md, "Counters").
+    // again when the mark shows it (docs/design/queue.md, "Counters").
     // relaxed: statistics; ordered by the seq store below.
     q.me->received.store(++q.n_received, std::memory_order_relaxed);
     q.me->done.store(pos + 1, std::memory_order_relaxed);

@@ -17,7 +17,7 @@ namespace zipc::detail {
 
 // A shared flock on the segment file, held for the server's lifetime (the
 // kernel drops it when the server dies): proof that a server whose header
-// was damaged is gone, when nobody holds it (docs/rpc.md, "Taking over a
+// was damaged is gone, when nobody holds it (docs/design/rpc.md, "Taking over a
 // damaged name").
 struct ServerLiveLock {
   int fd = -1;

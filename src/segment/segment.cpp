@@ -189,7 +189,7 @@ Segment Segment::create(std::string_view name, const SegmentSpec& spec, const In
     if (int r = platform::chmod_fd(fd.get(), options.mode); r < 0) fail_errno(r, "segment", name, "fchmod");
     if (int r = platform::truncate_fd(fd.get(), total); r < 0) fail_errno(r, "segment", name, "ftruncate");
     // A full /dev/shm fails here, naming the sizes; the pages themselves are
-    // touched by use, or now with prefault (docs/segment.md, "Memory").
+    // touched by use, or now with prefault (docs/guide/segment.md, "Memory").
     detail::reserve_space(fd.get(), to_string(spec.kind), name, detail::space_label(path, options.memfd), total,
                           options.prefault);
     if (options.memfd) {

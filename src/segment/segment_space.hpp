@@ -1,5 +1,5 @@
 // Room for a new segment on its file system: checked at create, committed
-// only when asked (docs/segment.md, "Memory: reserved, touched, prefaulted").
+// only when asked (docs/guide/segment.md, "Memory: reserved, touched, prefaulted").
 #pragma once
 
 #include <cstdint>

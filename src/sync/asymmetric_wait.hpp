@@ -125,7 +125,7 @@ class AsymmetricWait {
       }
       // Unlike Event::wait_until, a wait that slept here teaches the next
       // spins nothing (no slept_wait_succeeded): a paced stream would teach
-      // every reader to spin through its gaps (docs/bench.md, "Waits that
+      // every reader to spin through its gaps (docs/design/bench.md, "Waits that
       // learn from sleeping: the rpc's, not the channels'").
       (void)ev.sleep(token, until);
       ev.unregister_sleeper();

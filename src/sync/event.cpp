@@ -53,7 +53,7 @@ namespace {
 //    spun, so on this host our spinning takes CPU time from the work we
 //    wait for, even when the spin succeeds (a pipeline of more busy threads
 //    than CPUs: the NATS bridge on 2 vCPUs spent a third of its process's
-//    CPU time in two such spins, docs/bridge.md).
+//    CPU time in two such spins, docs/guide/bridge.md).
 //  - while "shared", a wait now and then probes with the full spin budget, to
 //    notice when that stops being true; a failed probe doubles the distance
 //    to the next one (kFirstProbe to kLastProbe waits), so a really shared
@@ -180,7 +180,7 @@ namespace {
 // two vCPUs delivered 2.5 M or 6.5 M msgs/s depending on how the slices fell,
 // and 11-14 M with the rule below (1-CPU ping-pong: 8 ms -> 16 us). A yield
 // costs a syscall, which a poller on a CPU of its own should not pay every few
-// microseconds, so (docs/design.md, "Waiting"):
+// microseconds, so (docs/design/overview.md, "Waiting"):
 //  - a wait polls with PAUSE and reads the clock every kBusyPollsPerClockRead
 //    polls (the deadline, and the rest below);
 //  - once it has polled kBusyFirstYieldNs in vain it yields the CPU; a yield

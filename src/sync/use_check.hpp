@@ -1,5 +1,5 @@
 // Debug builds only: notices a handle used by two threads at once and
-// refuses the second (docs/handles.md, "Threads"). Release builds compile it
+// refuses the second (docs/guide/handles.md, "Threads"). Release builds compile it
 // away: there, using a handle from two threads at once is undefined.
 //
 //   UseCheck::Scope in(q.use);

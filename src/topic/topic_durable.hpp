@@ -1,4 +1,4 @@
-// Internal: durable reliable subscribers (docs/topic.md, "Durable subscribers").
+// Internal: durable reliable subscribers (docs/design/topic.md, "Durable subscribers").
 //
 // A durable slot keeps its name, position and grace after its subscriber
 // detaches (owner kOrphanOwner) or dies (a dead owner). Publishers hold it

@@ -289,7 +289,7 @@ CommitResult Publisher::finish(TopicWriteLoan& loan, std::size_t n, bool abort) 
   h->slack = slack;
   if (!multi && s.streaming_stores) {
     // Bulk mode: make commits visible in batches, so the fence that orders the
-    // streaming stores is paid once per batch (docs/topic.md). flush() stamps
+    // streaming stores is paid once per batch (docs/design/topic.md). flush() stamps
     // the batch with one clock read; the batch's age is checked on its first
     // kAgeCheckEvery commits (so a slow publisher's commit shows its
     // predecessors at once, as with a check on every commit) and on every
@@ -389,7 +389,7 @@ CommitResult Publisher::publish(std::span<const std::byte> message, std::chrono:
   TopicWriteLoan loan;
   // Try first: the deadline (a clock read) is only needed when we must wait.
   Status st = reserve(message.size(), Deadline::at_ns(0), loan);
-  if (st == Status::full && timeout.count() > 0) {  // <= 0: try once (docs/timeouts.md)
+  if (st == Status::full && timeout.count() > 0) {  // <= 0: try once (docs/guide/timeouts.md)
     st = reserve(message.size(), Deadline::after(timeout), loan);
     if (st == Status::full) st = Status::timeout;
   }
@@ -407,7 +407,7 @@ TopicWriteLoan Publisher::try_reserve(std::size_t size) noexcept {
 TopicWriteLoan Publisher::reserve(std::size_t size, std::chrono::nanoseconds timeout) noexcept {
   TopicWriteLoan loan;
   Status st = reserve(size, Deadline::at_ns(0), loan);  // try first, as in publish
-  if (st == Status::full && timeout.count() > 0) {      // <= 0: try once (docs/timeouts.md)
+  if (st == Status::full && timeout.count() > 0) {      // <= 0: try once (docs/guide/timeouts.md)
     st = reserve(size, Deadline::after(timeout), loan);
     if (st == Status::full) st = Status::timeout;
   }
@@ -453,7 +453,7 @@ CommitResult TopicWriteLoan::commit(std::size_t n) noexcept {
   payload_ = nullptr;  // data() is empty once the loan ended
   size_ = 0;
   if (p->parked_) [[unlikely]]
-    delete p;  // its handle went while we were out (docs/handles.md)
+    delete p;  // its handle went while we were out (docs/guide/handles.md)
   return r;
 }
 

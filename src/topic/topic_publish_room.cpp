@@ -20,7 +20,7 @@ namespace {
 // Raises drop_intent to at least v (seq_cst: see make_room).
 void raise_intent(layout::PublisherLine& pub, std::uint64_t v) noexcept {
   std::uint64_t cur = pub.drop_intent.load(std::memory_order_seq_cst);
-  // seq_cst: the Dekker store against joining subscribers (docs/topic.md).
+  // seq_cst: the Dekker store against joining subscribers (docs/design/topic.md).
   while (cur < v && !pub.drop_intent.compare_exchange_weak(cur, v, std::memory_order_seq_cst)) {
   }
 }

@@ -131,7 +131,7 @@ Publisher& Publisher::operator=(Publisher&& o) noexcept {
 Publisher::~Publisher() {
   if (loan_ != nullptr && !parked_) [[unlikely]] {
     // A loan is out: it keeps this publisher (slot, claim, mapping) until it
-    // ends, then frees it (docs/handles.md). Without memory, the loan is aborted.
+    // ends, then frees it (docs/guide/handles.md). Without memory, the loan is aborted.
     auto* kept = new (std::nothrow) Publisher(std::move(*this));
     if (kept != nullptr)
       kept->parked_ = true;

@@ -13,7 +13,7 @@ inline constexpr std::uint32_t kDropMarks = 160;
 
 // Held by a Publisher through a pointer (allocated when it attaches): 3.3 KB
 // that a Publisher handle would otherwise carry inline. Measured in
-// docs/topic.md ("Source files"): the indirection costs nothing measurable.
+// docs/design/topic.md ("Source files"): the indirection costs nothing measurable.
 struct PublisherMarks {
   // Streaming mode: records committed but not yet visible (their tags are stored at flush).
   std::array<std::uint64_t, kCommitBatch> pending_records{};

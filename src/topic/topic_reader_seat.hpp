@@ -1,4 +1,4 @@
-// Read-only reliable topic subscribers (docs/topic.md, "Read-only reliable
+// Read-only reliable topic subscribers (docs/design/topic.md, "Read-only reliable
 // subscribers"). The reader maps the topic PROT_READ and writes nothing in
 // it: its position lives in a seat of its own (layout/topic_reader_layout.hpp)
 // that publishers read with pread. A publisher adopts the seat into a

@@ -193,7 +193,7 @@ void Topic::sync() const {
   if (state_) state_->segment.sync();
 }
 
-// A detached handle (docs/handles.md): zeros, closed, an empty segment.
+// A detached handle (docs/guide/handles.md): zeros, closed, an empty segment.
 std::uint64_t Topic::capacity_bytes() const noexcept {
   return state_ ? state_->capacity : 0;
 }

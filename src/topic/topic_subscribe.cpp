@@ -302,7 +302,7 @@ Status Subscriber::wait_readable(Deadline deadline) noexcept {
 // platform::keep_apart).
 ReadResult Subscriber::read(std::span<std::byte> buffer, std::chrono::nanoseconds timeout) noexcept {
   ReadResult r = try_read(buffer);  // try first: the deadline (a clock read) only when we must wait
-  if (r.status != Status::empty || timeout.count() <= 0) return r;  // <= 0: try once (docs/timeouts.md)
+  if (r.status != Status::empty || timeout.count() <= 0) return r;  // <= 0: try once (docs/guide/timeouts.md)
   const Deadline deadline = Deadline::after(timeout);
   for (;;) {
     const bool timed_out = wait_readable(deadline) == Status::timeout;
@@ -364,7 +364,7 @@ void TopicReadLoan::release() noexcept {
   s->release_loan(end_);  // clears owner_, data_ and size_ (release_view)
   owner_ = nullptr;
   if (s->parked_) [[unlikely]]
-    delete s;  // its handle went while we were out (docs/handles.md)
+    delete s;  // its handle went while we were out (docs/guide/handles.md)
 }
 
 }  // namespace zipc

@@ -238,7 +238,7 @@ layout::SubscriberSlot& Subscriber::slot() const noexcept {
 Subscriber::~Subscriber() {
   if (loan_ != nullptr && !parked_) [[unlikely]] {
     // A loan is out: it keeps this subscriber (slot, position, mapping) until
-    // it ends, then frees it (docs/handles.md). Without memory, it ends now.
+    // it ends, then frees it (docs/guide/handles.md). Without memory, it ends now.
     auto* kept = new (std::nothrow) Subscriber(std::move(*this));
     if (kept != nullptr)
       kept->parked_ = true;

@@ -1,7 +1,7 @@
 // zipc::WaitSet: attachments, the public API, and the choice of mode: one
 // io_uring per WaitSet with a FUTEX_WAIT per sleeping channel and a POLL_ADD
 // per fd or timer (waitset_uring.cpp), or a polling fallback
-// (waitset_fallback.cpp). docs/waitset.md.
+// (waitset_fallback.cpp). docs/design/waitset.md.
 #include <poll.h>
 
 #include <algorithm>
@@ -120,7 +120,7 @@ WaitSet& WaitSet::operator=(WaitSet&& o) noexcept {
 }
 
 namespace {
-// A moved-from WaitSet has no state: its setup calls and waits throw (docs/handles.md).
+// A moved-from WaitSet has no state: its setup calls and waits throw (docs/guide/handles.md).
 template <class Impl>
 Impl& live(const std::unique_ptr<Impl>& impl, const char* what) {
   if (!impl) throw Error(Errc::invalid_argument, std::string("WaitSet::") + what + ": the WaitSet was moved from");

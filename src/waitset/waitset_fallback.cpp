@@ -1,6 +1,6 @@
 // zipc::WaitSet's fallback (no io_uring futex waits): every channel polled,
 // naps in ppoll on the fds and timers, and a timerfd as the readiness fd.
-// docs/waitset.md ("Kernel requirements and fallback").
+// docs/design/waitset.md ("Kernel requirements and fallback").
 #include <algorithm>
 
 #include "core/recovery_wait.hpp"

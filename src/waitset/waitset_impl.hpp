@@ -1,6 +1,6 @@
 // Internal: the state of a zipc::WaitSet, shared by its io_uring mode
 // (waitset_uring.cpp), its polling fallback (waitset_fallback.cpp) and the
-// public API (waitset.cpp). docs/waitset.md.
+// public API (waitset.cpp). docs/design/waitset.md.
 #pragma once
 
 #include <poll.h>

@@ -1,6 +1,6 @@
 // zipc::WaitSet's io_uring mode: one FUTEX_WAIT request per sleeping channel,
 // a POLL_ADD per fd or timer, the grace poll, the readiness eventfd and the
-// maintenance timer. docs/waitset.md ("Mechanism").
+// maintenance timer. docs/design/waitset.md ("Mechanism").
 #include <algorithm>
 
 #include "core/recovery_wait.hpp"

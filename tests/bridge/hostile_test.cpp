@@ -1,4 +1,4 @@
-// The receiving bridge trusts nothing it reads from NATS (docs/bridge.md,
+// The receiving bridge trusts nothing it reads from NATS (docs/guide/bridge.md,
 // "What the receiving bridge rejects"): anyone allowed to publish on a
 // bridged subject sends status lines, malformed and out-of-range headers,
 // batches that overstate their payload, oversized messages, sequence jumps

@@ -1,11 +1,11 @@
-// The adaptive wait's learning from slept waits (docs/design.md, "Waiting")
+// The adaptive wait's learning from slept waits (docs/design/overview.md, "Waiting")
 // is Event::wait_until's (the rpc's waits) and not the channels': a queue
 // consumer or topic subscriber that slept until the next message must not
 // teach the thread's next waits to spin longer. A paced stream (messages
 // 200 us apart) would otherwise teach every reader to spin through the gaps
 // between messages; on two vCPUs that took the CPU from the threads the
 // readers wait for, and cost the NATS bridge's pipeline 10% of its 4 KiB
-// throughput and ~20 us of added p50 (docs/bench.md, "Waits that learn from
+// throughput and ~20 us of added p50 (docs/design/bench.md, "Waits that learn from
 // sleeping: the rpc's, not the channels'").
 #include <gtest/gtest.h>
 

@@ -192,7 +192,7 @@ void wait_that_sleeps(const WaitOptions& opt) {
 }  // namespace
 
 TEST(Event, AdaptiveWaitLearnsWhetherItSharesTheCpuWithItsPeer) {
-  // The strategy learns from where waits end (docs/design.md, "Waiting").
+  // The strategy learns from where waits end (docs/design/overview.md, "Waiting").
   in_fresh_thread([] {
     const WaitOptions opt = learning_options();
     // Learned from eight waits in a row whose spin failed, not from one (a

@@ -30,7 +30,7 @@ struct Shared {
 
 constexpr int kKeys = 100;
 
-// Every worker repeatedly erases and re-inserts key_<id>_<k> -> val_<i> (docs/reference.md §4).
+// Every worker repeatedly erases and re-inserts key_<id>_<k> -> val_<i> (docs/design/reference.md §4).
 template <class Lock>
 void map_from_processes() {
   zipc::test::TempName name("heap");

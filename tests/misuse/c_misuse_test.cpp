@@ -1,4 +1,4 @@
-// C ABI misuse is a status, never a crash (docs/handles.md, docs/c-api.md):
+// C ABI misuse is a status, never a crash (docs/guide/handles.md, docs/guide/c-api.md):
 // NULL handles and loans are ZIPC_INVALID_ARGUMENT, so are loans ended twice
 // and calls in the wrong order; loans outlive the handle that lent them.
 #include <gtest/gtest.h>

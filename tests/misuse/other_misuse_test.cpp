@@ -1,5 +1,5 @@
 // Heap, EventChannel and WaitSet misuse is a status or an exception, never a
-// crash (docs/handles.md): detached, moved-from and default handles.
+// crash (docs/guide/handles.md): detached, moved-from and default handles.
 #include <gtest/gtest.h>
 
 #include <chrono>

@@ -1,4 +1,4 @@
-// Queue misuse is a status, never a crash (docs/handles.md): calls on
+// Queue misuse is a status, never a crash (docs/guide/handles.md): calls on
 // detached, moved-from and default handles; loans used after their handle
 // went, after release, after close and remove; double ends; oversized commits.
 #include <gtest/gtest.h>
@@ -408,7 +408,7 @@ TEST(QueueMisuse, ASendOnAConsumerOnlyHandleIsWrongRole) {
 
 TEST(QueueMisuse, ASecondThreadInsideAHandleIsRefusedInDebugBuilds) {
 #ifdef NDEBUG
-  GTEST_SKIP() << "the check exists in debug builds only (docs/handles.md, Threads)";
+  GTEST_SKIP() << "the check exists in debug builds only (docs/guide/handles.md, Threads)";
 #else
   isolated([] {
     zipc::test::TempName name("misuse");

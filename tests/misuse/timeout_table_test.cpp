@@ -1,4 +1,4 @@
-// docs/timeouts.md, the C++ and C rows: forever waits (until a peer acts),
+// docs/guide/timeouts.md, the C++ and C rows: forever waits (until a peer acts),
 // zero tries once, negative tries once too (never forever, never an error),
 // and a try that finds nothing says empty/full, not timeout; a positive
 // timeout that expires says timeout. Every blocking call kind is covered.

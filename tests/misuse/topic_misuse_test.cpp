@@ -1,4 +1,4 @@
-// Topic misuse is a status, never a crash (docs/handles.md): publishers,
+// Topic misuse is a status, never a crash (docs/guide/handles.md): publishers,
 // subscribers and topic handles that are detached, moved from or default;
 // loans that outlive or move with their handle; double ends; a second loan.
 #include <gtest/gtest.h>

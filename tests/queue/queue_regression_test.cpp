@@ -105,7 +105,7 @@ TEST(QueueRegression, ACommitADeadSingleProducerNeverPublishedIsNotTakenForItsSu
 }
 
 // A producer handle destroyed while a loan it lent is still out stays
-// attached until that loan ends (docs/handles.md): the block committed
+// attached until that loan ends (docs/guide/handles.md): the block committed
 // behind the loan waits for it, no successor producer takes the role in the
 // meantime, and once the loan is aborted the committed block is delivered
 // and the role is free.

@@ -1,6 +1,6 @@
 // Memory a segment costs: reserved at create, touched by use, committed only
 // with prefault; a create that does not fit its file system fails naming the
-// sizes (docs/segment.md, "Memory").
+// sizes (docs/guide/segment.md, "Memory").
 //
 // The cases that need a small /dev/shm run in a forked child that mounts a
 // tmpfs of a chosen size over /dev/shm in a mount namespace of its own
@@ -173,7 +173,7 @@ TEST(Footprint, PrefaultOpenOfASegmentThatNoLongerFitsFailsInsteadOfFaultingLate
 }
 
 TEST(Footprint, TouchingAReservedPageOfAFullDevShmRaisesSigbus) {
-  // The residual risk docs/segment.md describes: reserved pages are not
+  // The residual risk docs/guide/segment.md describes: reserved pages are not
   // allocated, so a /dev/shm filled by others after create faults on touch.
   with_small_shm("1m", [] {
     auto sut = Segment::create("victim", user_spec(768 << 10), nullptr);

@@ -1,4 +1,4 @@
-// Strict parsing of every option value the tool takes (docs/cli.md, "Option
+// Strict parsing of every option value the tool takes (docs/guide/cli.md, "Option
 // values"): whole numbers, sizes, durations and real numbers, each with its
 // allowed range. One mechanism for every subcommand: an option added with
 // add_count/add_size/add_duration/add_real is parsed when the command line is

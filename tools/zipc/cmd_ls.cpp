@@ -47,7 +47,7 @@ Command add_ls(CLI::App& root) {
   app->footer(
       "Example:\n  zipc ls --match orders.   # channels whose names start with 'orders.'\n  zipc ls --json | jq "
       "'.channels[].name'");
-  app->add_flag("--json", o->json, "print a zipc.ls/1 JSON document (docs/cli.md)");
+  app->add_flag("--json", o->json, "print a zipc.ls/1 JSON document (docs/guide/cli.md)");
   app->add_option("--match", o->prefix, "only channels whose name starts with this");
   return {app, [o] { return run_ls(*o); }};
 }

@@ -85,7 +85,7 @@ Command add_record(CLI::App& root) {
   app->footer(
       "Example:\n  zipc record prices prices.zrec --duration 60s    # ^C also stops it cleanly\n"
       "  zipc replay prices.zrec prices-copy --create\n"
-      "The file format is versioned and append-only; see docs/cli.md.");
+      "The file format is versioned and append-only; see docs/guide/cli.md.");
   app->add_option("name", o->name, "topic name")->required();
   app->add_option("file", o->file, "output file (created or truncated)")->required();
   app->add_option("--from", o->from, "oldest | latest | SEQ (a sequence number)")->check(from_validator());

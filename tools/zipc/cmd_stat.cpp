@@ -32,7 +32,7 @@ int run_stat(const StatOptions& o) {
                 s.valid ? zipc::to_string(s.kind) : "?", static_cast<unsigned long long>(s.size),
                 human_size(s.size).c_str());
     // resident: the pages someone touched (or all, after prefault): what the
-    // channel takes from /dev/shm now, whoever maps it (docs/segment.md, "Memory").
+    // channel takes from /dev/shm now, whoever maps it (docs/guide/segment.md, "Memory").
     std::printf("memory:    %s mapped, %s resident\n", human_size(s.size).c_str(), human_size(s.allocated).c_str());
     std::printf("mode:      %s (owner uid %u)\n", octal_mode(r.mode).c_str(), r.owner_uid);
     if (s.type) std::printf("type:      %s\n", zipc::to_string(*s.type).c_str());
@@ -68,7 +68,7 @@ Command add_stat(CLI::App& root) {
       "  zipc stat orders --json | jq '.participants[] | select(.role==\"subscriber\") | .lag'");
   app->add_option("name", o->name, "channel name")->required();
   app->add_option("--path", o->path, "file-backed segment path");
-  app->add_flag("--json", o->json, "print a zipc.channel/1 JSON object (docs/cli.md)");
+  app->add_flag("--json", o->json, "print a zipc.channel/1 JSON object (docs/guide/cli.md)");
   return {app, [o] { return run_stat(*o); }};
 }
 

@@ -268,7 +268,7 @@ nlohmann::ordered_json report_json(const zipc::ChannelReport& r) {
   j["owner_uid"] = r.owner_uid;
   j["creator"] = {{"pid", s.creator.pid}, {"start_time", s.creator.start_time}, {"alive", s.creator_alive}};
   j["created_ns"] = s.created_ns;
-  if (s.type) {  // a typed channel's message type (docs/typed.md)
+  if (s.type) {  // a typed channel's message type (docs/guide/typed.md)
     j["type"] = {{"name", s.type->name},       {"size", s.type->size},
                  {"align", s.type->align},     {"fingerprint", s.type->fingerprint},
                  {"version", s.type->version}, {"field_count", s.type->field_count}};

@@ -17,7 +17,7 @@
 
 namespace zipc_tool {
 
-// Exit codes (docs/cli.md). Distinct per cause so scripts can branch.
+// Exit codes (docs/guide/cli.md). Distinct per cause so scripts can branch.
 enum Exit : int {
   kOk = 0,
   kFailure = 1,     // anything else (the message says what)
@@ -113,7 +113,7 @@ bool pause_until(std::uint64_t due_ns) noexcept;
 // A segment's kind, or SegmentKind::any if it does not exist.
 zipc::SegmentKind kind_of(const std::string& name);
 
-// JSON of a report (the "zipc.channel/1" object of docs/cli.md).
+// JSON of a report (the "zipc.channel/1" object of docs/guide/cli.md).
 nlohmann::ordered_json report_json(const zipc::ChannelReport& r);
 
 }  // namespace zipc_tool

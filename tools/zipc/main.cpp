@@ -3,7 +3,7 @@
 // One file per subcommand (cmd_*.cpp); each registers itself with CLI11.
 // `zipc X args...` with X not built in runs `zipc-X args...` found next to
 // this binary or on PATH (git-style external subcommands, e.g. zipc-bridge).
-// Exit codes: common.hpp / docs/cli.md.
+// Exit codes: common.hpp / docs/guide/cli.md.
 #include <unistd.h>
 
 #include <climits>

@@ -1,4 +1,4 @@
-// The zipc record file format, version 1 (docs/cli.md, "Record file format").
+// The zipc record file format, version 1 (docs/guide/cli.md, "Record file format").
 //
 // Streaming and append-only: a 64-byte file header, then records back to
 // back, each self-checking. All integers little-endian.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every subcommand's --help has an example; errors are one line on stderr
 # naming the object, with the documented exit code for each cause
-# (docs/cli.md, "Exit codes"): 2 invalid, 3 not found, 4 permission,
+# (docs/guide/cli.md, "Exit codes"): 2 invalid, 3 not found, 4 permission,
 # 5 timeout, 6 corrupt, 7 conflict, 8 closed/peer dead, 9 I/O.
 set -uo pipefail
 zipc=$1

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes zipc record files for the tests, valid or forged (docs/cli.md,
+"""Writes zipc record files for the tests, valid or forged (docs/guide/cli.md,
 "Record file format"): make_zrec.py OUT RECORD... where each RECORD is
 SEQ:NS:TEXT (a valid record), or claim:SIZE (a bare 24-byte record header that
 claims SIZE payload bytes, with no payload after it)."""

@@ -78,7 +78,7 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 [ "$(rate_of "$qline")" != "-" ] && [ "$qb" != "-" ] && [ "$qb" != "0" ] || fail "no byte rate for the queue: $qline"
-# docs/cli.md's screen: every row showing its rates.
+# docs/guide/cli.md's screen: every row showing its rates.
 if [ -n "$capture" ]; then tmux capture-pane -p -t "$session" > "$capture"; fi
 # A failed call counts: a reply over the server's --max-response fails it.
 if "$zipc" call "$t.rpc" "longer than eight bytes" >/dev/null 2>&1; then fail "an over-long reply did not fail"; fi

@@ -5,14 +5,14 @@
 //! receiver reads and checks every byte; a wrong byte fails the run.
 //!
 //! Contract of a zipc-bench extra program: `zipc-bench-iceoryx2 [--full] --out FILE`
-//! writes FILE as a JSON array of result rows (docs/bench.md).
+//! writes FILE as a JSON array of result rows (docs/design/bench.md).
 //!
 //! Workloads: ping-pong (64 B .. 64 KiB, round trip; 64 B also with both
 //! processes on one CPU), one-way streaming
 //! (100 B .. 256 KiB) and fan-out 1 -> 1, 2, 4 subscribers (100 B), latency
 //! from the send time, back-pressure on: nothing may be lost. Waiting is busy
 //! polling (iceoryx2's lowest-latency mode) with the yield rule of zipc's busy
-//! wait, so a "busy" row compares the same wait class (docs/peers.md).
+//! wait, so a "busy" row compares the same wait class (docs/design/peers.md).
 //!
 //! Like the C++ harness: the pattern is written and checked 8 bytes at a time,
 //! in an AVX2 and a baseline version chosen at run time; flat-out senders

@@ -19,7 +19,7 @@ LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 def anchors(md):
     out = set()
     counts = {}
-    for line in strip_code(md.read_text()).splitlines():
+    for line in strip_code(md.read_text(), inline=False).splitlines():
         m = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
         if not m:
             continue
@@ -31,9 +31,9 @@ def anchors(md):
     return out
 
 
-def strip_code(text):
+def strip_code(text, inline=True):
     text = re.sub(r"^(```|~~~).*?^\1", "", text, flags=re.M | re.S)
-    return re.sub(r"`[^`\n]*`", "", text)
+    return re.sub(r"`[^`\n]*`", "", text) if inline else text
 
 
 def main(argv):

@@ -1,6 +1,7 @@
 // Extra benchmark programs: every zipc-bench-<name> next to zipc-bench is run
 // as `zipc-bench-<name> [--full] --out FILE` and its rows are merged (the
-// contract is in docs/design/bench.md and BRIEF.md).
+// contract is in docs/design/bench.md, "Adding a workload that is not a
+// one-way channel").
 #pragma once
 
 #include <string>

@@ -54,4 +54,15 @@ for t in tests bench bridge; do
   if [ -d build/$t ]; then fail "build/$t was configured although ZIPC_BUILD_${t^^}=OFF"; fi
 done
 "$prefix/bin/zipc" --help >/dev/null || fail "the installed zipc does not run"
+# The README's way to build the tour against the installed library.
+tour_dir="$work/tour"
+rm -rf "$tour_dir"
+mkdir -p "$tour_dir"
+cp "$src/examples/tour.cpp" "$tour_dir/"
+(
+  cd "$tour_dir"
+  export PKG_CONFIG_PATH=$(echo "$prefix"/lib*/pkgconfig) PKG_CONFIG_SYSROOT_DIR="$DESTDIR"
+  g++ -std=c++20 tour.cpp -o tour $(pkg-config --cflags --libs zipc)
+  ZIPC_NAMESPACE="readme-install-$$" ./tour >/dev/null
+) || fail "examples/tour.cpp does not build and run against the installed library"
 echo "ok: the README's install commands build and install the library and the zipc tool alone"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures the zipc tool's pipe and recorder throughput (docs/guide/cli.md, "Figures").
+# Measures the zipc tool's pipe and recorder throughput (docs/journal/2026-11-24-cli-throughput.md has past runs).
 #
 #   scripts/cli-throughput.sh ZIPC [BASELINE_ZIPC] [RUNS]
 #

@@ -1,5 +1,5 @@
 // zipc-footprint: how much shared memory each channel kind maps and touches
-// (docs/guide/segment.md, "What a channel maps and touches").
+// (docs/guide/segment.md, "What each channel maps and touches").
 //
 //   zipc-footprint           a table: one row per channel
 //   zipc-footprint --json    the same as JSON lines

@@ -87,7 +87,7 @@ struct BridgeMapping {
   // headers included). A local message larger than the server takes is
   // dropped, counted in `lost` and named in last_error(). 16 KiB: on
   // loopback the NATS server spent 25% more CPU time per byte on 60 KiB
-  // messages (docs/guide/bridge.md, "Where the 4 KiB time goes").
+  // messages (docs/journal/2026-11-27-bridge-measurements.md, "Where the 4 KiB time goes").
   std::size_t batch_bytes = 16 * 1024;
   // Outbound: how the thread reading the local channel waits for the next
   // message. adaptive (default) spins briefly, stops spinning when the

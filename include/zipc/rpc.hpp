@@ -85,7 +85,7 @@ struct RpcOptions {
   // payload is over inline_size. 0: two per slot (request and response),
   // capped to ~256 MiB of blocks (at least 2). The pool is mapped, not
   // touched: blocks are taken lowest first, so only as many as were ever
-  // in use at once become resident (docs/design/rpc.md, "Memory").
+  // in use at once become resident (docs/guide/rpc.md, "Memory").
   std::uint32_t large_blocks = 0;
   // Permissions (mode), prefault, huge pages, ... (path must stay empty:
   // clients find a service by name in /dev/shm).

@@ -40,7 +40,7 @@
 // Memory: create writes only RpcControl (the records are zero: free); a
 // client initializes its own slots when it connects; blocks are taken
 // lowest index first, so the pool's pages ever touched are those of the
-// most blocks held at once (docs/design/rpc.md, "Memory").
+// most blocks held at once (docs/guide/rpc.md, "Memory").
 #pragma once
 
 #include <atomic>

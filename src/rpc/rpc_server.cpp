@@ -367,7 +367,7 @@ RpcServer RpcServer::create(std::string_view name, const RpcOptions& options) {
     // The file is zero-filled: records free, slots free, owners free, blocks
     // free. Only the control line is written: the slots, the owners and the
     // blocks stay untouched (not resident) until used; a client sets up its
-    // own slots when it connects (docs/design/rpc.md, "Memory").
+    // own slots when it connects (docs/guide/rpc.md, "Memory").
     detail::RpcView v(payload, g);
     v.control()->rpc_magic = layout::kRpcMagic;
     v.control()->layout_version = layout::kRpcLayoutVersion;                   // published by init_state

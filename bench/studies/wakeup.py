@@ -9,7 +9,7 @@ takes the difference on arrival. Rows, alternating in repetitions:
 
     python bench/studies/wakeup.py [--reps 3] [--n 2000] [--gap-us 500]
 
-Figures are only meaningful on a quiet machine (docs/design/waitset.md quotes them).
+Figures are only meaningful on a quiet machine.
 """
 
 from __future__ import annotations

@@ -63,6 +63,7 @@ cp "$src/examples/tour.cpp" "$tour_dir/"
   cd "$tour_dir"
   export PKG_CONFIG_PATH=$(echo "$prefix"/lib*/pkgconfig) PKG_CONFIG_SYSROOT_DIR="$DESTDIR"
   g++ -std=c++20 tour.cpp -o tour $(pkg-config --cflags --libs zipc)
-  ZIPC_NAMESPACE="readme-install-$$" ./tour >/dev/null
+  # What ldconfig does for /usr/local, for a -lzipc that picks libzipc.so:
+  LD_LIBRARY_PATH=$(echo "$prefix"/lib*) ZIPC_NAMESPACE="readme-install-$$" ./tour >/dev/null
 ) || fail "examples/tour.cpp does not build and run against the installed library"
 echo "ok: the README's install commands build and install the library and the zipc tool alone"

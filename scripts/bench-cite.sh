@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make bench-cite RUN=<results json>`: makes RUN (a run `make bench` wrote
 # under build/) the run the README cites. The tree keeps that one run and the
-# history of all cited runs (docs/bench.md, "Where results go"):
+# history of all cited runs (docs/design/bench.md, "Where results go"):
 #   - copies RUN, its full table (.md) and the charts the README shows
 #     (-latency, -throughput, -transports .png) into bench/results/;
 #   - deletes the files of the run the README cited before (git keeps them);

@@ -4,7 +4,7 @@
 # every transport, then the extra programs) and draws the charts. Everything
 # it writes goes to $BUILD/bench-results/ (build/release/bench-results/ by
 # default, ignored by git): it never touches a tracked file. To show a run in
-# the README: make bench-cite RUN=<the new json> (docs/bench.md).
+# the README: make bench-cite RUN=<the new json> (docs/design/bench.md).
 #   bash scripts/run-bench.sh [zipc-bench options, e.g. --full or --filter pingpong]
 # Environment: ZIPC_BENCH_NO_ICEORYX2=1 skips the cargo build; ZIPC_BUILD_DIR picks
 # the build directory (default build/release).

@@ -11,7 +11,7 @@ and no IPC library. Repetitions alternate transports; figures are medians.
 
     python bench/python/bench.py [--reps 3] [--quick] [--out build/bench-results/python.json]
 
-bench/results/python.json is the run the README and docs/python.md quote.
+bench/results/python.json is the run the README and docs/guide/python.md quote.
 """
 
 from __future__ import annotations

@@ -100,7 +100,7 @@ std::string Link::build_options(OptionsPtr& out) const {
   // Core: write in the publishing thread instead of waking the client's
   // flusher thread: one write per (batched) publish, no hand-off latency.
   // JetStream (buffered): one write for many publishes and acks; a write
-  // each was most of a JetStream mapping's cost at 100 B (docs/bridge.md).
+  // each was most of a JetStream mapping's cost at 100 B (docs/guide/bridge.md).
   natsOptions_SetSendAsap(o, !buffered_);
   natsOptions_SetIOBufSize(o, 256 * 1024);  // a whole batch per read and write
   natsOptions_SetAllowReconnect(o, true);

@@ -2,9 +2,9 @@
 """Extracts the usage example from a public header's opening comment.
 
 The example is the first run of comment lines indented '//   ' (three spaces)
-before the first non-comment line. Lines of it that start with '#include' or
-'//   ---' mark a prelude: everything before a '---' line goes at file scope,
-the rest into a function body. The result is a .cpp that includes the header.
+before the first non-comment line (a Doxygen '///' counts as '//'). Lines of
+it that start with '#include' or '//   ---' mark a prelude: everything before
+a '---' line goes at file scope, the rest into a function body. The result is a .cpp that includes the header.
 """
 import pathlib
 import re
@@ -14,6 +14,8 @@ header, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 lines = header.read_text().splitlines()
 code, in_block = [], False
 for line in lines:
+    if line.startswith("///"):
+        line = line[1:]
     if not line.startswith("//"):
         break
     if line.startswith("//   ") or (in_block and line.strip() == "//"):

@@ -1,16 +1,19 @@
-// zipc/event.hpp - futex-backed events and the wait strategy every channel uses.
-//
-//   static zipc::Event ready;                 // normally placed in a shared segment
-//   static std::atomic<bool> has_data{false};  // the condition the event guards
-//   // Waiter: sleep until the predicate holds or the deadline passes.
-//   zipc::Status s = ready.wait_until([] { return has_data.load(std::memory_order_acquire); },
-//                                     zipc::Deadline::after(std::chrono::milliseconds(10)));
-//   // Notifier: publish first, then notify (no syscall when nobody sleeps).
-//   has_data.store(true, std::memory_order_release);
-//   ready.notify_all();
-//
-// Event is one of the few public types that live in shared memory (like
-// zipc::Mutex): standard layout, two 32-bit atomics, no pointers.
+/// \file
+/// zipc/event.hpp - futex-backed events and the wait strategy every channel uses.
+///
+/// \code
+///   static zipc::Event ready;                 // normally placed in a shared segment
+///   static std::atomic<bool> has_data{false};  // the condition the event guards
+///   // Waiter: sleep until the predicate holds or the deadline passes.
+///   zipc::Status s = ready.wait_until([] { return has_data.load(std::memory_order_acquire); },
+///                                     zipc::Deadline::after(std::chrono::milliseconds(10)));
+///   // Notifier: publish first, then notify (no syscall when nobody sleeps).
+///   has_data.store(true, std::memory_order_release);
+///   ready.notify_all();
+/// \endcode
+///
+/// Event is one of the few public types that live in shared memory (like
+/// zipc::Mutex): standard layout, two 32-bit atomics, no pointers.
 #pragma once
 
 #include <atomic>
@@ -23,11 +26,11 @@
 
 namespace zipc {
 
-// How a blocked call waits.
+/// How a blocked call waits.
 enum class WaitStrategy : std::uint8_t {
-  busy_poll = 0,  // spin (with pause) until ready or the deadline: lowest latency, burns a CPU
-  adaptive = 1,   // spin briefly, then yield, then sleep on a futex (default)
-  block = 2,      // sleep on the futex at once: least CPU, ~25 us wake-up
+  busy_poll = 0,  ///< spin (with pause) until ready or the deadline: lowest latency, burns a CPU
+  adaptive = 1,   ///< spin briefly, then yield, then sleep on a futex (default)
+  block = 2,      ///< sleep on the futex at once: least CPU, ~25 us wake-up
 };
 const char* to_string(WaitStrategy s) noexcept;
 
@@ -38,8 +41,8 @@ const char* to_string(WaitStrategy s) noexcept;
 // NOLINTNEXTLINE(readability-identifier-naming): the word the API reads as (zipc::forever), like std::nullopt
 inline constexpr std::chrono::nanoseconds forever = std::chrono::nanoseconds::max();
 
-// An absolute point on CLOCK_MONOTONIC (ns). Timeouts become deadlines once, so
-// retries after spurious wake-ups never extend the wait.
+/// An absolute point on CLOCK_MONOTONIC (ns). Timeouts become deadlines once, so
+/// retries after spurious wake-ups never extend the wait.
 class Deadline {
  public:
   static Deadline after(std::chrono::nanoseconds timeout) noexcept;
@@ -55,15 +58,15 @@ class Deadline {
   std::uint64_t ns_;
 };
 
-// Tuning of the adaptive strategy. The defaults suit a machine where waking a
-// sleeper costs ~25-30 us: spin a little longer than that before sleeping.
+/// Tuning of the adaptive strategy. The defaults suit a machine where waking a
+/// sleeper costs ~25-30 us: spin a little longer than that before sleeping.
 struct WaitOptions {
   WaitStrategy strategy = WaitStrategy::adaptive;
-  std::uint32_t spin_ns = 50'000;  // pause-spin this long before yielding
-  std::uint32_t yields = 32;       // sched_yield this many times before sleeping
-  // A spin the kernel descheduled (another thread needed this CPU) ends the
-  // spinning: the thread yields at once from then on, as on a shared CPU,
-  // until a probe spins successfully (docs/design/overview.md, "Waiting").
+  std::uint32_t spin_ns = 50'000;  ///< pause-spin this long before yielding
+  std::uint32_t yields = 32;       ///< sched_yield this many times before sleeping
+  /// A spin the kernel descheduled (another thread needed this CPU) ends the
+  /// spinning: the thread yields at once from then on, as on a shared CPU,
+  /// until a probe spins successfully (docs/design/overview.md, "Waiting").
   bool stop_spinning_when_preempted = true;
 };
 
@@ -121,13 +124,13 @@ Status spin_phase(Pred& pred, const Deadline& deadline, const WaitOptions& opt) 
 }  // namespace detail
 
 struct Event {
-  // Bumped by notifiers that saw a sleeper; the futex word.
+  /// Bumped by notifiers that saw a sleeper; the futex word.
   std::atomic<std::uint32_t> seq{0};
-  // Number of threads between "about to sleep" and "woke up".
+  /// Number of threads between "about to sleep" and "woke up".
   std::atomic<std::uint32_t> waiters{0};
 
-  // Waits until pred() is true (returns ok) or the deadline passes (timeout).
-  // pred must be cheap and noexcept; it is called many times.
+  /// Waits until pred() is true (returns ok) or the deadline passes (timeout).
+  /// pred must be cheap and noexcept; it is called many times.
   template <class Pred>
   Status wait_until(Pred&& pred, Deadline deadline, const WaitOptions& opt = {}) noexcept {
     if (pred()) return Status::ok;
@@ -149,10 +152,10 @@ struct Event {
     }
   }
 
-  // The sleeper's half of the protocol, for the callers that build their own
-  // loop (a lock, a condition variable; docs/design/overview.md, "Waiting"): register,
-  // re-check the condition, sleep(token) only if it still does not hold, then
-  // unregister. Returns the token for sleep().
+  /// The sleeper's half of the protocol, for the callers that build their own
+  /// loop (a lock, a condition variable; docs/design/overview.md, "Waiting"): register,
+  /// re-check the condition, sleep(token) only if it still does not hold, then
+  /// unregister. Returns the token for sleep().
   std::uint32_t register_sleeper() noexcept {
     // acquire: pairs with the release increment in notify_*; a token taken
     // before re-checking the condition makes a notify between the check and
@@ -168,14 +171,14 @@ struct Event {
     waiters.fetch_sub(1, std::memory_order_relaxed);  // relaxed: only a hint for notifiers
   }
 
-  // Wakes sleepers after the caller published its change. Cheap when nobody
-  // sleeps: one fence and one load, no syscall, no shared-line write.
+  /// Wakes sleepers after the caller published its change. Cheap when nobody
+  /// sleeps: one fence and one load, no syscall, no shared-line write.
   void notify_one() noexcept { notify(1); }
   void notify_all() noexcept { notify(std::numeric_limits<int>::max()); }
 
-  // Sleeps while seq == token; true on timeout. For callers that build their
-  // own loop; most should use wait_until. Writes nothing (a read-only mapping
-  // may sleep on it; the kernel only reads the word).
+  /// Sleeps while seq == token; true on timeout. For callers that build their
+  /// own loop; most should use wait_until. Writes nothing (a read-only mapping
+  /// may sleep on it; the kernel only reads the word).
   bool sleep(std::uint32_t token, Deadline deadline) const noexcept;
 
  private:

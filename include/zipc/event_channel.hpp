@@ -1,20 +1,23 @@
-// zipc/event_channel.hpp - a named notification channel: notifiers signal
-// event ids, listeners wake and learn which ids fired. No payload: for
-// "something changed, look at the heap (or the topic)" designs.
-//
-//   auto events = zipc::EventChannel::open_or_create("config");
-//   zipc::Listener l = events.listener();      // in the waiting process
-//   zipc::Notifier n = events.notifier();      // in the signalling one
-//   n.notify(7);                               // every listener attached now gets id 7
-//   for (std::uint32_t id : l.wait(std::chrono::seconds(1))) (void)id;  // look at what id names
-//
-// Notifications of one id coalesce until the listener takes them: a listener
-// learns the set of ids notified since its last take, not how often each was
-// (count them in shared state of your own if that matters). A listener sees
-// only notifications sent after it attached. Listeners plug into a WaitSet
-// (WaitSet::attach(Listener&)). Nothing is locked: a notifier or listener
-// killed at any instruction never blocks the others; a dead listener's slot
-// is taken over by the next listener.
+/// \file
+/// zipc/event_channel.hpp - a named notification channel: notifiers signal
+/// event ids, listeners wake and learn which ids fired. No payload: for
+/// "something changed, look at the heap (or the topic)" designs.
+///
+/// \code
+///   auto events = zipc::EventChannel::open_or_create("config");
+///   zipc::Listener l = events.listener();      // in the waiting process
+///   zipc::Notifier n = events.notifier();      // in the signalling one
+///   n.notify(7);                               // every listener attached now gets id 7
+///   for (std::uint32_t id : l.wait(std::chrono::seconds(1))) (void)id;  // look at what id names
+/// \endcode
+///
+/// Notifications of one id coalesce until the listener takes them: a listener
+/// learns the set of ids notified since its last take, not how often each was
+/// (count them in shared state of your own if that matters). A listener sees
+/// only notifications sent after it attached. Listeners plug into a WaitSet
+/// (WaitSet::attach(Listener&)). Nothing is locked: a notifier or listener
+/// killed at any instruction never blocks the others; a dead listener's slot
+/// is taken over by the next listener.
 #pragma once
 
 #include <chrono>
@@ -31,12 +34,12 @@
 namespace zipc {
 
 struct EventChannelOptions {
-  std::uint32_t max_event_id = 255;  // ids 0..max_event_id (at most 65535)
-  std::uint32_t max_listeners = 16;  // listener slots (at most 1024)
-  SegmentOptions segment{};          // permissions, path, name space, memfd, ...
-  WaitOptions wait{};                // how this handle's listeners wait
-  // open_or_create on an existing channel of another geometry: false fails
-  // with Errc::options_mismatch naming both values; true attaches.
+  std::uint32_t max_event_id = 255;  ///< ids 0..max_event_id (at most 65535)
+  std::uint32_t max_listeners = 16;  ///< listener slots (at most 1024)
+  SegmentOptions segment{};          ///< permissions, path, name space, memfd, ...
+  WaitOptions wait{};                ///< how this handle's listeners wait
+  /// open_or_create on an existing channel of another geometry: false fails
+  /// with Errc::options_mismatch naming both values; true attaches.
   bool accept_existing = false;
 };
 
@@ -54,17 +57,17 @@ class Listener {
   Listener& operator=(const Listener&) = delete;
   ~Listener();
 
-  // The ids notified since the last take, ascending, each once; empty when
-  // none. The span stays valid until this listener's next call.
+  /// The ids notified since the last take, ascending, each once; empty when
+  /// none. The span stays valid until this listener's next call.
   [[nodiscard]] std::span<const std::uint32_t> try_wait();
-  // Waits up to timeout (zipc::forever; 0 or negative: tries once) for a
-  // notification; empty when none came. On a detached listener, both throw
-  // Errc::invalid_argument.
+  /// Waits up to timeout (zipc::forever; 0 or negative: tries once) for a
+  /// notification; empty when none came. On a detached listener, both throw
+  /// Errc::invalid_argument.
   [[nodiscard]] std::span<const std::uint32_t> wait(std::chrono::nanoseconds timeout);
-  // Notifications taken so far (ids, once per take).
+  /// Notifications taken so far (ids, once per take).
   [[nodiscard]] std::uint64_t received() const noexcept;
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }
-  // Gives the slot back now (the destructor does the same).
+  /// Gives the slot back now (the destructor does the same).
   void detach() noexcept;
 
  private:
@@ -79,10 +82,10 @@ class Listener {
 class Notifier {
  public:
   Notifier() = default;
-  // Marks `id` pending for every listener attached now and wakes those that
-  // sleep. ok; too_large when id > max_event_id (nothing sent). Never blocks.
+  /// Marks `id` pending for every listener attached now and wakes those that
+  /// sleep. ok; too_large when id > max_event_id (nothing sent). Never blocks.
   Status notify(std::uint32_t id) noexcept;
-  // Listeners the last ok notify reached.
+  /// Listeners the last ok notify reached.
   [[nodiscard]] std::uint32_t last_reach() const noexcept { return reach_; }
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }
 
@@ -94,13 +97,13 @@ class Notifier {
 
 class EventChannel {
  public:
-  // Creates a channel; Errc::already_exists if the name is taken.
+  /// Creates a channel; Errc::already_exists if the name is taken.
   static EventChannel create(std::string_view name, const EventChannelOptions& options = {});
-  // Opens an existing channel; its geometry comes from the segment.
+  /// Opens an existing channel; its geometry comes from the segment.
   static EventChannel open(std::string_view name, const EventChannelOptions& options = {});
   static EventChannel open_or_create(std::string_view name, const EventChannelOptions& options = {},
                                      bool* created = nullptr);
-  // Opens a channel from a descriptor (SegmentOptions::memfd + zipc::receive_fd).
+  /// Opens a channel from a descriptor (SegmentOptions::memfd + zipc::receive_fd).
   static EventChannel open_fd(int fd, const EventChannelOptions& options = {});
   static bool remove(std::string_view name, const SegmentOptions& segment = {});
 
@@ -111,14 +114,14 @@ class EventChannel {
   EventChannel& operator=(const EventChannel&) = delete;
   ~EventChannel();
 
-  // A listener slot (a free one, else one whose owner died); Errc::busy when
-  // all hold live listeners.
+  /// A listener slot (a free one, else one whose owner died); Errc::busy when
+  /// all hold live listeners.
   [[nodiscard]] Listener listener();
   [[nodiscard]] Notifier notifier();
 
   [[nodiscard]] std::uint32_t max_event_id() const noexcept;
   [[nodiscard]] std::uint32_t max_listeners() const noexcept;
-  // Notify calls so far, by every notifier.
+  /// Notify calls so far, by every notifier.
   [[nodiscard]] std::uint64_t notifications() const noexcept;
   [[nodiscard]] const Segment& segment() const noexcept;
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }

@@ -1,34 +1,37 @@
-// zipc/heap.hpp - a heap in shared memory: allocator, named objects, offsets.
-//
-//   #include <cstring>
-//   #include "zipc/heap.hpp"
-//   ---
-//   zipc::HeapOptions options;
-//   options.address_mode = zipc::AddressMode::fixed;  // same address in every process
-//   auto heap = zipc::Heap::create("demo-heap", 1 << 20, options);
-//   void* block = heap.allocate(100, 64);              // nullptr when out of memory
-//   std::memset(block, 0, 100);
-//   std::uint64_t off = heap.offset_of(block);         // send this to another process
-//   char* same = heap.at<char>(off);                   // bounds-checked; nullptr if outside
-//   (void)same;
-//   (void)heap.deallocate(block);                      // HeapStatus: ok, double_free, ...
-//   int* counter = heap.find_or_construct<int>("counter", 0);
-//   ++*counter;
-//   zipc::HeapStats s = heap.stats();
-//   (void)s;
-//   zipc::Heap::remove("demo-heap");
-//
-// The allocator is TLSF (two-level segregated fit): O(1) allocate and free,
-// immediate coalescing, alignment up to 4096, all state inside the segment
-// (no per-process caches; no OS calls after create), guarded by a robust
-// process-shared mutex. A process that dies inside allocate/deallocate does
-// not block the others: the next caller walks every block and rebuilds the
-// free lists, or marks the heap corrupt (later calls return corrupt); it never
-// hands out overlapping memory. See docs/design/heap.md.
-//
-// AddressMode::fixed maps the heap at one address in every process, so plain
-// pointers and std containers with zipc::StlAllocator work across processes.
-// AddressMode::any maps it anywhere: use offsets or zipc::offset_ptr.
+/// \file
+/// zipc/heap.hpp - a heap in shared memory: allocator, named objects, offsets.
+///
+/// \code
+///   #include <cstring>
+///   #include "zipc/heap.hpp"
+///   ---
+///   zipc::HeapOptions options;
+///   options.address_mode = zipc::AddressMode::fixed;  // same address in every process
+///   auto heap = zipc::Heap::create("demo-heap", 1 << 20, options);
+///   void* block = heap.allocate(100, 64);              // nullptr when out of memory
+///   std::memset(block, 0, 100);
+///   std::uint64_t off = heap.offset_of(block);         // send this to another process
+///   char* same = heap.at<char>(off);                   // bounds-checked; nullptr if outside
+///   (void)same;
+///   (void)heap.deallocate(block);                      // HeapStatus: ok, double_free, ...
+///   int* counter = heap.find_or_construct<int>("counter", 0);
+///   ++*counter;
+///   zipc::HeapStats s = heap.stats();
+///   (void)s;
+///   zipc::Heap::remove("demo-heap");
+/// \endcode
+///
+/// The allocator is TLSF (two-level segregated fit): O(1) allocate and free,
+/// immediate coalescing, alignment up to 4096, all state inside the segment
+/// (no per-process caches; no OS calls after create), guarded by a robust
+/// process-shared mutex. A process that dies inside allocate/deallocate does
+/// not block the others: the next caller walks every block and rebuilds the
+/// free lists, or marks the heap corrupt (later calls return corrupt); it never
+/// hands out overlapping memory. See docs/design/heap.md.
+///
+/// AddressMode::fixed maps the heap at one address in every process, so plain
+/// pointers and std containers with zipc::StlAllocator work across processes.
+/// AddressMode::any maps it anywhere: use offsets or zipc::offset_ptr.
 #pragma once
 
 #include <cstddef>
@@ -51,34 +54,34 @@ struct HeapControl;
 }
 
 enum class AddressMode : std::uint8_t {
-  any = 0,    // relocatable: each process maps it where the kernel likes
-  fixed = 1,  // every process maps it at the address recorded at create
+  any = 0,    ///< relocatable: each process maps it where the kernel likes
+  fixed = 1,  ///< every process maps it at the address recorded at create
 };
 
 struct HeapOptions {
   AddressMode address_mode = AddressMode::any;
-  // fixed mode, create: map here (nullptr: zipc picks a free address)
+  /// fixed mode, create: map here (nullptr: zipc picks a free address)
   void* address = nullptr;
-  // segment options (mode, path, prefault, ...); fixed_address is set by Heap
+  /// segment options (mode, path, prefault, ...); fixed_address is set by Heap
   SegmentOptions segment;
-  // open_or_create on an existing heap of another size (rounded to pages) or
-  // address mode: false fails with Errc::options_mismatch naming both
-  // values; true attaches to the existing heap as it is.
+  /// open_or_create on an existing heap of another size (rounded to pages) or
+  /// address mode: false fails with Errc::options_mismatch naming both
+  /// values; true attaches to the existing heap as it is.
   bool accept_existing = false;
   // (No wait or recovery_time: the heap never blocks on a peer for long; a
   // dead lock holder is detected within 1 ms.)
 };
 
-// Result of a heap call. Never thrown.
+/// Result of a heap call. Never thrown.
 enum class HeapStatus : std::uint8_t {
   ok = 0,
-  out_of_memory,     // no free block is large enough
-  invalid_argument,  // alignment not a power of two or over 4096
-  double_free,       // the block is already free
-  foreign_pointer,   // the pointer is not inside this heap, or not where a block can start
-  corrupt_header,    // the block's header fails its check (overwritten, or not a block)
-  corrupt,           // the heap failed validation (now or earlier); nothing was changed
-  detached,          // the handle is detached, moved from or default-constructed (docs/guide/handles.md)
+  out_of_memory,     ///< no free block is large enough
+  invalid_argument,  ///< alignment not a power of two or over 4096
+  double_free,       ///< the block is already free
+  foreign_pointer,   ///< the pointer is not inside this heap, or not where a block can start
+  corrupt_header,    ///< the block's header fails its check (overwritten, or not a block)
+  corrupt,           ///< the heap failed validation (now or earlier); nothing was changed
+  detached,          ///< the handle is detached, moved from or default-constructed (docs/guide/handles.md)
 };
 const char* to_string(HeapStatus s) noexcept;
 
@@ -88,18 +91,18 @@ struct Allocation {
 };
 
 struct HeapStats {
-  std::uint64_t size = 0;                // arena bytes
-  std::uint64_t free_bytes = 0;          // bytes in free blocks (block headers included)
-  std::uint64_t largest_free_block = 0;  // largest single allocation that would succeed now
-  std::uint64_t allocated_blocks = 0;    // live allocations (named objects included)
-  std::uint64_t repairs = 0;             // recoveries after a process died inside the allocator
+  std::uint64_t size = 0;                ///< arena bytes
+  std::uint64_t free_bytes = 0;          ///< bytes in free blocks (block headers included)
+  std::uint64_t largest_free_block = 0;  ///< largest single allocation that would succeed now
+  std::uint64_t allocated_blocks = 0;    ///< live allocations (named objects included)
+  std::uint64_t repairs = 0;             ///< recoveries after a process died inside the allocator
   bool corrupt = false;
 };
 
-// A full walk of the heap (Heap::check).
+/// A full walk of the heap (Heap::check).
 struct HeapCheck {
   bool ok = false;
-  std::string problem;  // empty when ok
+  std::string problem;  ///< empty when ok
   std::uint64_t blocks = 0;
   std::uint64_t free_blocks = 0;
 };
@@ -125,15 +128,15 @@ class Heap {
  public:
   static constexpr std::uint64_t kNoOffset = ~std::uint64_t{0};
 
-  // size: bytes of the arena (rounded up to the page size; at least 4096).
+  /// size: bytes of the arena (rounded up to the page size; at least 4096).
   static Heap create(std::string_view name, std::uint64_t size, const HeapOptions& options = {});
-  // Takes the address mode from the heap; fixed heaps map at the recorded
-  // address or fail with Errc::address_unavailable.
+  /// Takes the address mode from the heap; fixed heaps map at the recorded
+  /// address or fail with Errc::address_unavailable.
   static Heap open(std::string_view name, const HeapOptions& options = {});
   static Heap open_or_create(std::string_view name, std::uint64_t size, const HeapOptions& options = {},
                              bool* created = nullptr);
-  // Opens a heap from a descriptor (SegmentOptions::memfd + zipc::receive_fd);
-  // fd is duplicated, the caller keeps its own.
+  /// Opens a heap from a descriptor (SegmentOptions::memfd + zipc::receive_fd);
+  /// fd is duplicated, the caller keeps its own.
   static Heap open_fd(int fd, const HeapOptions& options = {});
   static bool remove(std::string_view name, const SegmentOptions& options = {});
 
@@ -144,25 +147,25 @@ class Heap {
   Heap& operator=(const Heap&) = delete;
   ~Heap();
 
-  // nullptr when out of memory, on a bad alignment, or when the heap is corrupt
-  // (or opened read-only: try_allocate says invalid_argument).
+  /// nullptr when out of memory, on a bad alignment, or when the heap is corrupt
+  /// (or opened read-only: try_allocate says invalid_argument).
   [[nodiscard]] void* allocate(std::size_t size, std::size_t align = 16) noexcept {
     return try_allocate(size, align).ptr;
   }
   [[nodiscard]] Allocation try_allocate(std::size_t size, std::size_t align = 16) noexcept;
-  // nullptr is ok (does nothing). invalid_argument on a heap opened read-only.
+  /// nullptr is ok (does nothing). invalid_argument on a heap opened read-only.
   [[nodiscard]] HeapStatus deallocate(void* p) noexcept;
 
-  // Named objects. construct throws Errc::already_exists when the name is
-  // taken, Errc::out_of_memory when there is no room; find returns nullptr
-  // when absent; all throw Errc::wrong_kind when the name holds another type
-  // (types are told apart by a hash of their name, so every process must be
-  // built with the same compiler). T's constructor runs under the directory
-  // lock: it may allocate, but must not construct/find named objects itself.
-  // A heap opened with SegmentOptions::read_only (mapped PROT_READ) can only
-  // find: without the lock, retrying a walk that a writer's change overlapped;
-  // construct and destroy throw Errc::wrong_role. Writing through what find
-  // returns faults in the reader's own process only.
+  /// Named objects. construct throws Errc::already_exists when the name is
+  /// taken, Errc::out_of_memory when there is no room; find returns nullptr
+  /// when absent; all throw Errc::wrong_kind when the name holds another type
+  /// (types are told apart by a hash of their name, so every process must be
+  /// built with the same compiler). T's constructor runs under the directory
+  /// lock: it may allocate, but must not construct/find named objects itself.
+  /// A heap opened with SegmentOptions::read_only (mapped PROT_READ) can only
+  /// find: without the lock, retrying a walk that a writer's change overlapped;
+  /// construct and destroy throw Errc::wrong_role. Writing through what find
+  /// returns faults in the reader's own process only.
   template <class T, class... Args>
   T* construct(std::string_view name, Args&&... args) {
     return construct_impl<T>(name, /*may_exist=*/false, std::forward<Args>(args)...);
@@ -175,7 +178,7 @@ class Heap {
   T* find(std::string_view name) {
     return static_cast<T*>(names_find(name, detail::type_hash<T>()));
   }
-  // Runs ~T and frees the memory; false when absent.
+  /// Runs ~T and frees the memory; false when absent.
   template <class T>
   bool destroy(std::string_view name) {
     NamedSlot slot = names_unlink(name, detail::type_hash<T>());
@@ -185,15 +188,15 @@ class Heap {
     return true;
   }
 
-  // Offset of p from the arena start (the same in every process), or
-  // kNoOffset when p is not inside the arena.
+  /// Offset of p from the arena start (the same in every process), or
+  /// kNoOffset when p is not inside the arena.
   [[nodiscard]] std::uint64_t offset_of(const void* p) const noexcept {
     const auto a = reinterpret_cast<std::uintptr_t>(arena_);
     const auto q = reinterpret_cast<std::uintptr_t>(p);
     return (q >= a && q < a + arena_size_) ? q - a : kNoOffset;
   }
-  // The object at an offset: nullptr unless [offset, offset + sizeof(T)) lies
-  // inside the arena and is aligned for T. Safe with offsets from any peer.
+  /// The object at an offset: nullptr unless [offset, offset + sizeof(T)) lies
+  /// inside the arena and is aligned for T. Safe with offsets from any peer.
   template <class T>
   [[nodiscard]] T* at(std::uint64_t offset) const noexcept {
     constexpr std::uint64_t kSize = std::is_void_v<T> ? 1 : sizeof(std::conditional_t<std::is_void_v<T>, char, T>);
@@ -204,8 +207,8 @@ class Heap {
     return reinterpret_cast<T*>(arena_ + offset);
   }
 
-  // Both walk every block under the allocator lock; on a read-only heap
-  // (which cannot lock) stats() is all zero and check() says why it did not run.
+  /// Both walk every block under the allocator lock; on a read-only heap
+  /// (which cannot lock) stats() is all zero and check() says why it did not run.
   [[nodiscard]] HeapStats stats() const noexcept;
   [[nodiscard]] HeapCheck check() const noexcept;
   [[nodiscard]] bool read_only() const noexcept { return segment_.read_only(); }
@@ -218,8 +221,8 @@ class Heap {
   [[nodiscard]] const Segment& segment() const noexcept { return segment_; }
   [[nodiscard]] const std::string& name() const noexcept { return segment_.name(); }
   [[nodiscard]] layout::HeapControl* control() const noexcept { return control_; }
-  // Unmaps this process's view now (the destructor does the same); the heap
-  // and its objects stay for every other process.
+  /// Unmaps this process's view now (the destructor does the same); the heap
+  /// and its objects stay for every other process.
   void detach() noexcept;
 
  private:

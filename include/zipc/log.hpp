@@ -1,19 +1,22 @@
-// zipc/log.hpp - what the library does on its own, reported to the application.
-//
-//   zipc::set_log_handler([](zipc::LogLevel level, std::string_view channel, std::string_view message) {
-//     std::fprintf(stderr, "[%s] %.*s: %.*s\n", zipc::to_string(level), int(channel.size()), channel.data(),
-//                  int(message.size()), message.data());
-//   });
-//   zipc::set_log_level(zipc::LogLevel::info);
-//   // ... recovery of a dead peer's messages now reports itself ...
-//   zipc::set_log_handler(nullptr);  // off again
-//
-// Off by default. The environment variable ZIPC_LOG=debug|info|warn|error
-// installs a stderr logger at that level the first time the library logs
-// (a handler set by the program replaces it). The library logs only on rare
-// paths: recovering what a dead peer held (messages, locks, claims), refusing
-// a foreign or corrupt segment, a layout version mismatch. Never per message.
-// Handlers may be called from any thread, concurrently; they must not throw.
+/// \file
+/// zipc/log.hpp - what the library does on its own, reported to the application.
+///
+/// \code
+///   zipc::set_log_handler([](zipc::LogLevel level, std::string_view channel, std::string_view message) {
+///     std::fprintf(stderr, "[%s] %.*s: %.*s\n", zipc::to_string(level), int(channel.size()), channel.data(),
+///                  int(message.size()), message.data());
+///   });
+///   zipc::set_log_level(zipc::LogLevel::info);
+///   // ... recovery of a dead peer's messages now reports itself ...
+///   zipc::set_log_handler(nullptr);  // off again
+/// \endcode
+///
+/// Off by default. The environment variable ZIPC_LOG=debug|info|warn|error
+/// installs a stderr logger at that level the first time the library logs
+/// (a handler set by the program replaces it). The library logs only on rare
+/// paths: recovering what a dead peer held (messages, locks, claims), refusing
+/// a foreign or corrupt segment, a layout version mismatch. Never per message.
+/// Handlers may be called from any thread, concurrently; they must not throw.
 #pragma once
 
 #include <functional>
@@ -25,16 +28,16 @@ enum class LogLevel : int { debug = 0, info = 1, warn = 2, error = 3, off = 4 };
 
 const char* to_string(LogLevel level) noexcept;
 
-// channel: the segment or channel name the event concerns ("" if none).
+/// channel: the segment or channel name the event concerns ("" if none).
 using LogHandler = std::function<void(LogLevel level, std::string_view channel, std::string_view message)>;
 
-// Installs handler (nullptr: logging off). Messages below the level set by
-// set_log_level (default info) are not formatted at all.
+/// Installs handler (nullptr: logging off). Messages below the level set by
+/// set_log_level (default info) are not formatted at all.
 void set_log_handler(LogHandler handler);
 void set_log_level(LogLevel level) noexcept;
 [[nodiscard]] LogLevel log_level() noexcept;
 
-// The stderr logger ZIPC_LOG installs: "zipc: warn: <channel>: <message>".
+/// The stderr logger ZIPC_LOG installs: "zipc: warn: <channel>: <message>".
 void log_to_stderr(LogLevel level, std::string_view channel, std::string_view message);
 
 namespace detail {

@@ -1,27 +1,30 @@
-// zipc/mutex.hpp - locks that live in shared memory and survive their owner's death.
-//
-//   #include <mutex>
-//   ---
-//   zipc::Mutex m;                      // placed in a zipc::Heap in real use
-//   if (m.lock() == zipc::LockResult::owner_died) {
-//     // the previous holder died inside its critical section: repair the data, then
-//     m.mark_consistent();
-//   }
-//   m.unlock();
-//   { std::lock_guard guard(m); }       // Mutex, SpinLock are BasicLockable
-//   zipc::SpinLock s;
-//   { std::lock_guard guard(s); }
-//   zipc::ConditionVariable cv;
-//   std::unique_lock lk(m);
-//   (void)cv.wait_for(m, std::chrono::milliseconds(1), [] { return true; });
-//
-// Mutex is a process-shared robust mutex: when a holder dies, the next locker
-// acquires it and is told LockResult::owner_died. The mutex keeps saying
-// owner_died to every locker until one calls mark_consistent(), so the news is
-// never lost, and it never becomes unusable (no ENOTRECOVERABLE dead end).
-// SpinLock spins with pause, yields after a bounded spin, and takes over a lock
-// whose holding process has died (checked every ~1 ms of waiting).
-// ConditionVariable is a futex sequence word; waiters that die leave nothing behind.
+/// \file
+/// zipc/mutex.hpp - locks that live in shared memory and survive their owner's death.
+///
+/// \code
+///   #include <mutex>
+///   ---
+///   zipc::Mutex m;                      // placed in a zipc::Heap in real use
+///   if (m.lock() == zipc::LockResult::owner_died) {
+///     // the previous holder died inside its critical section: repair the data, then
+///     m.mark_consistent();
+///   }
+///   m.unlock();
+///   { std::lock_guard guard(m); }       // Mutex, SpinLock are BasicLockable
+///   zipc::SpinLock s;
+///   { std::lock_guard guard(s); }
+///   zipc::ConditionVariable cv;
+///   std::unique_lock lk(m);
+///   (void)cv.wait_for(m, std::chrono::milliseconds(1), [] { return true; });
+/// \endcode
+///
+/// Mutex is a process-shared robust mutex: when a holder dies, the next locker
+/// acquires it and is told LockResult::owner_died. The mutex keeps saying
+/// owner_died to every locker until one calls mark_consistent(), so the news is
+/// never lost, and it never becomes unusable (no ENOTRECOVERABLE dead end).
+/// SpinLock spins with pause, yields after a bounded spin, and takes over a lock
+/// whose holding process has died (checked every ~1 ms of waiting).
+/// ConditionVariable is a futex sequence word; waiters that die leave nothing behind.
 #pragma once
 
 #include <atomic>
@@ -34,10 +37,10 @@ namespace zipc {
 
 enum class LockResult : std::uint8_t {
   acquired = 0,
-  owner_died,     // acquired; a previous holder died inside the critical section
-  busy,           // try_lock: held by someone else
-  timeout,        // the deadline passed; not acquired
-  unrecoverable,  // the lock's bytes are damaged; not acquired
+  owner_died,     ///< acquired; a previous holder died inside the critical section
+  busy,           ///< try_lock: held by someone else
+  timeout,        ///< the deadline passed; not acquired
+  unrecoverable,  ///< the lock's bytes are damaged; not acquired
 };
 const char* to_string(LockResult r) noexcept;
 [[nodiscard]] inline bool holds(LockResult r) noexcept {
@@ -51,15 +54,15 @@ class Mutex {
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
 
-  // Blocks until acquired (acquired or owner_died).
+  /// Blocks until acquired (acquired or owner_died).
   LockResult lock() noexcept;
   [[nodiscard]] bool try_lock() noexcept { return holds(try_lock_result()); }
   [[nodiscard]] LockResult try_lock_result() noexcept;
   [[nodiscard]] LockResult try_lock_for(std::chrono::nanoseconds timeout) noexcept;
   void unlock() noexcept;
-  // Holder only: the protected data is consistent again; later lockers get `acquired`.
+  /// Holder only: the protected data is consistent again; later lockers get `acquired`.
   void mark_consistent() noexcept;
-  // Holder only: true while a death has not been marked consistent.
+  /// Holder only: true while a death has not been marked consistent.
   [[nodiscard]] bool inconsistent() const noexcept;
 
  private:
@@ -76,11 +79,11 @@ class SpinLock {
   SpinLock(const SpinLock&) = delete;
   SpinLock& operator=(const SpinLock&) = delete;
 
-  // Spins (pause) up to a bound, then yields; takes over from a dead holder
-  // (returning owner_died). Never sleeps in the kernel.
+  /// Spins (pause) up to a bound, then yields; takes over from a dead holder
+  /// (returning owner_died). Never sleeps in the kernel.
   LockResult lock() noexcept;
   [[nodiscard]] bool try_lock() noexcept;
-  // acquired / owner_died, or timeout when the deadline passed first.
+  /// acquired / owner_died, or timeout when the deadline passed first.
   [[nodiscard]] LockResult try_lock_for(std::chrono::nanoseconds timeout) noexcept;
   void unlock() noexcept;
 
@@ -97,10 +100,10 @@ class ConditionVariable {
   ConditionVariable(const ConditionVariable&) = delete;
   ConditionVariable& operator=(const ConditionVariable&) = delete;
 
-  // m must be held; it is released while waiting and held again on return
-  // (the result says how it was re-acquired: acquired, owner_died or unrecoverable).
+  /// m must be held; it is released while waiting and held again on return
+  /// (the result says how it was re-acquired: acquired, owner_died or unrecoverable).
   LockResult wait(Mutex& m) noexcept;
-  // Returns LockResult::timeout (mutex held again) when the deadline passed.
+  /// Returns LockResult::timeout (mutex held again) when the deadline passed.
   LockResult wait_for(Mutex& m, std::chrono::nanoseconds timeout) noexcept;
   template <class Pred>
   bool wait_for(Mutex& m, std::chrono::nanoseconds timeout, Pred pred) noexcept(noexcept(pred())) {

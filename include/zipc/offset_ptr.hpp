@@ -1,19 +1,22 @@
-// zipc/offset_ptr.hpp - a self-relative pointer, valid at any mapping address.
-//
-//   #include "zipc/offset_ptr.hpp"
-//   ---
-//   struct Node { int value; zipc::offset_ptr<Node> next; };
-//   Node nodes[2] = {{1, nullptr}, {2, nullptr}};
-//   nodes[0].next = &nodes[1];      // stores (&nodes[1] - &nodes[0].next), not an address
-//   int second = nodes[0].next->value;
-//   (void)second;
-//
-// An offset_ptr stores the distance from its own address to its target, so a
-// structure built from offset_ptrs inside one shared-memory mapping reads the
-// same in every process, wherever each maps it. It is a "fancy pointer" for
-// allocators (see zipc/stl_allocator.hpp: RelocatableAllocator). Copying an
-// offset_ptr recomputes the distance for the copy's own address. Null is the
-// distance 1 (no object can start inside the pointer itself).
+/// \file
+/// zipc/offset_ptr.hpp - a self-relative pointer, valid at any mapping address.
+///
+/// \code
+///   #include "zipc/offset_ptr.hpp"
+///   ---
+///   struct Node { int value; zipc::offset_ptr<Node> next; };
+///   Node nodes[2] = {{1, nullptr}, {2, nullptr}};
+///   nodes[0].next = &nodes[1];      // stores (&nodes[1] - &nodes[0].next), not an address
+///   int second = nodes[0].next->value;
+///   (void)second;
+/// \endcode
+///
+/// An offset_ptr stores the distance from its own address to its target, so a
+/// structure built from offset_ptrs inside one shared-memory mapping reads the
+/// same in every process, wherever each maps it. It is a "fancy pointer" for
+/// allocators (see zipc/stl_allocator.hpp: RelocatableAllocator). Copying an
+/// offset_ptr recomputes the distance for the copy's own address. Null is the
+/// distance 1 (no object can start inside the pointer itself).
 #pragma once
 
 #include <compare>
@@ -57,7 +60,7 @@ class offset_ptr : public detail::OffsetPtrIterTypes<T> {
   noexcept {  // NOLINT
     set(o.get());
   }
-  // static_cast from offset_ptr<void> (allocators need it) and other explicit casts.
+  /// static_cast from offset_ptr<void> (allocators need it) and other explicit casts.
   template <class U>
   requires(!std::is_convertible_v<U*, T*> &&
            requires(U * u) { static_cast<T*>(u); }) explicit offset_ptr(const offset_ptr<U>& o) noexcept {
@@ -87,14 +90,14 @@ class offset_ptr : public detail::OffsetPtrIterTypes<T> {
   template <class U = T>
   requires(!std::is_void_v<U>) U& operator[](std::ptrdiff_t i) const noexcept { return get()[i]; }
   explicit operator bool() const noexcept { return diff_ != kNull; }
-  // Implicit, like Boost's: libstdc++'s basic_string converts its allocator's
-  // pointer to CharT* internally (it still STORES the offset_ptr).
+  /// Implicit, like Boost's: libstdc++'s basic_string converts its allocator's
+  /// pointer to CharT* internally (it still STORES the offset_ptr).
   operator T*() const noexcept { return get(); }  // NOLINT
 
   template <class U = T>
   requires(!std::is_void_v<U>) static offset_ptr pointer_to(U& r) noexcept { return offset_ptr(std::addressof(r)); }
 
-  // Pointer arithmetic (non-void T).
+  /// Pointer arithmetic (non-void T).
   offset_ptr& operator+=(std::ptrdiff_t n) noexcept {
     set(get() + n);
     return *this;
@@ -143,6 +146,8 @@ offset_ptr<T> static_pointer_cast(const offset_ptr<U>& p) noexcept {
 
 }  // namespace zipc
 
+/// \cond STD_SPECIALIZATIONS
+// offset_ptr is a fancy pointer for allocator_traits and std::to_address.
 template <class T>
 struct std::pointer_traits<zipc::offset_ptr<T>> {
   using pointer = zipc::offset_ptr<T>;
@@ -154,3 +159,4 @@ struct std::pointer_traits<zipc::offset_ptr<T>> {
   requires(!std::is_void_v<U>) static pointer pointer_to(U& r) noexcept { return pointer(std::addressof(r)); }
   static T* to_address(const pointer& p) noexcept { return p.get(); }
 };
+/// \endcond

@@ -1,61 +1,64 @@
-// zipc/rpc.hpp - request/response between processes, from 0 B to many MiB.
-//
-//   #include <cstring>
-//   #include <thread>
-//   #include "zipc/rpc.hpp"
-//   ---
-//   zipc::RpcOptions opt;
-//   opt.max_request_size = 1 << 20;
-//   auto server = zipc::RpcServer::create("rpc-doc-example", opt);
-//   std::thread t([&] {
-//     server.serve([](zipc::RpcRequest& req) {
-//       (void)req.reply(req.data());  // echo
-//     }, 1);
-//   });
-//   auto client = zipc::RpcClient::connect("rpc-doc-example", std::chrono::seconds(1));
-//   const char hello[] = "hello";
-//   zipc::RpcResponse r = client.call(std::as_bytes(std::span(hello)), std::chrono::seconds(1));
-//   bool same = r.ok() && r.size() == sizeof hello && std::memcmp(r.data().data(), hello, sizeof hello) == 0;
-//   // Pipelining: several calls in flight, each ticket gets its own answer.
-//   zipc::RpcTicket a = client.call_async(std::as_bytes(std::span(hello)));
-//   zipc::RpcTicket b = client.call_async(std::as_bytes(std::span(hello)));
-//   same = same && a.wait(std::chrono::seconds(1)).ok() && b.wait(std::chrono::seconds(1)).ok();
-//   // Zero copy: write the request where the server will read it.
-//   zipc::RpcWriteLoan loan = client.reserve(4);
-//   if (loan) {
-//     std::memcpy(loan.data().data(), "ping", 4);
-//     (void)loan.commit(4);  // the length sent
-//   }
-//   same = same && client.call(std::move(loan), std::chrono::seconds(1)).size() == 4;
-//   server.stop();
-//   t.join();
-//   (void)same;
-//
-// One server process owns a segment of per-client slot rings: each client has
-// `inflight_per_client` slots; a call fills one, the server answers in the
-// same slot, so a response cannot reach another call. Payloads up to
-// `inline_size` travel inside the slot; larger ones live in one block of a
-// shared pool passed by index (no chunking, no extra copy: the loans hand out
-// that memory). docs/design/rpc.md has the algorithm, layout and recovery protocol.
-//
-// Failure semantics: a call in flight when the server dies fails with
-// Status::peer_dead within 5 ms (clients check the server that often), never at its
-// timeout. The next call on the same RpcClient reconnects transparently to a
-// server that came back under the same name (waiting up to that call's
-// timeout for it), else fails with peer_dead. A dead client's slots and
-// blocks are recovered by the server within `recovery_time`.
-//
-// Errors: a handler that cannot answer ends the call with a code and a
-// message, req.fail(code, "why") or throw zipc::RpcError(code, "why") under
-// serve(); the caller's response then has Status::remote_error and
-// error_code() / error_message(). Any other exception escaping a handler
-// under serve() is sent the same way (code kRpcHandlerFailed, its type name
-// in error_type()). Each call, pipelined or not, gets its own outcome.
-//
-// Threads: RpcServer::serve and next() may run on many threads at once. An
-// RpcClient, its tickets and responses belong to one thread at a time; use
-// one RpcClient per thread for parallel calls. Responses and tickets keep
-// their connection mapped; they must not outlive their RpcClient.
+/// \file
+/// zipc/rpc.hpp - request/response between processes, from 0 B to many MiB.
+///
+/// \code
+///   #include <cstring>
+///   #include <thread>
+///   #include "zipc/rpc.hpp"
+///   ---
+///   zipc::RpcOptions opt;
+///   opt.max_request_size = 1 << 20;
+///   auto server = zipc::RpcServer::create("rpc-doc-example", opt);
+///   std::thread t([&] {
+///     server.serve([](zipc::RpcRequest& req) {
+///       (void)req.reply(req.data());  // echo
+///     }, 1);
+///   });
+///   auto client = zipc::RpcClient::connect("rpc-doc-example", std::chrono::seconds(1));
+///   const char hello[] = "hello";
+///   zipc::RpcResponse r = client.call(std::as_bytes(std::span(hello)), std::chrono::seconds(1));
+///   bool same = r.ok() && r.size() == sizeof hello && std::memcmp(r.data().data(), hello, sizeof hello) == 0;
+///   // Pipelining: several calls in flight, each ticket gets its own answer.
+///   zipc::RpcTicket a = client.call_async(std::as_bytes(std::span(hello)));
+///   zipc::RpcTicket b = client.call_async(std::as_bytes(std::span(hello)));
+///   same = same && a.wait(std::chrono::seconds(1)).ok() && b.wait(std::chrono::seconds(1)).ok();
+///   // Zero copy: write the request where the server will read it.
+///   zipc::RpcWriteLoan loan = client.reserve(4);
+///   if (loan) {
+///     std::memcpy(loan.data().data(), "ping", 4);
+///     (void)loan.commit(4);  // the length sent
+///   }
+///   same = same && client.call(std::move(loan), std::chrono::seconds(1)).size() == 4;
+///   server.stop();
+///   t.join();
+///   (void)same;
+/// \endcode
+///
+/// One server process owns a segment of per-client slot rings: each client has
+/// `inflight_per_client` slots; a call fills one, the server answers in the
+/// same slot, so a response cannot reach another call. Payloads up to
+/// `inline_size` travel inside the slot; larger ones live in one block of a
+/// shared pool passed by index (no chunking, no extra copy: the loans hand out
+/// that memory). docs/design/rpc.md has the algorithm, layout and recovery protocol.
+///
+/// Failure semantics: a call in flight when the server dies fails with
+/// Status::peer_dead within 5 ms (clients check the server that often), never at its
+/// timeout. The next call on the same RpcClient reconnects transparently to a
+/// server that came back under the same name (waiting up to that call's
+/// timeout for it), else fails with peer_dead. A dead client's slots and
+/// blocks are recovered by the server within `recovery_time`.
+///
+/// Errors: a handler that cannot answer ends the call with a code and a
+/// message, req.fail(code, "why") or throw zipc::RpcError(code, "why") under
+/// serve(); the caller's response then has Status::remote_error and
+/// error_code() / error_message(). Any other exception escaping a handler
+/// under serve() is sent the same way (code kRpcHandlerFailed, its type name
+/// in error_type()). Each call, pipelined or not, gets its own outcome.
+///
+/// Threads: RpcServer::serve and next() may run on many threads at once. An
+/// RpcClient, its tickets and responses belong to one thread at a time; use
+/// one RpcClient per thread for parallel calls. Responses and tickets keep
+/// their connection mapped; they must not outlive their RpcClient.
 #pragma once
 
 #include <chrono>
@@ -76,38 +79,38 @@
 namespace zipc {
 
 struct RpcOptions {
-  std::uint32_t max_clients = 16;         // client connections at once
-  std::uint32_t inflight_per_client = 8;  // pipelined calls per client (slots)
+  std::uint32_t max_clients = 16;         ///< client connections at once
+  std::uint32_t inflight_per_client = 8;  ///< pipelined calls per client (slots)
   std::uint64_t max_request_size = 64 << 10;
   std::uint64_t max_response_size = 64 << 10;
-  std::uint64_t inline_size = 4096;  // payloads up to this travel inside the slot
-  // Blocks of max(max_request, max_response) bytes shared by all calls whose
-  // payload is over inline_size. 0: two per slot (request and response),
-  // capped to ~256 MiB of blocks (at least 2). The pool is mapped, not
-  // touched: blocks are taken lowest first, so only as many as were ever
-  // in use at once become resident (docs/guide/rpc.md, "Memory").
+  std::uint64_t inline_size = 4096;  ///< payloads up to this travel inside the slot
+  /// Blocks of max(max_request, max_response) bytes shared by all calls whose
+  /// payload is over inline_size. 0: two per slot (request and response),
+  /// capped to ~256 MiB of blocks (at least 2). The pool is mapped, not
+  /// touched: blocks are taken lowest first, so only as many as were ever
+  /// in use at once become resident (docs/guide/rpc.md, "Memory").
   std::uint32_t large_blocks = 0;
-  // Permissions (mode), prefault, huge pages, ... (path must stay empty:
-  // clients find a service by name in /dev/shm).
+  /// Permissions (mode), prefault, huge pages, ... (path must stay empty:
+  /// clients find a service by name in /dev/shm).
   SegmentOptions segment{};
-  WaitOptions wait{};  // server threads, and clients by default
-  // The server looks for dead clients this often: a dead client's slots and
-  // blocks are recovered within it.
+  WaitOptions wait{};  ///< server threads, and clients by default
+  /// The server looks for dead clients this often: a dead client's slots and
+  /// blocks are recovered within it.
   std::chrono::milliseconds recovery_time = kDefaultRecoveryTime;
-  bool replace_stale = true;  // create() replaces a segment whose server died
+  bool replace_stale = true;  ///< create() replaces a segment whose server died
 };
 
-// The codes zipc's own serve loops send when a handler fails without giving
-// one (RpcResponse::error_code); an application picks any other values.
-inline constexpr std::uint32_t kRpcHandlerFailed = 1;  // the handler threw (C++) or raised (Python)
-inline constexpr std::uint32_t kRpcBadReply = 2;       // its result is no reply (Python: not bytes-like)
-// An error's type name is cut to this many bytes (its message to max_response_size).
+/// The codes zipc's own serve loops send when a handler fails without giving
+/// one (RpcResponse::error_code); an application picks any other values.
+inline constexpr std::uint32_t kRpcHandlerFailed = 1;  ///< the handler threw (C++) or raised (Python)
+inline constexpr std::uint32_t kRpcBadReply = 2;       ///< its result is no reply (Python: not bytes-like)
+/// An error's type name is cut to this many bytes (its message to max_response_size).
 inline constexpr std::size_t kRpcMaxErrorType = 255;
-// RpcServer::serve's thread count is 1 .. this.
+/// RpcServer::serve's thread count is 1 .. this.
 inline constexpr unsigned kRpcMaxServeThreads = 256;
 
-// Thrown by a handler under RpcServer::serve: the call ends with
-// Status::remote_error carrying code and what().
+/// Thrown by a handler under RpcServer::serve: the call ends with
+/// Status::remote_error carrying code and what().
 class RpcError : public std::runtime_error {
  public:
   RpcError(std::uint32_t code, const std::string& message) : std::runtime_error(message), code_(code) {}
@@ -124,9 +127,9 @@ class RpcClientImpl;
 struct WaitHookAccess;
 }  // namespace detail
 
-// One request being served. Answer once: reply(), reserve_reply()+commit(),
-// or fail(); a request dropped without an answer gets an empty response.
-// data() stays valid until the answer is published.
+/// One request being served. Answer once: reply(), reserve_reply()+commit(),
+/// or fail(); a request dropped without an answer gets an empty response.
+/// data() stays valid until the answer is published.
 class RpcRequest {
  public:
   RpcRequest() = default;
@@ -136,38 +139,38 @@ class RpcRequest {
   RpcRequest& operator=(const RpcRequest&) = delete;
   ~RpcRequest();
 
-  // ok when this holds a request; timeout / closed / corrupt from next()
-  // (detached from a server that holds nothing).
+  /// ok when this holds a request; timeout / closed / corrupt from next()
+  /// (detached from a server that holds nothing).
   [[nodiscard]] Status status() const noexcept { return status_; }
   [[nodiscard]] bool ok() const noexcept { return status_ == Status::ok; }
   explicit operator bool() const noexcept { return ok(); }
-  // The request bytes, in shared memory (a hostile client may change them
-  // while you read: validate what you parse).
+  /// The request bytes, in shared memory (a hostile client may change them
+  /// while you read: validate what you parse).
   [[nodiscard]] std::span<const std::byte> data() const noexcept { return {data_, size_}; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  // Which client connection sent it (0 .. max_clients-1).
+  /// Which client connection sent it (0 .. max_clients-1).
   [[nodiscard]] std::uint32_t client() const noexcept { return client_; }
 
-  // Copies the response in and publishes it. too_large over max_response_size
-  // (the client then sees too_large); full when no block is free for it.
+  /// Copies the response in and publishes it. too_large over max_response_size
+  /// (the client then sees too_large); full when no block is free for it.
   [[nodiscard]] Status reply(std::span<const std::byte> response) noexcept;
-  // Zero copy: writable memory for an n-byte response (empty span with
-  // *status set when n is too large or no block is free). Then commit(n').
+  /// Zero copy: writable memory for an n-byte response (empty span with
+  /// *status set when n is too large or no block is free). Then commit(n').
   [[nodiscard]] std::span<std::byte> reserve_reply(std::size_t n, Status* status = nullptr) noexcept;
-  // Like reserve_reply, but a response larger than the inline area is written
-  // over the request's own block when the request has one (its cache lines
-  // are already here, and no second block is taken). data() is overwritten
-  // as you write: read the request first.
+  /// Like reserve_reply, but a response larger than the inline area is written
+  /// over the request's own block when the request has one (its cache lines
+  /// are already here, and no second block is taken). data() is overwritten
+  /// as you write: read the request first.
   [[nodiscard]] std::span<std::byte> reserve_reply_in_place(std::size_t n, Status* status = nullptr) noexcept;
-  // Publishes the first n bytes of the reserved reply: too_large when n is
-  // over the reserved size (or nothing was reserved). sequence is 0: a
-  // response is matched to its call by slot, not numbered.
+  /// Publishes the first n bytes of the reserved reply: too_large when n is
+  /// over the reserved size (or nothing was reserved). sequence is 0: a
+  /// response is matched to its call by slot, not numbered.
   [[nodiscard]] CommitResult commit(std::size_t n) noexcept;
-  // Ends the call with an error instead of a reply (an open reserve_reply
-  // is dropped): the caller sees Status::remote_error, code, type (may be
-  // empty; cut to kRpcMaxErrorType bytes) and message (cut to what fits:
-  // max_response_size bytes with the type, inline_size when no block is
-  // free). closed when the request was already answered.
+  /// Ends the call with an error instead of a reply (an open reserve_reply
+  /// is dropped): the caller sees Status::remote_error, code, type (may be
+  /// empty; cut to kRpcMaxErrorType bytes) and message (cut to what fits:
+  /// max_response_size bytes with the type, inline_size when no block is
+  /// free). closed when the request was already answered.
   Status fail(std::uint32_t code, std::string_view message, std::string_view type = {}) noexcept;
 
  private:
@@ -195,36 +198,36 @@ class RpcServer {
  public:
   using Handler = std::function<void(RpcRequest&)>;
 
-  // Creates the service; Errc::already_exists when a live server has the
-  // name (a dead server's segment is replaced when options.replace_stale).
+  /// Creates the service; Errc::already_exists when a live server has the
+  /// name (a dead server's segment is replaced when options.replace_stale).
   static RpcServer create(std::string_view name, const RpcOptions& options = {});
 
   RpcServer();
   RpcServer(RpcServer&&) noexcept;
   RpcServer& operator=(RpcServer&&) noexcept;
-  ~RpcServer();  // closes: pending and later calls see Status::closed; removes the name
+  ~RpcServer();  ///< closes: pending and later calls see Status::closed; removes the name
 
-  // Runs handler on `threads` threads (1 .. kRpcMaxServeThreads, else
-  // Errc::invalid_argument) until stop(). Handlers may reply, fail, or
-  // neither (then the response is empty). A handler that throws ends its
-  // call with Status::remote_error: RpcError's code and message, or
-  // kRpcHandlerFailed with another exception's type and what() (logged at warn).
-  // Errc::invalid_argument when the server holds nothing (not created or
-  // moved from), Errc::closed after close().
+  /// Runs handler on `threads` threads (1 .. kRpcMaxServeThreads, else
+  /// Errc::invalid_argument) until stop(). Handlers may reply, fail, or
+  /// neither (then the response is empty). A handler that throws ends its
+  /// call with Status::remote_error: RpcError's code and message, or
+  /// kRpcHandlerFailed with another exception's type and what() (logged at warn).
+  /// Errc::invalid_argument when the server holds nothing (not created or
+  /// moved from), Errc::closed after close().
   void serve(const Handler& handler, unsigned threads = 1);
-  // Pull loop: the next request, or a status (timeout, closed after stop()).
+  /// Pull loop: the next request, or a status (timeout, closed after stop()).
   [[nodiscard]] RpcRequest next(std::chrono::nanoseconds timeout) noexcept;
-  // Makes serve() return and next() report closed. Thread- and signal-safe.
+  /// Makes serve() return and next() report closed. Thread- and signal-safe.
   void stop() noexcept;
 
   [[nodiscard]] const std::string& name() const noexcept;
   [[nodiscard]] std::size_t connected_clients() const noexcept;
-  [[nodiscard]] std::uint64_t reaped_clients() const noexcept;  // dead clients recovered so far
-  // Marks the service closed and removes its name now (the destructor does the same).
+  [[nodiscard]] std::uint64_t reaped_clients() const noexcept;  ///< dead clients recovered so far
+  /// Marks the service closed and removes its name now (the destructor does the same).
   void close() noexcept;
-  // The segment's descriptor when it lives in a memfd (RpcOptions::segment.memfd:
-  // no name in /dev/shm), else -1. Hand it to a client process with
-  // zipc::send_fd; it connects with RpcClient::connect_fd.
+  /// The segment's descriptor when it lives in a memfd (RpcOptions::segment.memfd:
+  /// no name in /dev/shm), else -1. Hand it to a client process with
+  /// zipc::send_fd; it connects with RpcClient::connect_fd.
   [[nodiscard]] int fd() const noexcept;
 
  private:
@@ -232,7 +235,7 @@ class RpcServer {
   std::unique_ptr<detail::RpcServerImpl> impl_;
 };
 
-// A response, read in place (zero copy). Holds its slot until destroyed.
+/// A response, read in place (zero copy). Holds its slot until destroyed.
 class RpcResponse {
  public:
   RpcResponse() = default;
@@ -242,25 +245,25 @@ class RpcResponse {
   RpcResponse& operator=(const RpcResponse&) = delete;
   ~RpcResponse();
 
-  // ok, remote_error (the handler failed: error_code() and error_message()),
-  // timeout, too_large (request or response over its maximum), full (all
-  // slots in use, or no block), peer_dead, closed, detached (a client not
-  // connected, moved from or detached: docs/guide/handles.md), corrupt.
+  /// ok, remote_error (the handler failed: error_code() and error_message()),
+  /// timeout, too_large (request or response over its maximum), full (all
+  /// slots in use, or no block), peer_dead, closed, detached (a client not
+  /// connected, moved from or detached: docs/guide/handles.md), corrupt.
   [[nodiscard]] Status status() const noexcept { return status_; }
   [[nodiscard]] bool ok() const noexcept { return status_ == Status::ok; }
   explicit operator bool() const noexcept { return ok(); }
-  // The response bytes (empty unless ok).
+  /// The response bytes (empty unless ok).
   [[nodiscard]] std::span<const std::byte> data() const noexcept {
     return status_ == Status::ok ? std::span<const std::byte>(data_, size_) : std::span<const std::byte>();
   }
   [[nodiscard]] std::size_t size() const noexcept { return status_ == Status::ok ? size_ : 0; }
-  // remote_error: the handler's code, its error's type name ("" when it
-  // gave none) and message, read in place like data() (a hostile server may
-  // change them while you read). 0 and "" otherwise.
+  /// remote_error: the handler's code, its error's type name ("" when it
+  /// gave none) and message, read in place like data() (a hostile server may
+  /// change them while you read). 0 and "" otherwise.
   [[nodiscard]] std::uint32_t error_code() const noexcept { return status_ == Status::remote_error ? error_code_ : 0; }
   [[nodiscard]] std::string_view error_type() const noexcept;
   [[nodiscard]] std::string_view error_message() const noexcept;
-  // Frees the slot now (the destructor does the same).
+  /// Frees the slot now (the destructor does the same).
   void release() noexcept;
 
  private:
@@ -275,7 +278,7 @@ class RpcResponse {
   std::uint32_t error_type_len_ = 0;
 };
 
-// A call in flight (pipelining). wait() once; dropping it abandons the call.
+/// A call in flight (pipelining). wait() once; dropping it abandons the call.
 class RpcTicket {
  public:
   RpcTicket() = default;
@@ -285,12 +288,12 @@ class RpcTicket {
   RpcTicket& operator=(const RpcTicket&) = delete;
   ~RpcTicket();
 
-  // ok once sent; else why nothing was sent (too_large, full, peer_dead, ...).
+  /// ok once sent; else why nothing was sent (too_large, full, peer_dead, ...).
   [[nodiscard]] Status status() const noexcept { return status_; }
   [[nodiscard]] bool ok() const noexcept { return status_ == Status::ok; }
-  // Waits for this call's response. On timeout the ticket stays valid: wait again.
+  /// Waits for this call's response. On timeout the ticket stays valid: wait again.
   [[nodiscard]] RpcResponse wait(std::chrono::nanoseconds timeout) noexcept;
-  // True when the response has arrived (wait() will not block).
+  /// True when the response has arrived (wait() will not block).
   [[nodiscard]] bool ready() const noexcept;
 
  private:
@@ -302,10 +305,10 @@ class RpcTicket {
   std::uint64_t call_id_ = 0;
 };
 
-// Request memory in the segment (zero copy): fill data(), commit(n) the
-// length to send, then call(std::move(loan), ...) or call_async. A loan
-// passed to call uncommitted is sent whole (as commit(size())). Destroyed
-// (or aborted) unsent, it gives its slot back.
+/// Request memory in the segment (zero copy): fill data(), commit(n) the
+/// length to send, then call(std::move(loan), ...) or call_async. A loan
+/// passed to call uncommitted is sent whole (as commit(size())). Destroyed
+/// (or aborted) unsent, it gives its slot back.
 class RpcWriteLoan {
  public:
   RpcWriteLoan() = default;
@@ -316,12 +319,12 @@ class RpcWriteLoan {
   ~RpcWriteLoan();
 
   [[nodiscard]] explicit operator bool() const noexcept { return data_ != nullptr; }
-  // Why reserve gave no loan (ok when it did).
+  /// Why reserve gave no loan (ok when it did).
   [[nodiscard]] Status status() const noexcept { return status_; }
   [[nodiscard]] std::span<std::byte> data() const noexcept { return {data_, size_}; }
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }  // bytes reserved
-  // Sets the length sent to the first n bytes: too_large (nothing changed)
-  // when n > size(). sequence is 0 (a call is numbered when it is sent).
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }  ///< bytes reserved
+  /// Sets the length sent to the first n bytes: too_large (nothing changed)
+  /// when n > size(). sequence is 0 (a call is numbered when it is sent).
   [[nodiscard]] CommitResult commit(std::size_t n) noexcept;
   void abort() noexcept;
 
@@ -339,41 +342,41 @@ class RpcWriteLoan {
 
 class RpcClient {
  public:
-  // Connects to a server, waiting up to timeout for it to appear and for a
-  // free client record. Throws zipc::Error (not_found, busy, peer_dead, ...).
+  /// Connects to a server, waiting up to timeout for it to appear and for a
+  /// free client record. Throws zipc::Error (not_found, busy, peer_dead, ...).
   static RpcClient connect(std::string_view name, std::chrono::milliseconds timeout = std::chrono::seconds(1));
-  // Connects through a descriptor of the server's segment (RpcServer::fd()
-  // received with zipc::receive_fd; duplicated, the caller keeps fd). There
-  // is no name to find a successor by: once this server is gone, calls fail
-  // with peer_dead or closed for good.
+  /// Connects through a descriptor of the server's segment (RpcServer::fd()
+  /// received with zipc::receive_fd; duplicated, the caller keeps fd). There
+  /// is no name to find a successor by: once this server is gone, calls fail
+  /// with peer_dead or closed for good.
   static RpcClient connect_fd(int fd, std::chrono::milliseconds timeout = std::chrono::seconds(1));
 
-  // Not connected: every call returns Status::detached (as after detach()).
+  /// Not connected: every call returns Status::detached (as after detach()).
   RpcClient();
   RpcClient(RpcClient&&) noexcept;
   RpcClient& operator=(RpcClient&&) noexcept;
   ~RpcClient();
 
-  // Blocking call: sends request, waits up to timeout for the response.
+  /// Blocking call: sends request, waits up to timeout for the response.
   [[nodiscard]] RpcResponse call(std::span<const std::byte> request, std::chrono::nanoseconds timeout) noexcept;
   [[nodiscard]] RpcResponse call(RpcWriteLoan&& loan, std::chrono::nanoseconds timeout) noexcept;
-  // Sends without waiting; full when inflight_per_client calls are outstanding.
+  /// Sends without waiting; full when inflight_per_client calls are outstanding.
   [[nodiscard]] RpcTicket call_async(std::span<const std::byte> request) noexcept;
   [[nodiscard]] RpcTicket call_async(RpcWriteLoan&& loan) noexcept;
-  // Memory for an n-byte request (too_large over max_request_size, full
-  // when every slot is in use).
+  /// Memory for an n-byte request (too_large over max_request_size, full
+  /// when every slot is in use).
   [[nodiscard]] RpcWriteLoan reserve(std::size_t n) noexcept;
 
-  // How this client waits (default: the server's strategy).
+  /// How this client waits (default: the server's strategy).
   void set_wait(const WaitOptions& wait) noexcept;
   [[nodiscard]] std::uint64_t max_request_size() const noexcept;
   [[nodiscard]] std::uint64_t max_response_size() const noexcept;
   [[nodiscard]] std::uint32_t inflight_limit() const noexcept;
-  // Connections made after the first (transparent reconnects to a new server).
+  /// Connections made after the first (transparent reconnects to a new server).
   [[nodiscard]] std::uint64_t reconnects() const noexcept;
-  // Gives the client record back now (the destructor does the same); later
-  // calls return Status::detached. Responses and tickets still held keep
-  // their connection until they end.
+  /// Gives the client record back now (the destructor does the same); later
+  /// calls return Status::detached. Responses and tickets still held keep
+  /// their connection until they end.
   void detach() noexcept;
   [[nodiscard]] bool is_attached() const noexcept;
 

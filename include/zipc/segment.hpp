@@ -1,16 +1,19 @@
-// zipc/segment.hpp - a named shared-memory region with a validated header.
-//
-//   zipc::SegmentSpec spec{zipc::SegmentKind::user, 1 << 20, {}};
-//   auto seg = zipc::Segment::create("demo", spec, [](std::byte* p, std::size_t n) {
-//     std::memset(p, 0, n);  // build the shared structure; openers see it only after this returns
-//   });
-//   auto same = zipc::Segment::open("demo", zipc::SegmentKind::user);
-//   zipc::Segment::remove("demo");
-//
-// Segments live in /dev/shm as "zipc.<name>" (POSIX shm), or at a file path
-// (SegmentOptions::path) for a log that survives restarts. Every segment starts
-// with a header (src/layout/segment_header.hpp); open validates it against the
-// real file size before anything else is touched.
+/// \file
+/// zipc/segment.hpp - a named shared-memory region with a validated header.
+///
+/// \code
+///   zipc::SegmentSpec spec{zipc::SegmentKind::user, 1 << 20, {}};
+///   auto seg = zipc::Segment::create("demo", spec, [](std::byte* p, std::size_t n) {
+///     std::memset(p, 0, n);  // build the shared structure; openers see it only after this returns
+///   });
+///   auto same = zipc::Segment::open("demo", zipc::SegmentKind::user);
+///   zipc::Segment::remove("demo");
+/// \endcode
+///
+/// Segments live in /dev/shm as "zipc.<name>" (POSIX shm), or at a file path
+/// (SegmentOptions::path) for a log that survives restarts. Every segment starts
+/// with a header (src/layout/segment_header.hpp); open validates it against the
+/// real file size before anything else is touched.
 #pragma once
 
 #include <array>
@@ -30,140 +33,140 @@
 namespace zipc {
 
 enum class SegmentKind : std::uint32_t {
-  any = 0,  // open(): accept every kind
+  any = 0,  ///< open(): accept every kind
   queue = 1,
   topic = 2,
   rpc = 3,
   heap = 4,
   bench = 5,
-  event = 6,         // a named event channel (zipc/event_channel.hpp)
-  topic_reader = 7,  // the position of a read-only reliable topic subscriber (docs/design/topic.md)
-  user = 100,        // for applications' own layouts
+  event = 6,         ///< a named event channel (zipc/event_channel.hpp)
+  topic_reader = 7,  ///< the position of a read-only reliable topic subscriber (docs/design/topic.md)
+  user = 100,        ///< for applications' own layouts
 };
 const char* to_string(SegmentKind k) noexcept;
 
 enum class HugePages : std::uint8_t {
   off = 0,
-  prefer,   // ask for transparent huge pages; fall back to small pages (see Segment::notes)
-  require,  // fail with Errc::invalid_argument when they cannot be had
+  prefer,   ///< ask for transparent huge pages; fall back to small pages (see Segment::notes)
+  require,  ///< fail with Errc::invalid_argument when they cannot be had
 };
 
-// Who may open a segment.
+/// Who may open a segment.
 namespace mode {
-inline constexpr unsigned owner = 0600;  // default
+inline constexpr unsigned owner = 0600;  ///< default
 inline constexpr unsigned group = 0660;
 inline constexpr unsigned everyone = 0666;
-// The owner writes; others only read (open with SegmentOptions::read_only).
+/// The owner writes; others only read (open with SegmentOptions::read_only).
 inline constexpr unsigned group_reads = 0640;
 inline constexpr unsigned everyone_reads = 0644;
 }  // namespace mode
 
 struct SegmentOptions {
-  std::string path;             // non-empty: a file at this path instead of /dev/shm/zipc.<name>
-  unsigned mode = mode::owner;  // permission bits for create
-  // Group owner for create: a group name or a numeric gid ("" keeps the
-  // creator's group). Pair it with mode::group to share with that group.
-  // Errc::not_found for an unknown group; Errc::permission_denied when the
-  // creator may not give the file to that group (not a member, not root).
+  std::string path;             ///< non-empty: a file at this path instead of /dev/shm/zipc.<name>
+  unsigned mode = mode::owner;  ///< permission bits for create
+  /// Group owner for create: a group name or a numeric gid ("" keeps the
+  /// creator's group). Pair it with mode::group to share with that group.
+  /// Errc::not_found for an unknown group; Errc::permission_denied when the
+  /// creator may not give the file to that group (not a member, not root).
   std::string group;
-  // Commit the whole segment at create/open: allocate every page in
-  // /dev/shm (posix_fallocate) and map it in (MAP_POPULATE). Without it
-  // pages cost memory only once touched (docs/guide/segment.md, "Memory"): create
-  // checks that /dev/shm has room for the whole segment, but a page touched
-  // later, after other processes filled /dev/shm, raises SIGBUS. With it a
-  // full /dev/shm fails create/open with Errc::out_of_memory instead, and
-  // the first touches cost no page faults.
+  /// Commit the whole segment at create/open: allocate every page in
+  /// /dev/shm (posix_fallocate) and map it in (MAP_POPULATE). Without it
+  /// pages cost memory only once touched (docs/guide/segment.md, "Memory"): create
+  /// checks that /dev/shm has room for the whole segment, but a page touched
+  /// later, after other processes filled /dev/shm, raises SIGBUS. With it a
+  /// full /dev/shm fails create/open with Errc::out_of_memory instead, and
+  /// the first touches cost no page faults.
   bool prefault = false;
   HugePages huge_pages = HugePages::off;
-  bool lock_memory = false;                      // mlock the mapping (needs RLIMIT_MEMLOCK)
-  std::chrono::milliseconds open_timeout{1000};  // how long open waits for a creator to finish
-  void* fixed_address = nullptr;                 // map exactly here, or fail with address_unavailable
-  // Name space: segment "x" lives at /dev/shm/zipc.<name_space>:x, so equal
-  // names in different name spaces are different channels. Unset: the
-  // environment variable ZIPC_NAMESPACE, and when that is unset or empty, no
-  // name space (/dev/shm/zipc.x, the default). Set to "": no name space even
-  // when ZIPC_NAMESPACE is set. Letters, digits, '_' and '-' only. A name of
-  // the form "ns:x" names its name space itself and ignores this field.
+  bool lock_memory = false;                      ///< mlock the mapping (needs RLIMIT_MEMLOCK)
+  std::chrono::milliseconds open_timeout{1000};  ///< how long open waits for a creator to finish
+  void* fixed_address = nullptr;                 ///< map exactly here, or fail with address_unavailable
+  /// Name space: segment "x" lives at /dev/shm/zipc.<name_space>:x, so equal
+  /// names in different name spaces are different channels. Unset: the
+  /// environment variable ZIPC_NAMESPACE, and when that is unset or empty, no
+  /// name space (/dev/shm/zipc.x, the default). Set to "": no name space even
+  /// when ZIPC_NAMESPACE is set. Letters, digits, '_' and '-' only. A name of
+  /// the form "ns:x" names its name space itself and ignores this field.
   std::optional<std::string> name_space;
-  // create(): the segment lives in an anonymous memfd instead of /dev/shm or
-  // a path; nothing else can open it by name. Hand Segment::fd() to another
-  // process (zipc::send_fd over a Unix socket) which opens it with open_fd().
+  /// create(): the segment lives in an anonymous memfd instead of /dev/shm or
+  /// a path; nothing else can open it by name. Hand Segment::fd() to another
+  /// process (zipc::send_fd over a Unix socket) which opens it with open_fd().
   bool memfd = false;
-  // Typed channels (zipc/typed.hpp): create records this identity in the
-  // segment; open refuses a segment holding another one, or none, with
-  // Errc::type_mismatch. Empty: no type is recorded or checked.
+  /// Typed channels (zipc/typed.hpp): create records this identity in the
+  /// segment; open refuses a segment holding another one, or none, with
+  /// Errc::type_mismatch. Empty: no type is recorded or checked.
   std::optional<TypeIdentity> type;
-  // open() and open_fd(): map the segment read-only (O_RDONLY, PROT_READ), so
-  // read permission on the file is enough and nothing this process does can
-  // change the segment: a stray write faults in this process only. Only what
-  // reads without writing works on such a handle (docs/guide/containers-and-permissions.md, "Read-only
-  // participants"): lossy topic subscribers, introspection. create() and
-  // open_or_create() refuse it (Errc::invalid_argument).
+  /// open() and open_fd(): map the segment read-only (O_RDONLY, PROT_READ), so
+  /// read permission on the file is enough and nothing this process does can
+  /// change the segment: a stray write faults in this process only. Only what
+  /// reads without writing works on such a handle (docs/guide/containers-and-permissions.md, "Read-only
+  /// participants"): lossy topic subscribers, introspection. create() and
+  /// open_or_create() refuse it (Errc::invalid_argument).
   bool read_only = false;
 };
 
-// What to create: the kind, the bytes the kind needs, and its parameters
-// (recorded in the header and covered by its checksum).
+/// What to create: the kind, the bytes the kind needs, and its parameters
+/// (recorded in the header and covered by its checksum).
 struct SegmentSpec {
   SegmentKind kind = SegmentKind::user;
   std::uint64_t payload_size = 0;
   std::array<std::uint64_t, 8> params{};
 };
 
-// Builds the payload in place. Runs once, in the creating process, before any
-// opener can see the segment as ready. May throw; the segment is then removed.
+/// Builds the payload in place. Runs once, in the creating process, before any
+/// opener can see the segment as ready. May throw; the segment is then removed.
 using InitFn = std::function<void(std::byte* payload, std::size_t size)>;
 
 struct SegmentInfo {
   std::string name;
   std::string path;
   SegmentKind kind = SegmentKind::any;
-  std::uint64_t size = 0;  // bytes every participant maps
-  // Bytes of memory (or disk, for a file on one) the segment holds now: the
-  // pages someone has touched, or all of them after prefault. What `du`
-  // shows and what a full /dev/shm counts (st_blocks * 512).
+  std::uint64_t size = 0;  ///< bytes every participant maps
+  /// Bytes of memory (or disk, for a file on one) the segment holds now: the
+  /// pages someone has touched, or all of them after prefault. What `du`
+  /// shows and what a full /dev/shm counts (st_blocks * 512).
   std::uint64_t allocated = 0;
   ProcessId creator;
   bool creator_alive = false;
-  std::uint64_t created_ns = 0;  // CLOCK_REALTIME
+  std::uint64_t created_ns = 0;  ///< CLOCK_REALTIME
   std::array<std::uint64_t, 8> params{};
-  bool valid = false;                // header validated
-  std::string problem;               // why not valid
-  std::optional<TypeIdentity> type;  // the typed channel's message type, when one was recorded
+  bool valid = false;                ///< header validated
+  std::string problem;               ///< why not valid
+  std::optional<TypeIdentity> type;  ///< the typed channel's message type, when one was recorded
 };
 
 class Segment {
  public:
   static constexpr std::size_t kMaxNameLength = 200;
 
-  // Creates a new segment; Errc::already_exists if the name is taken.
+  /// Creates a new segment; Errc::already_exists if the name is taken.
   static Segment create(std::string_view name, const SegmentSpec& spec, const InitFn& init,
                         const SegmentOptions& options = {});
-  // Opens an existing segment and validates it; kind may be SegmentKind::any.
+  /// Opens an existing segment and validates it; kind may be SegmentKind::any.
   static Segment open(std::string_view name, SegmentKind kind, const SegmentOptions& options = {});
-  // Opens, or creates when absent. Race-free: with many callers at once exactly
-  // one creates and all end with the same valid segment. A segment whose
-  // creator died before finishing initialization is removed and re-created.
-  // *created (if given) tells which happened.
+  /// Opens, or creates when absent. Race-free: with many callers at once exactly
+  /// one creates and all end with the same valid segment. A segment whose
+  /// creator died before finishing initialization is removed and re-created.
+  /// *created (if given) tells which happened.
   static Segment open_or_create(std::string_view name, const SegmentSpec& spec, const InitFn& init,
                                 const SegmentOptions& options = {}, bool* created = nullptr);
-  // Opens a segment from a descriptor (a memfd or an open segment file, e.g.
-  // received with zipc::receive_fd). The descriptor is duplicated: the caller
-  // keeps and closes its own. name only labels errors and name().
+  /// Opens a segment from a descriptor (a memfd or an open segment file, e.g.
+  /// received with zipc::receive_fd). The descriptor is duplicated: the caller
+  /// keeps and closes its own. name only labels errors and name().
   static Segment open_fd(int fd, SegmentKind kind, const SegmentOptions& options = {}, std::string_view name = "fd");
-  // Removes the name (mappings stay valid until unmapped). False if absent.
+  /// Removes the name (mappings stay valid until unmapped). False if absent.
   static bool remove(std::string_view name, const SegmentOptions& options = {});
-  // Every zipc segment in /dev/shm, with its header read (not mapped writable).
+  /// Every zipc segment in /dev/shm, with its header read (not mapped writable).
   static std::vector<SegmentInfo> list();
-  // Reads one segment's header without keeping it open.
+  /// Reads one segment's header without keeping it open.
   static SegmentInfo inspect(std::string_view name, const SegmentOptions& options = {});
 
-  // Throws Errc::invalid_name with the reason when name is not usable.
+  /// Throws Errc::invalid_name with the reason when name is not usable.
   static void validate_name(std::string_view name);
-  // The name space that applies (options.name_space, else ZIPC_NAMESPACE);
-  // "" for none. Throws Errc::invalid_name for an unusable name space.
+  /// The name space that applies (options.name_space, else ZIPC_NAMESPACE);
+  /// "" for none. Throws Errc::invalid_name for an unusable name space.
   static std::string name_space_for(const SegmentOptions& options = {});
-  // Where a name lives: /dev/shm/zipc.<name>, /dev/shm/zipc.<ns>:<name>, or options.path.
+  /// Where a name lives: /dev/shm/zipc.<name>, /dev/shm/zipc.<ns>:<name>, or options.path.
   static std::string path_for(std::string_view name, const SegmentOptions& options = {});
 
   Segment() = default;
@@ -184,26 +187,26 @@ class Segment {
   [[nodiscard]] const std::array<std::uint64_t, 8>& params() const noexcept { return params_; }
   [[nodiscard]] ProcessId creator() const noexcept { return creator_; }
   [[nodiscard]] bool created_here() const noexcept { return created_here_; }
-  // Mapped with SegmentOptions::read_only: any write through payload() faults.
+  /// Mapped with SegmentOptions::read_only: any write through payload() faults.
   [[nodiscard]] bool read_only() const noexcept { return read_only_; }
-  // The descriptor kept open (file-backed, memfd or open_fd segments), else -1.
-  // Owned by the segment: pass it on, do not close it.
+  /// The descriptor kept open (file-backed, memfd or open_fd segments), else -1.
+  /// Owned by the segment: pass it on, do not close it.
   [[nodiscard]] int fd() const noexcept { return fd_; }
-  // A new read-only descriptor of this segment (the caller owns and closes
-  // it): hand it to a process that must only read (zipc::send_fd); mapping it
-  // writable fails there, so it opens with SegmentOptions::read_only. Reopens
-  // the kept descriptor, else the path. Throws Errc::system / permission_denied.
+  /// A new read-only descriptor of this segment (the caller owns and closes
+  /// it): hand it to a process that must only read (zipc::send_fd); mapping it
+  /// writable fails there, so it opens with SegmentOptions::read_only. Reopens
+  /// the kept descriptor, else the path. Throws Errc::system / permission_denied.
   [[nodiscard]] int read_only_fd() const;
-  // The message type a typed channel recorded at create (empty for the byte
-  // API). Throws Errc::corrupt_header when the record fails its checksum.
+  /// The message type a typed channel recorded at create (empty for the byte
+  /// API). Throws Errc::corrupt_header when the record fails its checksum.
   [[nodiscard]] std::optional<TypeIdentity> type_identity() const;
-  // Remarks about options that could not be honoured (e.g. huge pages fell back).
+  /// Remarks about options that could not be honoured (e.g. huge pages fell back).
   [[nodiscard]] const std::string& notes() const noexcept { return notes_; }
 
-  // Flushes a file-backed segment to disk (msync + fsync).
+  /// Flushes a file-backed segment to disk (msync + fsync).
   void sync() const;
-  // Unmaps this process's view now (the destructor does the same); the
-  // segment stays for every other process (remove() deletes the name).
+  /// Unmaps this process's view now (the destructor does the same); the
+  /// segment stays for every other process (remove() deletes the name).
   void detach() noexcept;
 
  private:

@@ -1,33 +1,36 @@
-// zipc/stl_allocator.hpp - std containers whose memory lives in a zipc::Heap.
-//
-//   #include <map>
-//   #include <string>
-//   #include <vector>
-//   #include "zipc/stl_allocator.hpp"
-//   ---
-//   using String = std::basic_string<char, std::char_traits<char>, zipc::StlAllocator<char>>;
-//   using Map = std::map<String, String, std::less<>, zipc::StlAllocator<std::pair<const String, String>>>;
-//   zipc::HeapOptions options;
-//   options.address_mode = zipc::AddressMode::fixed;  // raw pointers inside: same address everywhere
-//   auto heap = zipc::Heap::create("demo-stl", 1 << 20, options);
-//   zipc::StlAllocator<char> alloc(heap);
-//   Map* map = heap.construct<Map>("map", alloc);     // other processes: heap.find<Map>("map")
-//   map->emplace(String("key", alloc), String("value", alloc));
-//   using Vec = std::vector<int, zipc::RelocatableAllocator<int>>;  // relocatable (any mode) too
-//   Vec* vec = heap.construct<Vec>("vec", zipc::RelocatableAllocator<int>(heap));
-//   vec->push_back(7);
-//   heap.destroy<Vec>("vec");
-//   heap.destroy<Map>("map");
-//   zipc::Heap::remove("demo-stl");
-//
-// StlAllocator<T> hands out raw T*: containers that hold it work across
-// processes only in AddressMode::fixed. RelocatableAllocator<T> hands out
-// zipc::offset_ptr<T>: containers that store only the allocator's pointer
-// type are position independent. With libstdc++ (gcc 12) that is
-// std::vector, std::basic_string and std::deque (tested in
-// tests/heap/containers_test.cpp); std::list, std::map, std::set and the
-// unordered containers keep raw node pointers and need fixed mode.
-// Both allocators throw std::bad_alloc when the heap is exhausted.
+/// \file
+/// zipc/stl_allocator.hpp - std containers whose memory lives in a zipc::Heap.
+///
+/// \code
+///   #include <map>
+///   #include <string>
+///   #include <vector>
+///   #include "zipc/stl_allocator.hpp"
+///   ---
+///   using String = std::basic_string<char, std::char_traits<char>, zipc::StlAllocator<char>>;
+///   using Map = std::map<String, String, std::less<>, zipc::StlAllocator<std::pair<const String, String>>>;
+///   zipc::HeapOptions options;
+///   options.address_mode = zipc::AddressMode::fixed;  // raw pointers inside: same address everywhere
+///   auto heap = zipc::Heap::create("demo-stl", 1 << 20, options);
+///   zipc::StlAllocator<char> alloc(heap);
+///   Map* map = heap.construct<Map>("map", alloc);     // other processes: heap.find<Map>("map")
+///   map->emplace(String("key", alloc), String("value", alloc));
+///   using Vec = std::vector<int, zipc::RelocatableAllocator<int>>;  // relocatable (any mode) too
+///   Vec* vec = heap.construct<Vec>("vec", zipc::RelocatableAllocator<int>(heap));
+///   vec->push_back(7);
+///   heap.destroy<Vec>("vec");
+///   heap.destroy<Map>("map");
+///   zipc::Heap::remove("demo-stl");
+/// \endcode
+///
+/// StlAllocator<T> hands out raw T*: containers that hold it work across
+/// processes only in AddressMode::fixed. RelocatableAllocator<T> hands out
+/// zipc::offset_ptr<T>: containers that store only the allocator's pointer
+/// type are position independent. With libstdc++ (gcc 12) that is
+/// std::vector, std::basic_string and std::deque (tested in
+/// tests/heap/containers_test.cpp); std::list, std::map, std::set and the
+/// unordered containers keep raw node pointers and need fixed mode.
+/// Both allocators throw std::bad_alloc when the heap is exhausted.
 #pragma once
 
 #include <cstddef>

@@ -1,41 +1,44 @@
-// zipc/topic.hpp - publish/subscribe log: every subscriber sees every message.
-//
-//   #include <array>
-//   ---
-//   zipc::TopicOptions opt;
-//   opt.capacity_bytes = 1 << 20;  // bytes of log kept for late joiners and slow readers
-//   opt.max_message_size = 4096;
-//   const std::string name = "demo-topic-" + std::to_string(zipc::ProcessId::current().pid);
-//   auto topic = zipc::Topic::create(name, opt);
-//   auto sub = topic.subscribe({zipc::From::oldest(), zipc::Delivery::reliable});
-//   auto pub = topic.publisher();
-//   const char hello[] = "hello";
-//   auto sent = pub.try_publish(std::as_bytes(std::span(hello)));  // sent.sequence == 0
-//   {
-//     auto loan = pub.try_reserve(8);  // zero copy: write into the log itself
-//     if (loan) {
-//       std::memset(loan.data().data(), 1, 8);
-//       (void)loan.commit(8);  // without commit, the destructor aborts the loan
-//     }
-//   }
-//   std::array<std::byte, 4096> buf;
-//   zipc::ReadResult got = sub.read(buf, std::chrono::milliseconds(100));
-//   // got.status == ok, got.sequence == 0, got.size == 6, got.publish_ns: CLOCK_REALTIME
-//   zipc::TopicReadLoan view = sub.try_acquire();  // reliable mode; released when destroyed
-//   (void)sent;
-//   (void)got;
-//   (void)view.sequence();
-//   zipc::Topic::remove(name);
-//
-// Handles: a detached, moved-from or default Publisher or Subscriber answers
-// with Status::detached; Topic::publisher()/subscribe() on a detached Topic
-// throw Errc::invalid_argument (docs/guide/handles.md). Timeouts: zipc::forever,
-// 0 or negative tries once (docs/guide/timeouts.md).
-// A topic is a byte ring of variable-size records with dense sequence numbers
-// (docs/design/topic.md). Reliable subscribers hold the publisher back (publish waits,
-// try_publish says full); lossy ones never do and learn how many messages they
-// lost (Status::overrun, lost()). Late joiners replay what the log still holds.
-// With TopicOptions::segment.path the log lives in a file and survives restarts.
+/// \file
+/// zipc/topic.hpp - publish/subscribe log: every subscriber sees every message.
+///
+/// \code
+///   #include <array>
+///   ---
+///   zipc::TopicOptions opt;
+///   opt.capacity_bytes = 1 << 20;  // bytes of log kept for late joiners and slow readers
+///   opt.max_message_size = 4096;
+///   const std::string name = "demo-topic-" + std::to_string(zipc::ProcessId::current().pid);
+///   auto topic = zipc::Topic::create(name, opt);
+///   auto sub = topic.subscribe({zipc::From::oldest(), zipc::Delivery::reliable});
+///   auto pub = topic.publisher();
+///   const char hello[] = "hello";
+///   auto sent = pub.try_publish(std::as_bytes(std::span(hello)));  // sent.sequence == 0
+///   {
+///     auto loan = pub.try_reserve(8);  // zero copy: write into the log itself
+///     if (loan) {
+///       std::memset(loan.data().data(), 1, 8);
+///       (void)loan.commit(8);  // without commit, the destructor aborts the loan
+///     }
+///   }
+///   std::array<std::byte, 4096> buf;
+///   zipc::ReadResult got = sub.read(buf, std::chrono::milliseconds(100));
+///   // got.status == ok, got.sequence == 0, got.size == 6, got.publish_ns: CLOCK_REALTIME
+///   zipc::TopicReadLoan view = sub.try_acquire();  // reliable mode; released when destroyed
+///   (void)sent;
+///   (void)got;
+///   (void)view.sequence();
+///   zipc::Topic::remove(name);
+/// \endcode
+///
+/// Handles: a detached, moved-from or default Publisher or Subscriber answers
+/// with Status::detached; Topic::publisher()/subscribe() on a detached Topic
+/// throw Errc::invalid_argument (docs/guide/handles.md). Timeouts: zipc::forever,
+/// 0 or negative tries once (docs/guide/timeouts.md).
+/// A topic is a byte ring of variable-size records with dense sequence numbers
+/// (docs/design/topic.md). Reliable subscribers hold the publisher back (publish waits,
+/// try_publish says full); lossy ones never do and learn how many messages they
+/// lost (Status::overrun, lost()). Late joiners replay what the log still holds.
+/// With TopicOptions::segment.path the log lives in a file and survives restarts.
 #pragma once
 
 #include <array>
@@ -55,29 +58,29 @@
 namespace zipc {
 
 struct TopicOptions {
-  std::uint64_t capacity_bytes = 1 << 20;    // ring bytes; rounded up to a power of two (>= 4096)
-  std::uint32_t max_message_size = 1 << 16;  // payload bytes; the ring must hold two records of this size
-  std::uint32_t max_subscribers = 256;       // subscriber slots (runtime value, up to 65536)
-  // single: one publisher process at a time, no CAS on the hot path;
-  // multi: any number (up to 64) append concurrently.
+  std::uint64_t capacity_bytes = 1 << 20;    ///< ring bytes; rounded up to a power of two (>= 4096)
+  std::uint32_t max_message_size = 1 << 16;  ///< payload bytes; the ring must hold two records of this size
+  std::uint32_t max_subscribers = 256;       ///< subscriber slots (runtime value, up to 65536)
+  /// single: one publisher process at a time, no CAS on the hot path;
+  /// multi: any number (up to 64) append concurrently.
   Multiplicity publishers = Multiplicity::single;
-  SegmentOptions segment{};  // permissions (mode), path (file-backed, persistent topic), prefault, ...
-  WaitOptions wait{};        // how this handle's blocking calls wait
-  // A dead peer is worked around after this (per handle, not stored).
+  SegmentOptions segment{};  ///< permissions (mode), path (file-backed, persistent topic), prefault, ...
+  WaitOptions wait{};        ///< how this handle's blocking calls wait
+  /// A dead peer is worked around after this (per handle, not stored).
   std::chrono::milliseconds recovery_time = kDefaultRecoveryTime;
-  // open_or_create on an existing topic whose geometry (capacity_bytes after
-  // rounding, max_message_size, max_subscribers, publishers) differs: false
-  // fails with Errc::options_mismatch naming both values; true attaches with
-  // the existing topic's geometry.
+  /// open_or_create on an existing topic whose geometry (capacity_bytes after
+  /// rounding, max_message_size, max_subscribers, publishers) differs: false
+  /// fails with Errc::options_mismatch naming both values; true attaches with
+  /// the existing topic's geometry.
   bool accept_existing = false;
-  // Bulk logging (docs/design/topic.md, "Streaming stores"): publisher copies of 256 B and more use
-  // non-temporal stores, and a single publisher makes its commits visible in
-  // batches (Publisher::flush). Faster when nobody reads right behind;
-  // readers see records late and from memory instead of cache.
+  /// Bulk logging (docs/design/topic.md, "Streaming stores"): publisher copies of 256 B and more use
+  /// non-temporal stores, and a single publisher makes its commits visible in
+  /// batches (Publisher::flush). Faster when nobody reads right behind;
+  /// readers see records late and from memory instead of cache.
   bool streaming_stores = false;
 };
 
-// Where a new subscriber starts.
+/// Where a new subscriber starts.
 struct From {
   enum class Kind : std::uint8_t { latest, oldest, sequence };
   Kind kind = Kind::latest;
@@ -88,32 +91,32 @@ struct From {
 };
 
 enum class Delivery : std::uint8_t {
-  reliable,  // never overwritten: the publisher waits for this subscriber
-  lossy,     // the publisher never waits; overruns are reported with the exact count
+  reliable,  ///< never overwritten: the publisher waits for this subscriber
+  lossy,     ///< the publisher never waits; overruns are reported with the exact count
 };
 
 struct SubscribeOptions {
   From from = From::latest();
   Delivery delivery = Delivery::reliable;
-  // Durable subscriber (reliable only; docs/design/topic.md, "Durable subscribers"):
-  // a non-empty name (1..47 bytes of [A-Za-z0-9._-]) keeps this subscriber's
-  // position after it detaches or dies, holding the publishers back, for
-  // durable_grace. Subscribing again with the name within the grace resumes
-  // at the next unread message (`from` is then ignored); after it, the
-  // position is released and the first read says Status::not_retained with
-  // the exact count lost (ReadResult::size, lost()), then reads on from the
-  // oldest retained message. Errc::busy while a live subscriber holds the name.
+  /// Durable subscriber (reliable only; docs/design/topic.md, "Durable subscribers"):
+  /// a non-empty name (1..47 bytes of [A-Za-z0-9._-]) keeps this subscriber's
+  /// position after it detaches or dies, holding the publishers back, for
+  /// durable_grace. Subscribing again with the name within the grace resumes
+  /// at the next unread message (`from` is then ignored); after it, the
+  /// position is released and the first read says Status::not_retained with
+  /// the exact count lost (ReadResult::size, lost()), then reads on from the
+  /// oldest retained message. Errc::busy while a live subscriber holds the name.
   std::string durable_name{};
-  std::chrono::milliseconds durable_grace = std::chrono::seconds(10);  // [0, 7 days]
+  std::chrono::milliseconds durable_grace = std::chrono::seconds(10);  ///< [0, 7 days]
 };
 
 struct ReadResult {
   Status status = Status::empty;
   std::uint64_t sequence = 0;
-  // CLOCK_REALTIME at commit (within 1 us; exact with several publishers;
-  // streaming_stores: when the commit's batch became visible).
+  /// CLOCK_REALTIME at commit (within 1 us; exact with several publishers;
+  /// streaming_stores: when the commit's batch became visible).
   std::uint64_t publish_ns = 0;
-  std::uint32_t size = 0;  // payload bytes (also when too_large: the size needed)
+  std::uint32_t size = 0;  ///< payload bytes (also when too_large: the size needed)
   [[nodiscard]] bool ok() const noexcept { return status == Status::ok; }
 };
 
@@ -134,12 +137,12 @@ struct SubscriberSlot;
 class Publisher;
 class Subscriber;
 
-// A reserved record: write data(), then commit(n). Destroyed uncommitted, it
-// is aborted (readers skip it; no sequence number is used). A publisher has at
-// most one loan out (another reserve or publish says Status::busy). The loan
-// follows its Publisher when that moves, and keeps it (slot, claim, mapping)
-// when it is detached or destroyed, until the loan ends (docs/guide/handles.md).
-// Once ended, data() is empty and commit says Status::detached.
+/// A reserved record: write data(), then commit(n). Destroyed uncommitted, it
+/// is aborted (readers skip it; no sequence number is used). A publisher has at
+/// most one loan out (another reserve or publish says Status::busy). The loan
+/// follows its Publisher when that moves, and keeps it (slot, claim, mapping)
+/// when it is detached or destroyed, until the loan ends (docs/guide/handles.md).
+/// Once ended, data() is empty and commit says Status::detached.
 class TopicWriteLoan {
  public:
   TopicWriteLoan() = default;
@@ -152,12 +155,12 @@ class TopicWriteLoan {
   }
 
   [[nodiscard]] explicit operator bool() const noexcept { return owner_ != nullptr; }
-  // Why try_reserve/reserve gave no loan (ok when it did).
+  /// Why try_reserve/reserve gave no loan (ok when it did).
   [[nodiscard]] Status status() const noexcept { return status_; }
   [[nodiscard]] std::span<std::byte> data() const noexcept { return {payload_, size_}; }
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }  // bytes reserved
-  // Publishes the first n bytes; sequence = the message's sequence number.
-  // too_large (loan kept) if n > size().
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }  ///< bytes reserved
+  /// Publishes the first n bytes; sequence = the message's sequence number.
+  /// too_large (loan kept) if n > size().
   [[nodiscard]] CommitResult commit(std::size_t n) noexcept;
   void abort() noexcept;
 
@@ -181,22 +184,22 @@ class Publisher {
   Publisher& operator=(const Publisher&) = delete;
   ~Publisher();
 
-  // Never blocks: full when a reliable subscriber has not read the room needed.
+  /// Never blocks: full when a reliable subscriber has not read the room needed.
   [[nodiscard]] CommitResult try_publish(std::span<const std::byte> message) noexcept;
-  // Waits at most timeout for room.
+  /// Waits at most timeout for room.
   [[nodiscard]] CommitResult publish(std::span<const std::byte> message, std::chrono::nanoseconds timeout) noexcept;
-  // Zero copy: a loan of size bytes in the log itself.
+  /// Zero copy: a loan of size bytes in the log itself.
   [[nodiscard]] TopicWriteLoan try_reserve(std::size_t size) noexcept;
   [[nodiscard]] TopicWriteLoan reserve(std::size_t size, std::chrono::nanoseconds timeout) noexcept;
 
-  // Streaming mode (TopicOptions::streaming_stores, single publisher): makes
-  // every commit visible now. Commits otherwise become visible in batches
-  // (256 messages, or a batch 100 us old as seen by one of its first 4 commits
-  // or every 4th after); the destructor flushes too.
+  /// Streaming mode (TopicOptions::streaming_stores, single publisher): makes
+  /// every commit visible now. Commits otherwise become visible in batches
+  /// (256 messages, or a batch 100 us old as seen by one of its first 4 commits
+  /// or every 4th after); the destructor flushes too.
   void flush() noexcept;
 
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }
-  // Gives this publisher's slot back now (the destructor does the same).
+  /// Gives this publisher's slot back now (the destructor does the same).
   void detach() noexcept;
 
  private:
@@ -238,11 +241,11 @@ namespace detail {
 struct WaitHookAccess;
 }
 
-// An acquired record, read in place: data() (size() bytes) stays valid until
-// release() or destruction, or the subscriber's next read/acquire (which
-// ends the loan: data() is then empty). The loan follows its Subscriber when
-// that moves, and keeps it (slot, position, mapping) when it is detached or
-// destroyed, until the loan ends (docs/guide/handles.md).
+/// An acquired record, read in place: data() (size() bytes) stays valid until
+/// release() or destruction, or the subscriber's next read/acquire (which
+/// ends the loan: data() is then empty). The loan follows its Subscriber when
+/// that moves, and keeps it (slot, position, mapping) when it is detached or
+/// destroyed, until the loan ends (docs/guide/handles.md).
 class TopicReadLoan {
  public:
   TopicReadLoan() = default;
@@ -256,12 +259,12 @@ class TopicReadLoan {
   }
 
   [[nodiscard]] explicit operator bool() const noexcept { return owner_ != nullptr; }
-  // ok while it holds a record; else why acquire gave none.
+  /// ok while it holds a record; else why acquire gave none.
   [[nodiscard]] Status status() const noexcept { return status_; }
   [[nodiscard]] std::span<const std::byte> data() const noexcept { return {data_, size_}; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] std::uint64_t sequence() const noexcept { return sequence_; }
-  [[nodiscard]] std::uint64_t publish_ns() const noexcept { return publish_ns_; }  // as in ReadResult
+  [[nodiscard]] std::uint64_t publish_ns() const noexcept { return publish_ns_; }  ///< as in ReadResult
   void release() noexcept;
 
  private:
@@ -284,40 +287,40 @@ class Subscriber {
   Subscriber& operator=(const Subscriber&) = delete;
   ~Subscriber();
 
-  // Copies the next message into buffer. ok, empty, too_large (buffer too
-  // small: size says what is needed; nothing consumed), overrun (lossy: lapped;
-  // lost() grew by the exact count; the next read continues from the oldest
-  // retained), not_retained (once, first read of a durable subscriber whose
-  // position was released: size = messages lost, sequence = the next one
-  // delivered), closed (Topic::close() and every committed message read), corrupt.
+  /// Copies the next message into buffer. ok, empty, too_large (buffer too
+  /// small: size says what is needed; nothing consumed), overrun (lossy: lapped;
+  /// lost() grew by the exact count; the next read continues from the oldest
+  /// retained), not_retained (once, first read of a durable subscriber whose
+  /// position was released: size = messages lost, sequence = the next one
+  /// delivered), closed (Topic::close() and every committed message read), corrupt.
   [[nodiscard]] ReadResult try_read(std::span<std::byte> buffer) noexcept;
   [[nodiscard]] ReadResult read(std::span<std::byte> buffer, std::chrono::nanoseconds timeout) noexcept;
-  // Zero copy (reliable mode only; lossy subscribers get Status::not_supported):
-  // the record in the log itself, held back from the publisher until the
-  // loan is released. One loan at a time: the subscriber's next read or
-  // acquire releases the previous loan (its data() is then empty).
+  /// Zero copy (reliable mode only; lossy subscribers get Status::not_supported):
+  /// the record in the log itself, held back from the publisher until the
+  /// loan is released. One loan at a time: the subscriber's next read or
+  /// acquire releases the previous loan (its data() is then empty).
   [[nodiscard]] TopicReadLoan try_acquire() noexcept;
   [[nodiscard]] TopicReadLoan acquire(std::chrono::nanoseconds timeout) noexcept;
 
-  // Messages this subscriber missed so far (lossy overruns; a durable
-  // subscriber's released position).
+  /// Messages this subscriber missed so far (lossy overruns; a durable
+  /// subscriber's released position).
   [[nodiscard]] std::uint64_t lost() const noexcept { return lost_; }
-  // Holes (publishers that died between claim and commit) skipped so far.
+  /// Holes (publishers that died between claim and commit) skipped so far.
   [[nodiscard]] std::uint64_t abandoned() const noexcept { return abandoned_; }
-  // Sequence the next delivered message will carry (if none is lost).
+  /// Sequence the next delivered message will carry (if none is lost).
   [[nodiscard]] std::uint64_t next_sequence() const noexcept { return expected_; }
   [[nodiscard]] Delivery delivery() const noexcept { return seat_ ? Delivery::reliable : delivery_; }
-  // True when acquire() lends records in place: a reliable subscriber with
-  // write access. Lossy and read-only subscribers read copies (read/try_read;
-  // acquire says Status::not_supported).
+  /// True when acquire() lends records in place: a reliable subscriber with
+  /// write access. Lossy and read-only subscribers read copies (read/try_read;
+  /// acquire says Status::not_supported).
   [[nodiscard]] bool zero_copy() const noexcept { return delivery_ == Delivery::reliable; }
-  // True when publishers hold the log back for this subscriber: always for a
-  // reliable subscriber with write access; for a read-only reliable one
-  // (docs/design/topic.md, "Read-only reliable subscribers") once a publisher has
-  // adopted its seat, which subscribe() waits for while a publisher is live.
+  /// True when publishers hold the log back for this subscriber: always for a
+  /// reliable subscriber with write access; for a read-only reliable one
+  /// (docs/design/topic.md, "Read-only reliable subscribers") once a publisher has
+  /// adopted its seat, which subscribe() waits for while a publisher is live.
   [[nodiscard]] bool held_back_for() const noexcept;
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }
-  // Gives this subscriber's slot back now (the destructor does the same).
+  /// Gives this subscriber's slot back now (the destructor does the same).
   void detach() noexcept;
 
  private:
@@ -372,14 +375,14 @@ class Subscriber {
 
 class Topic {
  public:
-  // Creates a topic; Errc::already_exists if the name is taken.
+  /// Creates a topic; Errc::already_exists if the name is taken.
   static Topic create(std::string_view name, const TopicOptions& options = {});
-  // Opens an existing topic; its geometry comes from the segment, options
-  // supply segment (path, prefault, ...), wait and recovery_time.
+  /// Opens an existing topic; its geometry comes from the segment, options
+  /// supply segment (path, prefault, ...), wait and recovery_time.
   static Topic open(std::string_view name, const TopicOptions& options = {});
   static Topic open_or_create(std::string_view name, const TopicOptions& options = {}, bool* created = nullptr);
-  // Opens a topic from a descriptor (SegmentOptions::memfd + zipc::receive_fd);
-  // fd is duplicated, the caller keeps its own.
+  /// Opens a topic from a descriptor (SegmentOptions::memfd + zipc::receive_fd);
+  /// fd is duplicated, the caller keeps its own.
   static Topic open_fd(int fd, const TopicOptions& options = {});
   static bool remove(std::string_view name, const SegmentOptions& segment = {});
 
@@ -388,37 +391,37 @@ class Topic {
   Topic& operator=(Topic&&) noexcept = default;
   ~Topic();
 
-  // Attaches a publisher. Single mode: Errc::busy while another live
-  // publisher is attached (a dead one is replaced and its claim abandoned).
+  /// Attaches a publisher. Single mode: Errc::busy while another live
+  /// publisher is attached (a dead one is replaced and its claim abandoned).
   [[nodiscard]] Publisher publisher();
-  // Errc::busy when every slot holds a live subscriber; Errc::not_retained
-  // (message names the oldest available) for a sequence the log no longer holds.
+  /// Errc::busy when every slot holds a live subscriber; Errc::not_retained
+  /// (message names the oldest available) for a sequence the log no longer holds.
   [[nodiscard]] Subscriber subscribe(const SubscribeOptions& options = {});
 
-  // Flushes a file-backed topic to disk.
+  /// Flushes a file-backed topic to disk.
   void sync() const;
 
   [[nodiscard]] std::uint64_t capacity_bytes() const noexcept;
   [[nodiscard]] std::uint32_t max_message_size() const noexcept;
   [[nodiscard]] std::uint32_t max_subscribers() const noexcept;
   [[nodiscard]] Multiplicity publishers() const noexcept;
-  // Sequence the next message will get; oldest still retained (== next when empty).
+  /// Sequence the next message will get; oldest still retained (== next when empty).
   [[nodiscard]] std::uint64_t next_sequence() const noexcept;
   [[nodiscard]] std::uint64_t oldest_sequence() const noexcept;
-  // Holes recovery made since creation.
+  /// Holes recovery made since creation.
   [[nodiscard]] std::uint64_t abandoned() const noexcept;
-  // Closes the topic for everyone (persisted in the segment): later publishes
-  // and reserves get Status::closed (a claim that raced with close() is
-  // aborted: nothing half-published); blocked publishers and readers wake;
-  // subscribers read every committed message, then get Status::closed.
-  // Idempotent, never reopened.
+  /// Closes the topic for everyone (persisted in the segment): later publishes
+  /// and reserves get Status::closed (a claim that raced with close() is
+  /// aborted: nothing half-published); blocked publishers and readers wake;
+  /// subscribers read every committed message, then get Status::closed.
+  /// Idempotent, never reopened.
   void close() noexcept;
   [[nodiscard]] bool closed() const noexcept;
   [[nodiscard]] const Segment& segment() const noexcept;
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }
-  // Lets go of this handle's mapping (the destructor does the same); its
-  // publishers and subscribers keep theirs until they detach. The topic stays
-  // open for everyone else (close() is the verb that closes it for everyone).
+  /// Lets go of this handle's mapping (the destructor does the same); its
+  /// publishers and subscribers keep theirs until they detach. The topic stays
+  /// open for everyone else (close() is the verb that closes it for everyone).
   void detach() noexcept { state_.reset(); }
 
  private:

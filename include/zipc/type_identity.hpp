@@ -1,30 +1,33 @@
-// zipc/type_identity.hpp - what a typed channel records about its message type.
-//
-//   struct Quote { double price; std::uint32_t qty; };
-//   template <> struct zipc::type_name<Quote> {
-//     static constexpr std::string_view value = "demo.Quote";  // stable across compilers
-//     static constexpr std::uint32_t version = 2;              // bump when the layout changes
-//   };
-//   ---
-//   zipc::TypeIdentity id = zipc::type_identity_of<Quote>();  // {"demo.Quote", 16, 8, fp, 2}
-//
-// Every typed channel (zipc/typed.hpp) stores the identity of its message type
-// in its segment when it creates it, and refuses to open a segment that holds
-// another identity (Errc::type_mismatch, naming both). The byte API ignores the
-// record and can read it: Segment::type_identity(), SegmentInfo::type.
-//
-// The name: zipc::type_name<T>::value when specialised, else the spelling the
-// compiler gives T in __PRETTY_FUNCTION__ (GCC and Clang agree for plain
-// structs in named namespaces; they may differ for templates, anonymous
-// namespaces and standard types, so specialise type_name when processes are
-// built by different compilers or the struct is renamed).
-//
-// The fingerprint (FNV-1a 64 over name, size, alignment, the aggregate's
-// field count and the user's version) catches a renamed type, a different
-// size or alignment, an added or removed field and an explicit version bump.
-// It cannot see two fields swapped, a field's type changed to another of the
-// same size, or padding moved: C++20 has no reflection over members. Bump
-// type_name<T>::version when you change a layout in such a way.
+/// \file
+/// zipc/type_identity.hpp - what a typed channel records about its message type.
+///
+/// \code
+///   struct Quote { double price; std::uint32_t qty; };
+///   template <> struct zipc::type_name<Quote> {
+///     static constexpr std::string_view value = "demo.Quote";  // stable across compilers
+///     static constexpr std::uint32_t version = 2;              // bump when the layout changes
+///   };
+///   ---
+///   zipc::TypeIdentity id = zipc::type_identity_of<Quote>();  // {"demo.Quote", 16, 8, fp, 2}
+/// \endcode
+///
+/// Every typed channel (zipc/typed.hpp) stores the identity of its message type
+/// in its segment when it creates it, and refuses to open a segment that holds
+/// another identity (Errc::type_mismatch, naming both). The byte API ignores the
+/// record and can read it: Segment::type_identity(), SegmentInfo::type.
+///
+/// The name: zipc::type_name<T>::value when specialised, else the spelling the
+/// compiler gives T in __PRETTY_FUNCTION__ (GCC and Clang agree for plain
+/// structs in named namespaces; they may differ for templates, anonymous
+/// namespaces and standard types, so specialise type_name when processes are
+/// built by different compilers or the struct is renamed).
+///
+/// The fingerprint (FNV-1a 64 over name, size, alignment, the aggregate's
+/// field count and the user's version) catches a renamed type, a different
+/// size or alignment, an added or removed field and an explicit version bump.
+/// It cannot see two fields swapped, a field's type changed to another of the
+/// same size, or padding moved: C++20 has no reflection over members. Bump
+/// type_name<T>::version when you change a layout in such a way.
 #pragma once
 
 #include <concepts>
@@ -37,20 +40,20 @@
 
 namespace zipc {
 
-// Runtime form of a type identity (also what a segment holds).
+/// Runtime form of a type identity (also what a segment holds).
 struct TypeIdentity {
-  std::string name;               // at most kMaxTypeName bytes are stored
-  std::uint64_t size = 0;         // sizeof(T)
-  std::uint64_t align = 0;        // alignof(T)
-  std::uint64_t fingerprint = 0;  // see above
-  std::uint32_t version = 0;      // type_name<T>::version (0 unless specialised)
-  std::uint32_t field_count = 0;  // aggregate members (0: not an aggregate or not countable)
+  std::string name;               ///< at most kMaxTypeName bytes are stored
+  std::uint64_t size = 0;         ///< sizeof(T)
+  std::uint64_t align = 0;        ///< alignof(T)
+  std::uint64_t fingerprint = 0;  ///< see above
+  std::uint32_t version = 0;      ///< type_name<T>::version (0 unless specialised)
+  std::uint32_t field_count = 0;  ///< aggregate members (0: not an aggregate or not countable)
   bool operator==(const TypeIdentity&) const = default;
 };
 
 inline constexpr std::size_t kMaxTypeName = 192;
 
-// "Quote (16 bytes, align 8, 2 fields, version 2, fingerprint 0x...)".
+/// "Quote (16 bytes, align 8, 2 fields, version 2, fingerprint 0x...)".
 std::string to_string(const TypeIdentity& t);
 
 namespace detail {
@@ -127,7 +130,7 @@ concept HasTypeVersion = requires {
 
 }  // namespace detail
 
-// Specialise for a stable name (and optionally a layout version).
+/// Specialise for a stable name (and optionally a layout version).
 template <class T>
 struct type_name {
   static constexpr std::string_view value = detail::pretty_type_name<T>();

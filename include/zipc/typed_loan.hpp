@@ -1,7 +1,8 @@
-// zipc/typed_loan.hpp - what may be a typed message, and typed views of byte loans.
-//
-// Part of zipc/typed.hpp (include that). A typed loan is a byte loan of one of
-// the channels plus a T* and an element count: nothing is copied.
+/// \file
+/// zipc/typed_loan.hpp - what may be a typed message, and typed views of byte loans.
+///
+/// Part of zipc/typed.hpp (include that). A typed loan is a byte loan of one of
+/// the channels plus a T* and an element count: nothing is copied.
 #pragma once
 
 #include <cstddef>
@@ -17,19 +18,19 @@
 
 namespace zipc {
 
-// The alignment every channel guarantees for a message's first byte.
+/// The alignment every channel guarantees for a message's first byte.
 inline constexpr std::size_t kMessageAlign = 8;
 
-// True for types that can live in shared memory and be read by another
-// process: objects copied byte for byte (trivially copyable), with one
-// well-defined layout (standard layout), not pointers, references, member
-// pointers or arrays (use std::array), no virtual functions, and aligned at
-// most to kMessageAlign.
-//
-// Not detectable in C++20: a pointer (or a std::string_view, a span...)
-// stored as a member of an aggregate is trivially copyable and standard
-// layout, so it passes; the address it holds means nothing in the other
-// process. Store offsets (zipc::OffsetPtr in a Heap) or indices instead.
+/// True for types that can live in shared memory and be read by another
+/// process: objects copied byte for byte (trivially copyable), with one
+/// well-defined layout (standard layout), not pointers, references, member
+/// pointers or arrays (use std::array), no virtual functions, and aligned at
+/// most to kMessageAlign.
+///
+/// Not detectable in C++20: a pointer (or a std::string_view, a span...)
+/// stored as a member of an aggregate is trivially copyable and standard
+/// layout, so it passes; the address it holds means nothing in the other
+/// process. Store offsets (zipc::OffsetPtr in a Heap) or indices instead.
 template <class T>
 concept ShmMessage =
     std::is_object_v<T> && !std::is_pointer_v<T> && !std::is_member_pointer_v<T> && !std::is_null_pointer_v<T> &&
@@ -67,16 +68,16 @@ inline bool aligned_for(const void* p, std::size_t a) noexcept {
 
 }  // namespace detail
 
-// A write loan of `count()` Ts in a channel's shared memory. Elements are
-// value-initialised (zeroed) when the loan is made; assign them
-// (loan->price = 1.5), or construct with emplace(), then commit().
-// Destroyed without commit: aborted, as the byte loan.
+/// A write loan of `count()` Ts in a channel's shared memory. Elements are
+/// value-initialised (zeroed) when the loan is made; assign them
+/// (loan->price = 1.5), or construct with emplace(), then commit().
+/// Destroyed without commit: aborted, as the byte loan.
 template <class T, class ByteLoan>
 class TypedWriteLoan {
  public:
   TypedWriteLoan() = default;
   explicit TypedWriteLoan(Status s) noexcept : status_(s) {}
-  // bytes: the byte loan's memory (at least count * sizeof(T) or the loan is aborted with too_large).
+  /// bytes: the byte loan's memory (at least count * sizeof(T) or the loan is aborted with too_large).
   TypedWriteLoan(ByteLoan&& loan, std::span<std::byte> bytes, std::size_t count) noexcept
       : loan_(std::move(loan)), status_(loan_.status()) {
     if (!loan_) return;
@@ -111,7 +112,7 @@ class TypedWriteLoan {
   }
   TypedWriteLoan(const TypedWriteLoan&) = delete;
   TypedWriteLoan& operator=(const TypedWriteLoan&) = delete;
-  ~TypedWriteLoan() = default;  // the byte loan aborts itself
+  ~TypedWriteLoan() = default;  ///< the byte loan aborts itself
 
   [[nodiscard]] explicit operator bool() const noexcept { return data_ != nullptr; }
   [[nodiscard]] Status status() const noexcept { return status_; }
@@ -121,13 +122,13 @@ class TypedWriteLoan {
   T* operator->() const noexcept { return data_; }
   T& operator*() const noexcept { return *data_; }
   T& operator[](std::size_t i) const noexcept { return data_[i]; }
-  // Constructs element 0 from args (replacing the zeroed one).
+  /// Constructs element 0 from args (replacing the zeroed one).
   template <class... A>
   T& emplace(A&&... args) noexcept(std::is_nothrow_constructible_v<T, A...>) {
     return *std::launder(::new (static_cast<void*>(data_)) T{std::forward<A>(args)...});
   }
 
-  // Publishes all count() elements (or the first n, at most count()): the byte loan's result.
+  /// Publishes all count() elements (or the first n, at most count()): the byte loan's result.
   [[nodiscard]] auto commit() noexcept { return commit(count_); }
   [[nodiscard]] auto commit(std::size_t n) noexcept {
     const std::size_t k = n < count_ ? n : count_;  // never more than was loaned
@@ -140,7 +141,7 @@ class TypedWriteLoan {
     data_ = nullptr;
     count_ = 0;
   }
-  // The underlying byte loan.
+  /// The underlying byte loan.
   [[nodiscard]] ByteLoan& bytes() noexcept { return loan_; }
 
  private:
@@ -150,10 +151,10 @@ class TypedWriteLoan {
   Status status_ = Status::ok;
 };
 
-// A received message viewed as Ts, holding what keeps it valid (a queue read
-// loan, a topic view, an rpc response). The message must be a whole number of
-// Ts (exactly one for the single-value calls), else status() is corrupt and
-// nothing is exposed: a peer cannot make you read past its message.
+/// A received message viewed as Ts, holding what keeps it valid (a queue read
+/// loan, a topic view, an rpc response). The message must be a whole number of
+/// Ts (exactly one for the single-value calls), else status() is corrupt and
+/// nothing is exposed: a peer cannot make you read past its message.
 template <class T, class Holder>
 class TypedRead {
  public:
@@ -180,7 +181,7 @@ class TypedRead {
   const T* operator->() const noexcept { return data_; }
   const T& operator*() const noexcept { return *data_; }
   const T& operator[](std::size_t i) const noexcept { return data_[i]; }
-  // What holds the message (release it early, read a sequence number, ...).
+  /// What holds the message (release it early, read a sequence number, ...).
   [[nodiscard]] Holder& raw() noexcept { return holder_; }
 
  private:

@@ -1,6 +1,7 @@
-// zipc/typed_queue.hpp - a Queue whose messages are Ts (or slices of Ts).
-//
-// Part of zipc/typed.hpp (include that; the example is there).
+/// \file
+/// zipc/typed_queue.hpp - a Queue whose messages are Ts (or slices of Ts).
+///
+/// Part of zipc/typed.hpp (include that; the example is there).
 #pragma once
 
 #include <chrono>
@@ -28,12 +29,12 @@ class TypedQueue {
   using WriteLoan = TypedWriteLoan<T, zipc::QueueWriteLoan>;
   using ReadLoan = TypedRead<T, zipc::QueueReadLoan>;
 
-  // As Queue::create; block_size is raised to hold one T when smaller (a
-  // slice may hold block_size / sizeof(T) elements). Records T's identity.
+  /// As Queue::create; block_size is raised to hold one T when smaller (a
+  /// slice may hold block_size / sizeof(T) elements). Records T's identity.
   static TypedQueue create(std::string_view name, QueueOptions options = {}, Role role = Role::both) {
     return TypedQueue(Queue::create(name, typed_options(std::move(options)), role));
   }
-  // Errc::type_mismatch when the queue holds another type (or none).
+  /// Errc::type_mismatch when the queue holds another type (or none).
   static TypedQueue open(std::string_view name, Role role = Role::both, const WaitOptions& wait = {},
                          SegmentOptions segment = {}) {
     segment.type = type_identity_of<T>();
@@ -47,7 +48,7 @@ class TypedQueue {
 
   TypedQueue() = default;
 
-  // Copies one T (or a slice) in.
+  /// Copies one T (or a slice) in.
   [[nodiscard]] Status try_send(const T& v) noexcept { return queue_.try_send(std::as_bytes(std::span(&v, 1))); }
   [[nodiscard]] Status send(const T& v, Timeout timeout) noexcept {
     return queue_.send(std::as_bytes(std::span(&v, 1)), timeout);
@@ -55,8 +56,8 @@ class TypedQueue {
   [[nodiscard]] Status send_slice(std::span<const T> v, Timeout timeout) noexcept {
     return queue_.send(std::as_bytes(v), timeout);
   }
-  // Copies one T out; a message that is not exactly one T is consumed and
-  // reported as corrupt.
+  /// Copies one T out; a message that is not exactly one T is consumed and
+  /// reported as corrupt.
   [[nodiscard]] Status recv(T& out, Timeout timeout) noexcept {
     ReadLoan in = acquire(timeout);
     if (in) std::memcpy(static_cast<void*>(&out), in.get(), sizeof(T));
@@ -64,10 +65,10 @@ class TypedQueue {
   }
   [[nodiscard]] Status try_recv(T& out) noexcept { return recv(out, Timeout::zero()); }
 
-  // Zero copy: one T, value-initialised in the block: loan->x = ...; loan.commit().
+  /// Zero copy: one T, value-initialised in the block: loan->x = ...; loan.commit().
   [[nodiscard]] WriteLoan reserve(Timeout timeout) noexcept { return reserve_slice(1, timeout); }
   [[nodiscard]] WriteLoan try_reserve() noexcept { return reserve_slice(1, Timeout::zero()); }
-  // n Ts (too_large when n * sizeof(T) > block_size()).
+  /// n Ts (too_large when n * sizeof(T) > block_size()).
   [[nodiscard]] WriteLoan reserve_slice(std::size_t n, Timeout timeout) noexcept {
     if (!queue_.is_attached()) return WriteLoan(Status::detached);
     if (n > queue_.block_size() / sizeof(T)) return WriteLoan(Status::too_large);
@@ -75,14 +76,14 @@ class TypedQueue {
     const std::span<std::byte> bytes = detail::write_bytes(raw);
     return WriteLoan(std::move(raw), bytes, n);
   }
-  // One T in place (corrupt when the message is not exactly one T).
+  /// One T in place (corrupt when the message is not exactly one T).
   [[nodiscard]] ReadLoan acquire(Timeout timeout) noexcept { return take(timeout, true); }
   [[nodiscard]] ReadLoan try_acquire() noexcept { return take(Timeout::zero(), true); }
-  // Any number of Ts in place (span()).
+  /// Any number of Ts in place (span()).
   [[nodiscard]] ReadLoan acquire_slice(Timeout timeout) noexcept { return take(timeout, false); }
 
   [[nodiscard]] std::size_t max_slice() const noexcept { return queue_.block_size() / sizeof(T); }
-  [[nodiscard]] Queue& bytes() noexcept { return queue_; }  // the byte API under it
+  [[nodiscard]] Queue& bytes() noexcept { return queue_; }  ///< the byte API under it
   [[nodiscard]] const Queue& bytes() const noexcept { return queue_; }
   [[nodiscard]] bool is_open() const noexcept { return queue_.is_attached(); }
   void close() noexcept { queue_.close(); }

@@ -1,8 +1,9 @@
-// zipc/typed_rpc.hpp - Rpc whose requests are Reqs and responses Resps (or slices).
-//
-// Part of zipc/typed.hpp (include that; the example is there). The segment
-// records one identity for the pair: the name "Req -> Resp", Req's size and
-// alignment, and a fingerprint over both types' fingerprints.
+/// \file
+/// zipc/typed_rpc.hpp - Rpc whose requests are Reqs and responses Resps (or slices).
+///
+/// Part of zipc/typed.hpp (include that; the example is there). The segment
+/// records one identity for the pair: the name "Req -> Resp", Req's size and
+/// alignment, and a fingerprint over both types' fingerprints.
 #pragma once
 
 #include <chrono>
@@ -32,8 +33,8 @@ TypeIdentity rpc_type_identity() {
   return t;
 }
 
-// One request seen by a typed server: span() of Reqs (get() when exactly one).
-// Answer once: reply(), reply_slice(), reserve_reply() then commit(), or fail().
+/// One request seen by a typed server: span() of Reqs (get() when exactly one).
+/// Answer once: reply(), reply_slice(), reserve_reply() then commit(), or fail().
 template <class Req, class Resp>
 class TypedRpcRequest {
  public:
@@ -53,12 +54,12 @@ class TypedRpcRequest {
   [[nodiscard]] Status status() const noexcept { return status_; }
   [[nodiscard]] std::size_t count() const noexcept { return count_; }
   [[nodiscard]] std::span<const Req> span() const noexcept { return {data_, count_}; }
-  // The request when it is exactly one Req, else nullptr.
+  /// The request when it is exactly one Req, else nullptr.
   [[nodiscard]] const Req* get() const noexcept { return count_ == 1 ? data_ : nullptr; }
 
   [[nodiscard]] Status reply(const Resp& v) noexcept { return req_.reply(std::as_bytes(std::span(&v, 1))); }
   [[nodiscard]] Status reply_slice(std::span<const Resp> v) noexcept { return req_.reply(std::as_bytes(v)); }
-  // Zero copy: n value-initialised Resps in the response memory (empty span on failure, *status says why).
+  /// Zero copy: n value-initialised Resps in the response memory (empty span on failure, *status says why).
   [[nodiscard]] std::span<Resp> reserve_reply(std::size_t n = 1, Status* status = nullptr) noexcept {
     Status s = Status::ok;
     std::span<std::byte> b = req_.reserve_reply(n * sizeof(Resp), &s);
@@ -71,9 +72,9 @@ class TypedRpcRequest {
     std::uninitialized_value_construct_n(p, n);
     return {std::launder(p), n};
   }
-  // Publishes the first n Resps of the loan.
+  /// Publishes the first n Resps of the loan.
   [[nodiscard]] Status commit(std::size_t n = 1) noexcept { return req_.commit(n * sizeof(Resp)).status; }
-  // Ends the call with an error (RpcRequest::fail): the caller's response has Status::remote_error.
+  /// Ends the call with an error (RpcRequest::fail): the caller's response has Status::remote_error.
   Status fail(std::uint32_t code, std::string_view message, std::string_view type = {}) noexcept {
     return req_.fail(code, message, type);
   }
@@ -96,8 +97,8 @@ class TypedRpcServer {
   using Request = TypedRpcRequest<Req, Resp>;
   using Handler = std::function<void(Request&)>;
 
-  // As RpcServer::create; the maximum sizes are raised to one Req / one Resp
-  // when smaller. Records the pair's identity.
+  /// As RpcServer::create; the maximum sizes are raised to one Req / one Resp
+  /// when smaller. Records the pair's identity.
   static TypedRpcServer create(std::string_view name, RpcOptions options = {}) {
     if (options.max_request_size < sizeof(Req)) options.max_request_size = sizeof(Req);
     if (options.max_response_size < sizeof(Resp)) options.max_response_size = sizeof(Resp);
@@ -106,7 +107,7 @@ class TypedRpcServer {
   }
   TypedRpcServer() = default;
 
-  // As RpcServer::serve: a handler that throws ends its call with Status::remote_error.
+  /// As RpcServer::serve: a handler that throws ends its call with Status::remote_error.
   void serve(const Handler& handler, unsigned threads = 1) {
     const std::string& name = server_.name();
     server_.serve(
@@ -131,7 +132,7 @@ class TypedRpcServer {
   RpcServer server_;
 };
 
-// Request memory of a typed client: n value-initialised Reqs; call() sends it.
+/// Request memory of a typed client: n value-initialised Reqs; call() sends it.
 template <class Req>
 class TypedRpcLoan {
  public:
@@ -154,7 +155,7 @@ class TypedRpcLoan {
   [[nodiscard]] std::span<Req> span() const noexcept { return {data_, count_}; }
   Req* operator->() const noexcept { return data_; }
   Req& operator*() const noexcept { return *data_; }
-  // Sends only the first n Reqs (call() sends all count() otherwise).
+  /// Sends only the first n Reqs (call() sends all count() otherwise).
   [[nodiscard]] CommitResult commit(std::size_t n) noexcept {
     if (n < count_) count_ = n;
     return loan_.commit(count_ * sizeof(Req));
@@ -175,14 +176,14 @@ class TypedRpcClient {
                 "Resp must be a message type (the rule that failed is named above)");
 
  public:
-  // A response in place: one Resp (call) or a slice (call_slice); raw() is the RpcResponse.
+  /// A response in place: one Resp (call) or a slice (call_slice); raw() is the RpcResponse.
   using Response = TypedRead<Resp, RpcResponse>;
   using Loan = TypedRpcLoan<Req>;
 
-  // Connects as RpcClient::connect, then checks the server's recorded pair of
-  // types (Errc::type_mismatch). After a transparent reconnect (the server
-  // came back under the same name) the types are checked again: a server of
-  // other types makes that call, and every later one, return Status::corrupt.
+  /// Connects as RpcClient::connect, then checks the server's recorded pair of
+  /// types (Errc::type_mismatch). After a transparent reconnect (the server
+  /// came back under the same name) the types are checked again: a server of
+  /// other types makes that call, and every later one, return Status::corrupt.
   static TypedRpcClient connect(std::string_view name, std::chrono::milliseconds timeout = std::chrono::seconds(1)) {
     RpcClient c = RpcClient::connect(name, timeout);
     check(name);  // throws type_mismatch
@@ -200,7 +201,7 @@ class TypedRpcClient {
     return wrap(client_.call(std::as_bytes(v), timeout), false);
   }
   [[nodiscard]] Loan reserve(std::size_t n = 1) noexcept { return Loan(client_.reserve(n * sizeof(Req)), n); }
-  // Sends a loan; single: expect exactly one Resp back.
+  /// Sends a loan; single: expect exactly one Resp back.
   [[nodiscard]] Response call(Loan&& l, std::chrono::nanoseconds timeout, bool single = true) noexcept {
     if (!l) return Response(l.status());
     return wrap(client_.call(std::move(l.raw()), timeout), single);

@@ -1,6 +1,7 @@
-// zipc/typed_topic.hpp - a Topic whose messages are Ts (or slices of Ts).
-//
-// Part of zipc/typed.hpp (include that; the example is there).
+/// \file
+/// zipc/typed_topic.hpp - a Topic whose messages are Ts (or slices of Ts).
+///
+/// Part of zipc/typed.hpp (include that; the example is there).
 #pragma once
 
 #include <chrono>
@@ -32,7 +33,7 @@ class TypedPublisher {
   [[nodiscard]] CommitResult publish_slice(std::span<const T> v, std::chrono::nanoseconds timeout) noexcept {
     return pub_.publish(std::as_bytes(v), timeout);
   }
-  // Zero copy: one T (or n) value-initialised in the log; commit() publishes.
+  /// Zero copy: one T (or n) value-initialised in the log; commit() publishes.
   [[nodiscard]] Loan try_reserve() noexcept { return reserve_slice(1, std::chrono::nanoseconds::zero()); }
   [[nodiscard]] Loan reserve(std::chrono::nanoseconds timeout) noexcept { return reserve_slice(1, timeout); }
   [[nodiscard]] Loan reserve_slice(std::size_t n, std::chrono::nanoseconds timeout) noexcept {
@@ -54,13 +55,13 @@ class TypedSubscriber {
   static_assert(detail::check_message_type<T>(), "T must be a message type (the rule that failed is named above)");
 
  public:
-  // A view valid until this subscriber's next call; raw() has sequence and publish_ns.
+  /// A view valid until this subscriber's next call; raw() has sequence and publish_ns.
   using View = TypedRead<T, TopicReadLoan>;
 
   TypedSubscriber() = default;
   explicit TypedSubscriber(Subscriber s) noexcept : sub_(std::move(s)) {}
 
-  // Copies one T out (corrupt when the message is not exactly one T).
+  /// Copies one T out (corrupt when the message is not exactly one T).
   [[nodiscard]] ReadResult read(T& out, std::chrono::nanoseconds timeout) noexcept {
     View v = view(timeout, true);
     ReadResult r;
@@ -72,7 +73,7 @@ class TypedSubscriber {
     return r;
   }
   [[nodiscard]] ReadResult try_read(T& out) noexcept { return read(out, std::chrono::nanoseconds::zero()); }
-  // In place: one T, or (slice) any number.
+  /// In place: one T, or (slice) any number.
   [[nodiscard]] View acquire(std::chrono::nanoseconds timeout) noexcept { return view(timeout, true); }
   [[nodiscard]] View try_acquire() noexcept { return view(std::chrono::nanoseconds::zero(), true); }
   [[nodiscard]] View acquire_slice(std::chrono::nanoseconds timeout) noexcept { return view(timeout, false); }
@@ -96,11 +97,11 @@ class TypedTopic {
   static_assert(detail::check_message_type<T>(), "T must be a message type (the rule that failed is named above)");
 
  public:
-  // As Topic::create; max_message_size is raised to one T when smaller. Records T's identity.
+  /// As Topic::create; max_message_size is raised to one T when smaller. Records T's identity.
   static TypedTopic create(std::string_view name, TopicOptions options = {}) {
     return TypedTopic(Topic::create(name, typed_options(std::move(options))));
   }
-  // Errc::type_mismatch when the topic holds another type (or none).
+  /// Errc::type_mismatch when the topic holds another type (or none).
   static TypedTopic open(std::string_view name, TopicOptions options = {}) {
     return TypedTopic(Topic::open(name, typed_options(std::move(options))));
   }

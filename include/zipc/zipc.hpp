@@ -1,4 +1,5 @@
-// zipc/zipc.hpp - the whole public API in one include.
+/// \file
+/// zipc/zipc.hpp - the whole public API in one include.
 #pragma once
 
 #include "zipc/error.hpp"

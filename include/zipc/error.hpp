@@ -24,7 +24,7 @@ namespace zipc {
 
 /// Why a setup call failed. Values are stable (they cross the C API).
 enum class Errc : int {
-  ok = 0,
+  ok = 0,                    ///< success (never thrown; what error_code(Errc::ok) means)
   not_found = 1,             ///< no segment of that name
   already_exists = 2,        ///< create() found one
   permission_denied = 3,     ///< mode/uid forbids access
@@ -52,7 +52,9 @@ enum class Errc : int {
   wrong_role = 25,           ///< a handle asked for something its role does not allow
 };
 
+/// The std::error_category of Errc values (name "zipc"; messages from to_string(Errc)).
 const std::error_category& error_category() noexcept;
+/// Lets an Errc convert to std::error_code (found by argument-dependent lookup).
 inline std::error_code make_error_code(Errc e) noexcept {
   return {static_cast<int>(e), error_category()};
 }
@@ -65,7 +67,9 @@ const char* errc_name(Errc e) noexcept;
 /// A failed setup call: an Errc plus a message that names the object and the cause.
 class Error : public std::system_error {
  public:
+  /// An error of this code; what() gives message (with the code's description appended when message does not say it).
   Error(Errc code, const std::string& message);
+  /// The code, as an Errc.
   [[nodiscard]] Errc errc() const noexcept { return static_cast<Errc>(code().value()); }
   /// The message, ending with the code's description only when the message
   /// does not say it already (system_error's own what() always appends it:
@@ -78,7 +82,7 @@ class Error : public std::system_error {
 
 /// Result of a hot-path call. Never thrown.
 enum class Status : std::uint8_t {
-  ok = 0,
+  ok = 0,        ///< success
   full,          ///< try_* found no room
   empty,         ///< try_* found nothing to read
   timeout,       ///< a bounded wait expired
@@ -95,14 +99,16 @@ enum class Status : std::uint8_t {
   remote_error,   ///< an Rpc handler failed: the response carries its code and message
 };
 
+/// The enumerator's spelling ("ok", "full", ...); "unknown" for a value that is no Status.
 const char* to_string(Status s) noexcept;
 
 /// What every write loan's commit (and Topic publish) returns: ok with the
 /// message's sequence (Topic: its dense sequence number; Queue: its position
 /// in the ring), or why nothing was published.
 struct [[nodiscard]] CommitResult {
-  Status status = Status::ok;
+  Status status = Status::ok;  ///< ok, or why nothing was published
   std::uint64_t sequence = 0;  ///< when ok
+  /// status == Status::ok.
   [[nodiscard]] bool ok() const noexcept { return status == Status::ok; }
 };
 

@@ -32,12 +32,13 @@ enum class WaitStrategy : std::uint8_t {
   adaptive = 1,   ///< spin briefly, then yield, then sleep on a futex (default)
   block = 2,      ///< sleep on the futex at once: least CPU, ~25 us wake-up
 };
+/// The strategy's name: "busy", "adaptive", "block" ("unknown" for a value that is no WaitStrategy).
 const char* to_string(WaitStrategy s) noexcept;
 
-// The timeout of every blocking call (docs/guide/timeouts.md): zipc::forever waits
-// without a deadline (so does any timeout past ~146 years); zero tries once
-// and never blocks; a negative timeout tries once too, like an expired
-// deadline. A try that finds nothing says empty/full, never timeout.
+/// The timeout of every blocking call (docs/guide/timeouts.md): zipc::forever waits
+/// without a deadline (so does any timeout past ~146 years); zero tries once
+/// and never blocks; a negative timeout tries once too, like an expired
+/// deadline. A try that finds nothing says empty/full, never timeout.
 // NOLINTNEXTLINE(readability-identifier-naming): the word the API reads as (zipc::forever), like std::nullopt
 inline constexpr std::chrono::nanoseconds forever = std::chrono::nanoseconds::max();
 
@@ -45,12 +46,19 @@ inline constexpr std::chrono::nanoseconds forever = std::chrono::nanoseconds::ma
 /// retries after spurious wake-ups never extend the wait.
 class Deadline {
  public:
+  /// now + timeout; zipc::forever (or any timeout past ~146 years) gives never(), zero or negative an expired deadline.
   static Deadline after(std::chrono::nanoseconds timeout) noexcept;
+  /// A deadline that never passes.
   static constexpr Deadline never() noexcept { return Deadline(std::numeric_limits<std::uint64_t>::max()); }
+  /// never() when wait_forever, else one already passed (try once).
   static constexpr Deadline now_or_never(bool wait_forever) noexcept { return wait_forever ? never() : Deadline(0); }
+  /// A deadline at ns on CLOCK_MONOTONIC.
   static constexpr Deadline at_ns(std::uint64_t ns) noexcept { return Deadline(ns); }
+  /// This is never().
   [[nodiscard]] bool is_never() const noexcept { return ns_ == std::numeric_limits<std::uint64_t>::max(); }
+  /// CLOCK_MONOTONIC has reached the deadline.
   [[nodiscard]] bool expired() const noexcept;
+  /// The deadline, ns on CLOCK_MONOTONIC.
   [[nodiscard]] std::uint64_t ns() const noexcept { return ns_; }
 
  private:
@@ -61,9 +69,9 @@ class Deadline {
 /// Tuning of the adaptive strategy. The defaults suit a machine where waking a
 /// sleeper costs ~25-30 us: spin a little longer than that before sleeping.
 struct WaitOptions {
-  WaitStrategy strategy = WaitStrategy::adaptive;
-  std::uint32_t spin_ns = 50'000;  ///< pause-spin this long before yielding
-  std::uint32_t yields = 32;       ///< sched_yield this many times before sleeping
+  WaitStrategy strategy = WaitStrategy::adaptive;  ///< how to wait (default: adaptive)
+  std::uint32_t spin_ns = 50'000;                  ///< pause-spin this long before yielding
+  std::uint32_t yields = 32;                       ///< sched_yield this many times before sleeping
   /// A spin the kernel descheduled (another thread needed this CPU) ends the
   /// spinning: the thread yields at once from then on, as on a shared CPU,
   /// until a probe spins successfully (docs/design/overview.md, "Waiting").
@@ -123,6 +131,8 @@ Status spin_phase(Pred& pred, const Deadline& deadline, const WaitOptions& opt) 
 }
 }  // namespace detail
 
+/// A wake-up word in shared memory (a futex plus a waiter count): waiters sleep until a notifier's change makes their
+/// condition true; cheap when nobody sleeps. The primitive under every channel's blocking calls.
 struct Event {
   /// Bumped by notifiers that saw a sleeper; the futex word.
   std::atomic<std::uint32_t> seq{0};
@@ -167,6 +177,7 @@ struct Event {
     waiters.fetch_add(1, std::memory_order_seq_cst);
     return token;
   }
+  /// Ends what register_sleeper began (after the sleep, or when the re-check succeeded).
   void unregister_sleeper() noexcept {
     waiters.fetch_sub(1, std::memory_order_relaxed);  // relaxed: only a hint for notifiers
   }
@@ -174,6 +185,7 @@ struct Event {
   /// Wakes sleepers after the caller published its change. Cheap when nobody
   /// sleeps: one fence and one load, no syscall, no shared-line write.
   void notify_one() noexcept { notify(1); }
+  /// Wakes every sleeper (see notify_one).
   void notify_all() noexcept { notify(std::numeric_limits<int>::max()); }
 
   /// Sleeps while seq == token; true on timeout. For callers that build their

@@ -24,8 +24,16 @@
 
 namespace zipc {
 
-enum class LogLevel : int { debug = 0, info = 1, warn = 2, error = 3, off = 4 };
+/// How much the library says; a handler sees messages at the level set by set_log_level and above.
+enum class LogLevel : int {
+  debug = 0,  ///< everything (the library itself logs nothing below info today)
+  info = 1,   ///< what recovery did after a peer died (messages, claims, locks taken back)
+  warn = 2,   ///< something refused or settled: a foreign or corrupt segment, a handler that threw
+  error = 3,  ///< a request the library could not honour (close() on a read-only topic)
+  off = 4,    ///< nothing (a level for set_log_level only)
+};
 
+/// The level's name: "debug", "info", "warn", "error", "off" ("?" for a value that is no LogLevel).
 const char* to_string(LogLevel level) noexcept;
 
 /// channel: the segment or channel name the event concerns ("" if none).
@@ -34,7 +42,9 @@ using LogHandler = std::function<void(LogLevel level, std::string_view channel, 
 /// Installs handler (nullptr: logging off). Messages below the level set by
 /// set_log_level (default info) are not formatted at all.
 void set_log_handler(LogHandler handler);
+/// Messages below level are dropped before they are formatted (default: info; off silences all).
 void set_log_level(LogLevel level) noexcept;
+/// The level set by set_log_level.
 [[nodiscard]] LogLevel log_level() noexcept;
 
 /// The stderr logger ZIPC_LOG installs: "zipc: warn: <channel>: <message>".

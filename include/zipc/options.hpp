@@ -27,7 +27,10 @@
 namespace zipc {
 
 /// How many producers / consumers (Queue) or publishers (Topic) a channel admits.
-enum class Multiplicity : std::uint8_t { single = 0, multi = 1 };
+enum class Multiplicity : std::uint8_t {
+  single = 0,  ///< one at a time: a second live one fails with Errc::busy
+  multi = 1,   ///< any number
+};
 
 /// How long a survivor waits on something a silent peer holds before it checks
 /// whether that peer died and recovers what it held. One default everywhere.

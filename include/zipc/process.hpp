@@ -14,7 +14,7 @@
 /// "Liveness"). The kernel drops that lock when the process dies, so any process
 /// sharing /dev/shm can tell whether the holder is alive, whatever its PID
 /// namespace. When the liveness file cannot be used, the token is replaced by
-/// the process's start time (clock ticks since boot, /proc/<pid>/stat field 22)
+/// the process's start time (clock ticks since boot, /proc/\<pid\>/stat field 22)
 /// and liveness falls back to /proc, which only works inside one PID namespace.
 /// Either way a new process that happens to get the same pid is never taken
 /// for the old one.
@@ -28,6 +28,8 @@ namespace zipc {
 /// times in ticks stay far below 2^41).
 inline constexpr std::uint64_t kLivenessTokenTag = std::uint64_t{1} << 41;
 
+/// Identifies a process for liveness checks: its pid plus a liveness token (or start time), so a reused pid is never
+/// taken for the process that had it.
 struct ProcessId {
   std::int32_t pid = 0;  ///< in the PID namespace of the process itself
   /// kLivenessTokenTag | liveness token, or the kernel start time in clock ticks (the
@@ -35,7 +37,9 @@ struct ProcessId {
   std::uint64_t start_time = 0;
 
   static ProcessId current() noexcept;  ///< this process (refreshed after fork)
+  /// pid is set (a real process id).
   [[nodiscard]] bool valid() const noexcept { return pid > 0; }
+  /// start_time holds a liveness token (not a start time from /proc).
   [[nodiscard]] bool has_token() const noexcept { return (start_time & kLivenessTokenTag) != 0; }
   friend bool operator==(const ProcessId&, const ProcessId&) = default;
 };
@@ -51,6 +55,7 @@ struct ProcessId {
 /// (the token with its tag, or the start time).
 /// 0 means "nobody".
 [[nodiscard]] std::uint64_t pack(const ProcessId& id) noexcept;
+/// The inverse of pack (the bits pack kept).
 [[nodiscard]] ProcessId unpack(std::uint64_t word) noexcept;
 /// Liveness of a packed id, comparing only the bits that were packed.
 [[nodiscard]] bool is_alive_packed(std::uint64_t word) noexcept;

@@ -48,9 +48,11 @@ struct TypeIdentity {
   std::uint64_t fingerprint = 0;  ///< see above
   std::uint32_t version = 0;      ///< type_name<T>::version (0 unless specialised)
   std::uint32_t field_count = 0;  ///< aggregate members (0: not an aggregate or not countable)
+  /// Equal when every field is.
   bool operator==(const TypeIdentity&) const = default;
 };
 
+/// The longest type name a segment stores, bytes.
 inline constexpr std::size_t kMaxTypeName = 192;
 
 /// "Quote (16 bytes, align 8, 2 fields, version 2, fingerprint 0x...)".
@@ -133,9 +135,12 @@ concept HasTypeVersion = requires {
 /// Specialise for a stable name (and optionally a layout version).
 template <class T>
 struct type_name {
+  /// The name recorded for T: by default the compiler's spelling of T; a specialisation may say another (and add a
+  /// `static constexpr std::uint32_t version`).
   static constexpr std::string_view value = detail::pretty_type_name<T>();
 };
 
+/// type_name<T>::version when the specialisation has one, else 0.
 template <class T>
 constexpr std::uint32_t type_version() noexcept {
   if constexpr (detail::HasTypeVersion<type_name<T>>) {
@@ -145,6 +150,8 @@ constexpr std::uint32_t type_version() noexcept {
   }
 }
 
+/// The fingerprint of a type's identity: FNV-1a over name, size, alignment, field count and version (what C and Python
+/// compute too).
 // NOLINTNEXTLINE(readability-identifier-naming): a function; clang-tidy 14 reports it as a constexpr variable
 constexpr std::uint64_t type_fingerprint(std::string_view name, std::uint64_t size, std::uint64_t align,
                                          std::uint32_t fields, std::uint32_t version) noexcept {
@@ -155,10 +162,12 @@ constexpr std::uint64_t type_fingerprint(std::string_view name, std::uint64_t si
   return detail::fnv1a(h, std::uint64_t{version});
 }
 
+/// type_fingerprint of T's name, size, alignment, field count and version.
 template <class T>
 inline constexpr std::uint64_t type_fingerprint_v = type_fingerprint(type_name<T>::value, sizeof(T), alignof(T),
                                                                      detail::field_count<T>(), type_version<T>());
 
+/// T's identity, as typed channels record and check it.
 template <class T>
 TypeIdentity type_identity_of() {
   static_assert(type_name<T>::value.size() <= kMaxTypeName, "zipc: type_name<T>::value is longer than 192 bytes");

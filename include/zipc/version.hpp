@@ -14,9 +14,13 @@
 /// only when a layout does, not with every release.
 #pragma once
 
+/// Major version of the headers compiled against.
 #define ZIPC_VERSION_MAJOR 0
+/// Minor version of the headers compiled against.
 #define ZIPC_VERSION_MINOR 1
+/// Patch version of the headers compiled against.
 #define ZIPC_VERSION_PATCH 0
+/// "MAJOR.MINOR.PATCH" of the headers compiled against (zipc::version() gives the library's).
 #define ZIPC_VERSION_STRING "0.1.0"
 /// One number that orders versions: major * 10000 + minor * 100 + patch.
 #define ZIPC_VERSION (ZIPC_VERSION_MAJOR * 10000 + ZIPC_VERSION_MINOR * 100 + ZIPC_VERSION_PATCH)

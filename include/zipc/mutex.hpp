@@ -35,18 +35,23 @@
 
 namespace zipc {
 
+/// What a lock attempt did: owner_died means acquired too (see holds()).
 enum class LockResult : std::uint8_t {
-  acquired = 0,
+  acquired = 0,   ///< acquired; the previous holder released it normally
   owner_died,     ///< acquired; a previous holder died inside the critical section
   busy,           ///< try_lock: held by someone else
   timeout,        ///< the deadline passed; not acquired
   unrecoverable,  ///< the lock's bytes are damaged; not acquired
 };
+/// The result's name: "acquired", "owner_died", "busy", "timeout", "unrecoverable".
 const char* to_string(LockResult r) noexcept;
+/// True when r means the caller now holds the lock (acquired or owner_died).
 [[nodiscard]] inline bool holds(LockResult r) noexcept {
   return r == LockResult::acquired || r == LockResult::owner_died;
 }
 
+/// A process-shared robust mutex (see the file overview): place it in shared memory; a holder's death is reported to
+/// the next locker as owner_died.
 class Mutex {
  public:
   Mutex() noexcept;
@@ -56,9 +61,13 @@ class Mutex {
 
   /// Blocks until acquired (acquired or owner_died).
   LockResult lock() noexcept;
+  /// Tries once; true when the lock is now held (also after a dead holder). For std::lock_guard and friends.
   [[nodiscard]] bool try_lock() noexcept { return holds(try_lock_result()); }
+  /// Tries once: acquired / owner_died, busy when held by another, unrecoverable.
   [[nodiscard]] LockResult try_lock_result() noexcept;
+  /// Waits up to timeout: acquired / owner_died, or timeout (not acquired), unrecoverable.
   [[nodiscard]] LockResult try_lock_for(std::chrono::nanoseconds timeout) noexcept;
+  /// Releases the lock (holder only).
   void unlock() noexcept;
   /// Holder only: the protected data is consistent again; later lockers get `acquired`.
   void mark_consistent() noexcept;
@@ -73,6 +82,8 @@ class Mutex {
   std::uint32_t reserved_ = 0;
 };
 
+/// A lock of one 64-bit word that spins instead of sleeping; it takes over from a holder that died (owner_died). For
+/// short critical sections.
 class SpinLock {
  public:
   SpinLock() noexcept = default;
@@ -82,9 +93,11 @@ class SpinLock {
   /// Spins (pause) up to a bound, then yields; takes over from a dead holder
   /// (returning owner_died). Never sleeps in the kernel.
   LockResult lock() noexcept;
+  /// Tries once; true when the lock is now held (also after a dead holder).
   [[nodiscard]] bool try_lock() noexcept;
   /// acquired / owner_died, or timeout when the deadline passed first.
   [[nodiscard]] LockResult try_lock_for(std::chrono::nanoseconds timeout) noexcept;
+  /// Releases the lock (holder only).
   void unlock() noexcept;
 
  private:
@@ -94,6 +107,8 @@ class SpinLock {
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
               "shared uint64_t atomics are lock-free (a lock would be private to one process)");
 
+/// A condition variable in shared memory, used with a zipc::Mutex: a futex sequence word (zipc::Event); a waiter that
+/// dies leaves nothing behind.
 class ConditionVariable {
  public:
   ConditionVariable() noexcept = default;
@@ -105,6 +120,8 @@ class ConditionVariable {
   LockResult wait(Mutex& m) noexcept;
   /// Returns LockResult::timeout (mutex held again) when the deadline passed.
   LockResult wait_for(Mutex& m, std::chrono::nanoseconds timeout) noexcept;
+  /// Waits until pred() is true or timeout passes (m held on entry and on return); returns pred() at the end, so false
+  /// means it timed out.
   template <class Pred>
   bool wait_for(Mutex& m, std::chrono::nanoseconds timeout, Pred pred) noexcept(noexcept(pred())) {
     const auto end = std::chrono::steady_clock::now() + timeout;
@@ -115,7 +132,9 @@ class ConditionVariable {
     }
     return true;
   }
+  /// Wakes one waiter.
   void notify_one() noexcept;
+  /// Wakes every waiter.
   void notify_all() noexcept;
 
  private:

@@ -43,18 +43,28 @@ struct OffsetPtrIterTypes<T> {
 }  // namespace detail
 
 template <class T>
+/// A pointer stored as the distance from itself to its target (see the file overview): valid in every process that maps
+/// the same memory, wherever. Works as an allocator's fancy pointer.
 class offset_ptr : public detail::OffsetPtrIterTypes<T> {
  public:
+  /// The pointee type.
   using element_type = T;
+  /// The difference of two pointers.
   using difference_type = std::ptrdiff_t;
+  /// This type (for std::pointer_traits).
   using pointer = offset_ptr;
+  /// The same pointer to another type (for std::pointer_traits).
   template <class U>
   using rebind = offset_ptr<U>;
 
   offset_ptr() noexcept = default;
+  /// A null pointer.
   offset_ptr(std::nullptr_t) noexcept {}  // NOLINT: implicit like a raw pointer
-  offset_ptr(T* p) noexcept { set(p); }   // NOLINT
+  /// Points at p (nullptr: null).
+  offset_ptr(T* p) noexcept { set(p); }  // NOLINT
+  /// Points where o points (the distance is recomputed for this address).
   offset_ptr(const offset_ptr& o) noexcept { set(o.get()); }
+  /// Converts from a pointer to a derived (or less qualified) type.
   template <class U>
   requires std::is_convertible_v<U*, T*> offset_ptr(const offset_ptr<U>& o)
   noexcept {  // NOLINT
@@ -67,33 +77,42 @@ class offset_ptr : public detail::OffsetPtrIterTypes<T> {
     set(static_cast<T*>(o.get()));
   }
 
+  /// Points where o points.
   offset_ptr& operator=(const offset_ptr& o) noexcept {
     set(o.get());
     return *this;
   }
+  /// Points at p.
   offset_ptr& operator=(T* p) noexcept {
     set(p);
     return *this;
   }
+  /// Becomes null.
   offset_ptr& operator=(std::nullptr_t) noexcept {
     diff_ = kNull;
     return *this;
   }
 
+  /// The address in this process (nullptr when null).
   [[nodiscard]] T* get() const noexcept {
     if (diff_ == kNull) return nullptr;
     return reinterpret_cast<T*>(reinterpret_cast<std::intptr_t>(this) + diff_);
   }
+  /// Member access, as for T*.
   T* operator->() const noexcept { return get(); }
+  /// The pointee (non-void T).
   template <class U = T>
   requires(!std::is_void_v<U>) U& operator*() const noexcept { return *get(); }
+  /// The i-th element from here (non-void T).
   template <class U = T>
   requires(!std::is_void_v<U>) U& operator[](std::ptrdiff_t i) const noexcept { return get()[i]; }
+  /// True unless null.
   explicit operator bool() const noexcept { return diff_ != kNull; }
   /// Implicit, like Boost's: libstdc++'s basic_string converts its allocator's
   /// pointer to CharT* internally (it still STORES the offset_ptr).
   operator T*() const noexcept { return get(); }  // NOLINT
 
+  /// A pointer to r (for std::pointer_traits).
   template <class U = T>
   requires(!std::is_void_v<U>) static offset_ptr pointer_to(U& r) noexcept { return offset_ptr(std::addressof(r)); }
 
@@ -102,17 +121,22 @@ class offset_ptr : public detail::OffsetPtrIterTypes<T> {
     set(get() + n);
     return *this;
   }
+  /// Moves back n elements.
   offset_ptr& operator-=(std::ptrdiff_t n) noexcept {
     set(get() - n);
     return *this;
   }
+  /// Moves to the next element.
   offset_ptr& operator++() noexcept { return *this += 1; }
+  /// Moves to the previous element.
   offset_ptr& operator--() noexcept { return *this -= 1; }
+  /// Moves to the next element; returns the old position.
   offset_ptr operator++(int) noexcept {
     offset_ptr t(*this);
     ++*this;
     return t;
   }
+  /// Moves to the previous element; returns the old position.
   offset_ptr operator--(int) noexcept {
     offset_ptr t(*this);
     --*this;
@@ -139,6 +163,7 @@ class offset_ptr : public detail::OffsetPtrIterTypes<T> {
 
 static_assert(sizeof(offset_ptr<int>) == 8, "an offset_ptr is one 64-bit offset in shared memory");
 
+/// static_cast of the pointee type, as std::static_pointer_cast.
 template <class T, class U>
 offset_ptr<T> static_pointer_cast(const offset_ptr<U>& p) noexcept {
   return offset_ptr<T>(static_cast<T*>(p.get()));

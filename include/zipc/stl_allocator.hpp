@@ -86,20 +86,29 @@ class HeapAllocatorBase {
 }  // namespace detail
 
 template <class T>
+/// A standard allocator over a zipc::Heap that hands out raw T* (see the file overview: across processes only with
+/// AddressMode::fixed). Throws std::bad_alloc when the heap is full.
 class StlAllocator : public detail::HeapAllocatorBase<T> {
  public:
+  /// The shared part (holds the heap's control block; detail).
   using Base = detail::HeapAllocatorBase<T>;
+  /// Raw pointers.
   using pointer = T*;
   template <class U>
+  /// This allocator for another element type.
   struct rebind {
+    /// The rebound allocator.
     using other = StlAllocator<U>;
   };
 
   using Base::Base;
   template <class U>
+  /// The same heap, for another element type.
   StlAllocator(const StlAllocator<U>& o) noexcept : Base(o.control()) {}  // NOLINT: rebinding is implicit
 
+  /// n Ts from the heap (std::bad_alloc when it has no room, std::bad_array_new_length when n is too large).
   [[nodiscard]] T* allocate(std::size_t n) { return this->allocate_raw(n); }
+  /// Gives p back to the heap.
   void deallocate(T* p, std::size_t) noexcept { this->deallocate_raw(p); }
 
   template <class U>
@@ -109,23 +118,35 @@ class StlAllocator : public detail::HeapAllocatorBase<T> {
 };
 
 template <class T>
+/// A standard allocator over a zipc::Heap that hands out zipc::offset_ptr<T>: containers that store only these pointers
+/// are position independent (see the file overview). Throws std::bad_alloc when the heap is full.
 class RelocatableAllocator : public detail::HeapAllocatorBase<T> {
  public:
+  /// The shared part (holds the heap's control block; detail).
   using Base = detail::HeapAllocatorBase<T>;
+  /// Self-relative pointers.
   using pointer = offset_ptr<T>;
+  /// Self-relative pointers to const T.
   using const_pointer = offset_ptr<const T>;
+  /// Self-relative untyped pointers.
   using void_pointer = offset_ptr<void>;
+  /// Self-relative untyped pointers to const.
   using const_void_pointer = offset_ptr<const void>;
   template <class U>
+  /// This allocator for another element type.
   struct rebind {
+    /// The rebound allocator.
     using other = RelocatableAllocator<U>;
   };
 
   using Base::Base;
   template <class U>
+  /// The same heap, for another element type.
   RelocatableAllocator(const RelocatableAllocator<U>& o) noexcept : Base(o.control()) {}  // NOLINT
 
+  /// n Ts from the heap (std::bad_alloc when it has no room, std::bad_array_new_length when n is too large).
   [[nodiscard]] pointer allocate(std::size_t n) { return pointer(this->allocate_raw(n)); }
+  /// Gives p back to the heap.
   void deallocate(pointer p, std::size_t) noexcept { this->deallocate_raw(p.get()); }
 
   template <class U>

@@ -53,13 +53,15 @@ namespace layout {
 struct HeapControl;
 }
 
+/// Where each process maps a heap.
 enum class AddressMode : std::uint8_t {
   any = 0,    ///< relocatable: each process maps it where the kernel likes
   fixed = 1,  ///< every process maps it at the address recorded at create
 };
 
+/// How a heap is created and mapped.
 struct HeapOptions {
-  AddressMode address_mode = AddressMode::any;
+  AddressMode address_mode = AddressMode::any;  ///< relocatable (any) or at one address in every process (fixed)
   /// fixed mode, create: map here (nullptr: zipc picks a free address)
   void* address = nullptr;
   /// segment options (mode, path, prefault, ...); fixed_address is set by Heap
@@ -74,7 +76,7 @@ struct HeapOptions {
 
 /// Result of a heap call. Never thrown.
 enum class HeapStatus : std::uint8_t {
-  ok = 0,
+  ok = 0,            ///< success
   out_of_memory,     ///< no free block is large enough
   invalid_argument,  ///< alignment not a power of two or over 4096
   double_free,       ///< the block is already free
@@ -83,28 +85,31 @@ enum class HeapStatus : std::uint8_t {
   corrupt,           ///< the heap failed validation (now or earlier); nothing was changed
   detached,          ///< the handle is detached, moved from or default-constructed (docs/guide/handles.md)
 };
+/// The status's name: "ok", "out_of_memory", ...
 const char* to_string(HeapStatus s) noexcept;
 
+/// What Heap::try_allocate returns: the memory, or why there is none.
 struct Allocation {
-  void* ptr = nullptr;
-  HeapStatus status = HeapStatus::ok;
+  void* ptr = nullptr;                 ///< the block (nullptr unless status is ok)
+  HeapStatus status = HeapStatus::ok;  ///< ok, or why not
 };
 
+/// A heap's counters (Heap::stats).
 struct HeapStats {
   std::uint64_t size = 0;                ///< arena bytes
   std::uint64_t free_bytes = 0;          ///< bytes in free blocks (block headers included)
   std::uint64_t largest_free_block = 0;  ///< largest single allocation that would succeed now
   std::uint64_t allocated_blocks = 0;    ///< live allocations (named objects included)
   std::uint64_t repairs = 0;             ///< recoveries after a process died inside the allocator
-  bool corrupt = false;
+  bool corrupt = false;                  ///< the walk found the heap damaged
 };
 
 /// A full walk of the heap (Heap::check).
 struct HeapCheck {
-  bool ok = false;
-  std::string problem;  ///< empty when ok
-  std::uint64_t blocks = 0;
-  std::uint64_t free_blocks = 0;
+  bool ok = false;                ///< the walk found nothing wrong
+  std::string problem;            ///< empty when ok
+  std::uint64_t blocks = 0;       ///< blocks walked
+  std::uint64_t free_blocks = 0;  ///< of which free
 };
 
 namespace detail {
@@ -124,8 +129,11 @@ constexpr std::uint64_t type_hash() noexcept {
 }
 }  // namespace detail
 
+/// An allocator in shared memory (TLSF; see the file overview): allocate and free from any process, find objects by
+/// name; a process that dies inside it is recovered from.
 class Heap {
  public:
+  /// What offset_of returns for a pointer outside the arena.
   static constexpr std::uint64_t kNoOffset = ~std::uint64_t{0};
 
   /// size: bytes of the arena (rounded up to the page size; at least 4096).
@@ -133,15 +141,20 @@ class Heap {
   /// Takes the address mode from the heap; fixed heaps map at the recorded
   /// address or fail with Errc::address_unavailable.
   static Heap open(std::string_view name, const HeapOptions& options = {});
+  /// Opens, or creates with size bytes when absent (race-free); *created (may be nullptr) tells which.
   static Heap open_or_create(std::string_view name, std::uint64_t size, const HeapOptions& options = {},
                              bool* created = nullptr);
   /// Opens a heap from a descriptor (SegmentOptions::memfd + zipc::receive_fd);
   /// fd is duplicated, the caller keeps its own.
   static Heap open_fd(int fd, const HeapOptions& options = {});
+  /// Removes the name: true when removed, false when absent (mappings stay valid). Throws Errc::invalid_name, or the
+  /// unlink's error.
   static bool remove(std::string_view name, const SegmentOptions& options = {});
 
   Heap() = default;
+  /// Moves the handle; the source is left detached.
   Heap(Heap&& other) noexcept;
+  /// Detaches this handle, then moves other's; other is left detached.
   Heap& operator=(Heap&& other) noexcept;
   Heap(const Heap&) = delete;
   Heap& operator=(const Heap&) = delete;
@@ -152,6 +165,8 @@ class Heap {
   [[nodiscard]] void* allocate(std::size_t size, std::size_t align = 16) noexcept {
     return try_allocate(size, align).ptr;
   }
+  /// size bytes aligned to align (a power of two up to 4096), or why not (out_of_memory, invalid_argument, corrupt,
+  /// detached).
   [[nodiscard]] Allocation try_allocate(std::size_t size, std::size_t align = 16) noexcept;
   /// nullptr is ok (does nothing). invalid_argument on a heap opened read-only.
   [[nodiscard]] HeapStatus deallocate(void* p) noexcept;
@@ -170,10 +185,12 @@ class Heap {
   T* construct(std::string_view name, Args&&... args) {
     return construct_impl<T>(name, /*may_exist=*/false, std::forward<Args>(args)...);
   }
+  /// The named object, constructed from args when absent (same rules as construct).
   template <class T, class... Args>
   T* find_or_construct(std::string_view name, Args&&... args) {
     return construct_impl<T>(name, /*may_exist=*/true, std::forward<Args>(args)...);
   }
+  /// The named object of type T, or nullptr when absent (same rules as construct).
   template <class T>
   T* find(std::string_view name) {
     return static_cast<T*>(names_find(name, detail::type_hash<T>()));
@@ -210,16 +227,26 @@ class Heap {
   /// Both walk every block under the allocator lock; on a read-only heap
   /// (which cannot lock) stats() is all zero and check() says why it did not run.
   [[nodiscard]] HeapStats stats() const noexcept;
+  /// Walks every block and reports the first problem found.
   [[nodiscard]] HeapCheck check() const noexcept;
+  /// Opened with SegmentOptions::read_only (find only).
   [[nodiscard]] bool read_only() const noexcept { return segment_.read_only(); }
 
+  /// False when detached, moved from or default-constructed.
   [[nodiscard]] bool is_attached() const noexcept { return control_ != nullptr; }
+  /// The heap's address mode.
   [[nodiscard]] AddressMode address_mode() const noexcept { return mode_; }
+  /// Where the segment is mapped in this process.
   [[nodiscard]] void* base_address() const noexcept { return segment_.base(); }
+  /// The first byte of the arena in this process.
   [[nodiscard]] std::byte* arena() const noexcept { return arena_; }
+  /// Arena bytes.
   [[nodiscard]] std::uint64_t arena_size() const noexcept { return arena_size_; }
+  /// The shared-memory segment the heap lives in.
   [[nodiscard]] const Segment& segment() const noexcept { return segment_; }
+  /// The heap's name.
   [[nodiscard]] const std::string& name() const noexcept { return segment_.name(); }
+  /// The allocator's control block in shared memory (what the allocators of zipc/stl_allocator.hpp hold).
   [[nodiscard]] layout::HeapControl* control() const noexcept { return control_; }
   /// Unmaps this process's view now (the destructor does the same); the heap
   /// and its objects stay for every other process.

@@ -28,20 +28,23 @@
 
 namespace zipc {
 
+/// One named number of a report (what `zipc inspect` prints as key = value).
 struct ReportField {
-  std::string key;
-  std::uint64_t value = 0;
+  std::string key;          ///< the number's name
+  std::uint64_t value = 0;  ///< its value
 };
+/// Named numbers, in the order the kind reports them.
 using ReportFields = std::vector<ReportField>;
 
+/// One participant of a channel (a record in its segment), as inspect_channel reads it.
 struct ParticipantReport {
   /// "publisher", "subscriber", "producer", "consumer", "producer+consumer",
   /// "none" (a queue handle without a role), "server", "client", "listener"
   /// (an event channel's).
   std::string role;
-  std::string mode;  ///< topic subscribers: "reliable" / "lossy"; else ""
-  ProcessId process;
-  bool alive = false;
+  std::string mode;        ///< topic subscribers: "reliable" / "lossy"; else ""
+  ProcessId process;       ///< the process that holds the record
+  bool alive = false;      ///< that process still runs (the liveness check recovery uses)
   std::uint32_t slot = 0;  ///< index of its record in the segment
   /// topic publisher: messages, bytes; subscriber: position, sequence, lag,
   /// lag_bytes, lost; queue handle: sent, sent_bytes, received, full_waits,
@@ -51,6 +54,8 @@ struct ParticipantReport {
   ReportFields fields;
 };
 
+/// What inspect_channel reads of one segment, without attaching to it: header facts, geometry, positions, counters and
+/// participants (what `zipc inspect` and `zipc top` print).
 struct ChannelReport {
   SegmentInfo segment;          ///< header facts (kind, creator, size, ...)
   std::uint32_t mode = 0;       ///< permission bits of the file
@@ -62,19 +67,19 @@ struct ChannelReport {
   ReportFields positions;       ///< ring positions / sequences
   ReportFields counters;        ///< cumulative counters of the channel
   /// Summaries every kind fills in when it can (zipc top):
-  std::uint64_t messages = 0;  ///< published / sent / rpc calls so far
-  bool messages_known = false;
-  std::uint64_t bytes = 0;  ///< payload bytes published / sent / of rpc requests so far
-  bool bytes_known = false;
-  std::uint64_t received = 0;  ///< queue: taken by consumers
-  std::uint64_t backlog = 0;   ///< queue: waiting; topic: unread by the slowest reliable subscriber
-  std::uint64_t max_lag = 0;   ///< topic: largest lag of any subscriber (messages)
-  std::uint64_t lost = 0;      ///< topic: lost by lossy subscribers (live ones)
-  std::uint64_t redelivered = 0;
-  std::uint64_t abandoned = 0;
+  std::uint64_t messages = 0;     ///< published / sent / rpc calls so far
+  bool messages_known = false;    ///< messages is filled in
+  std::uint64_t bytes = 0;        ///< payload bytes published / sent / of rpc requests so far
+  bool bytes_known = false;       ///< bytes is filled in
+  std::uint64_t received = 0;     ///< queue: taken by consumers
+  std::uint64_t backlog = 0;      ///< queue: waiting; topic: unread by the slowest reliable subscriber
+  std::uint64_t max_lag = 0;      ///< topic: largest lag of any subscriber (messages)
+  std::uint64_t lost = 0;         ///< topic: lost by lossy subscribers (live ones)
+  std::uint64_t redelivered = 0;  ///< queue: messages taken back from consumers that died holding them
+  std::uint64_t abandoned = 0;  ///< queue: blocks reserved and never published (a producer died); topic: holes skipped
   std::uint64_t errors = 0;     ///< rpc: calls that failed (error answer, dead or closed server)
   std::uint64_t in_flight = 0;  ///< rpc: calls sent and not yet taken back by their client
-  std::vector<ParticipantReport> participants;
+  std::vector<ParticipantReport> participants;  ///< every participant (see participants_known)
   /// The kind keeps a record per participant (topic, queue, rpc, topic reader
   /// seat, event channel) and they were read: participants holds every
   /// publisher, subscriber, producer/consumer handle, server, client and
@@ -83,7 +88,9 @@ struct ChannelReport {
   /// subscribes has no record. False for heap, user and bench segments.
   bool participants_known = false;
 
+  /// Participants judged alive.
   [[nodiscard]] std::size_t alive_count() const noexcept;
+  /// Participants judged dead.
   [[nodiscard]] std::size_t dead_count() const noexcept;
 };
 

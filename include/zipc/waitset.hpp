@@ -42,25 +42,28 @@ class RpcServer;
 class RpcClient;
 class Listener;
 
+/// What a Ready reports: which kind of attachment is ready.
 enum class ReadyKind : std::uint8_t {
-  queue,
-  subscriber,
-  fd,
-  deadline,
-  interval,
-  queue_room,
-  rpc_server,
-  rpc_client,
-  listener,
+  queue,       ///< a consumer's queue holds a message, or is closed (attach(Queue&))
+  subscriber,  ///< a subscriber has a message, or its topic is closed
+  fd,          ///< an fd is ready (Ready::revents)
+  deadline,    ///< a deadline passed (reported once)
+  interval,    ///< an interval elapsed (Ready::expirations)
+  queue_room,  ///< a producer's queue has room, or is closed (attach_room)
+  rpc_server,  ///< a request waits to be claimed, or the server stopped
+  rpc_client,  ///< a call in flight has its response, or the server closed or died
+  listener,    ///< an event channel listener has ids pending
 };
 
+/// One ready attachment, as wait() reports it.
 struct Ready {
-  std::uint64_t id = 0;  ///< what attach_*() returned
-  ReadyKind kind = ReadyKind::queue;
-  std::uint32_t revents = 0;      ///< fd: poll(2) revents
-  std::uint64_t expirations = 0;  ///< interval: periods elapsed since the last report (deadline: 1)
+  std::uint64_t id = 0;               ///< what attach_*() returned
+  ReadyKind kind = ReadyKind::queue;  ///< what is ready
+  std::uint32_t revents = 0;          ///< fd: poll(2) revents
+  std::uint64_t expirations = 0;      ///< interval: periods elapsed since the last report (deadline: 1)
 };
 
+/// How a WaitSet waits (the defaults suit nearly every program).
 struct WaitSetOptions {
   /// Use the portable fallback even where io_uring futex waits exist (tests, old kernels).
   bool force_fallback = false;
@@ -74,12 +77,19 @@ struct WaitSetOptions {
   std::chrono::nanoseconds maintenance_interval = std::chrono::milliseconds(20);
 };
 
+/// Waits on many channels, fds, deadlines and intervals at once from one thread (docs/waitset.md). Channels are
+/// level-triggered: reported by every wait while they hold something.
 class WaitSet {
  public:
+  /// A wait's timeout (zipc::forever; 0 or negative: poll once).
   using Timeout = std::chrono::nanoseconds;
+  /// An empty WaitSet: io_uring futex waits where the kernel has them, else the fallback. Throws Errc::system when an
+  /// eventfd cannot be made.
   explicit WaitSet(const WaitSetOptions& options = {});
   ~WaitSet();
+  /// Moves the attachments; the source is left empty.
   WaitSet(WaitSet&&) noexcept;
+  /// Moves the attachments; the source is left empty.
   WaitSet& operator=(WaitSet&&) noexcept;
   WaitSet(const WaitSet&) = delete;
   WaitSet& operator=(const WaitSet&) = delete;
@@ -87,6 +97,7 @@ class WaitSet {
   /// Each returns the attachment's id (never 0). Errc::invalid_argument for a
   /// closed handle or a queue without Role::consumer.
   std::uint64_t attach(Queue& consumer);
+  /// A subscriber (ReadyKind::subscriber): ready while it has a message, or its topic is closed.
   std::uint64_t attach(Subscriber& subscriber);
   /// A producer waiting for room (ReadyKind::queue_room): ready while a send
   /// would not find the queue full, or the queue is closed. Errc::invalid_argument
@@ -106,6 +117,7 @@ class WaitSet {
   /// pending (Listener::try_wait() takes them).
   std::uint64_t attach(Listener& listener);
   std::uint64_t attach_fd(int fd, std::uint32_t events);  ///< poll(2) events, e.g. POLLIN
+  /// A deadline (ReadyKind::deadline): reported once, when it passes. Errc::invalid_argument for Deadline::never().
   std::uint64_t attach_deadline(Deadline at);
   std::uint64_t attach_interval(std::chrono::nanoseconds period);  ///< first expiry one period from now
   /// Returns false for an unknown id. Safe while other processes publish.
@@ -132,6 +144,7 @@ class WaitSet {
   [[nodiscard]] int readiness_fd() const noexcept;
   /// True when io_uring futex waits are in use (kernel 6.7+), false in the fallback.
   [[nodiscard]] bool uses_io_uring() const noexcept;
+  /// Attachments now.
   [[nodiscard]] std::size_t size() const noexcept;
 
   struct Impl;

@@ -32,37 +32,42 @@
 
 namespace zipc {
 
+/// What a segment holds; recorded in its header, checked by every open.
 enum class SegmentKind : std::uint32_t {
-  any = 0,  ///< open(): accept every kind
-  queue = 1,
-  topic = 2,
-  rpc = 3,
-  heap = 4,
-  bench = 5,
+  any = 0,           ///< open(): accept every kind
+  queue = 1,         ///< a zipc::Queue
+  topic = 2,         ///< a zipc::Topic
+  rpc = 3,           ///< an Rpc service (RpcServer / RpcClient)
+  heap = 4,          ///< a zipc::Heap
+  bench = 5,         ///< a benchmark's own segment
   event = 6,         ///< a named event channel (zipc/event_channel.hpp)
   topic_reader = 7,  ///< the position of a read-only reliable topic subscriber (docs/design/topic.md)
   user = 100,        ///< for applications' own layouts
 };
+/// The kind's name: "queue", "topic", "rpc", ...
 const char* to_string(SegmentKind k) noexcept;
 
+/// Whether a segment asks for transparent huge pages.
 enum class HugePages : std::uint8_t {
-  off = 0,
+  off = 0,  ///< small pages only (default)
   prefer,   ///< ask for transparent huge pages; fall back to small pages (see Segment::notes)
   require,  ///< fail with Errc::invalid_argument when they cannot be had
 };
 
 /// Who may open a segment.
 namespace mode {
-inline constexpr unsigned owner = 0600;  ///< default
-inline constexpr unsigned group = 0660;
-inline constexpr unsigned everyone = 0666;
+inline constexpr unsigned owner = 0600;     ///< default
+inline constexpr unsigned group = 0660;     ///< the owner and its group read and write
+inline constexpr unsigned everyone = 0666;  ///< every user reads and writes
 /// The owner writes; others only read (open with SegmentOptions::read_only).
 inline constexpr unsigned group_reads = 0640;
-inline constexpr unsigned everyone_reads = 0644;
+inline constexpr unsigned everyone_reads =
+    0644;  ///< the owner writes, everyone reads (open with SegmentOptions::read_only)
 }  // namespace mode
 
+/// Where a segment lives, who may open it and how it is mapped; every channel's options carry one.
 struct SegmentOptions {
-  std::string path;             ///< non-empty: a file at this path instead of /dev/shm/zipc.<name>
+  std::string path;             ///< non-empty: a file at this path instead of /dev/shm/zipc.\<name\>
   unsigned mode = mode::owner;  ///< permission bits for create
   /// Group owner for create: a group name or a numeric gid ("" keeps the
   /// creator's group). Pair it with mode::group to share with that group.
@@ -77,11 +82,11 @@ struct SegmentOptions {
   /// full /dev/shm fails create/open with Errc::out_of_memory instead, and
   /// the first touches cost no page faults.
   bool prefault = false;
-  HugePages huge_pages = HugePages::off;
+  HugePages huge_pages = HugePages::off;         ///< transparent huge pages (off, prefer, require)
   bool lock_memory = false;                      ///< mlock the mapping (needs RLIMIT_MEMLOCK)
   std::chrono::milliseconds open_timeout{1000};  ///< how long open waits for a creator to finish
   void* fixed_address = nullptr;                 ///< map exactly here, or fail with address_unavailable
-  /// Name space: segment "x" lives at /dev/shm/zipc.<name_space>:x, so equal
+  /// Name space: segment "x" lives at /dev/shm/zipc.\<name_space\>:x, so equal
   /// names in different name spaces are different channels. Unset: the
   /// environment variable ZIPC_NAMESPACE, and when that is unset or empty, no
   /// name space (/dev/shm/zipc.x, the default). Set to "": no name space even
@@ -108,35 +113,39 @@ struct SegmentOptions {
 /// What to create: the kind, the bytes the kind needs, and its parameters
 /// (recorded in the header and covered by its checksum).
 struct SegmentSpec {
-  SegmentKind kind = SegmentKind::user;
-  std::uint64_t payload_size = 0;
-  std::array<std::uint64_t, 8> params{};
+  SegmentKind kind = SegmentKind::user;   ///< what the segment holds
+  std::uint64_t payload_size = 0;         ///< bytes the kind needs after the header
+  std::array<std::uint64_t, 8> params{};  ///< the kind's parameters (its geometry)
 };
 
 /// Builds the payload in place. Runs once, in the creating process, before any
 /// opener can see the segment as ready. May throw; the segment is then removed.
 using InitFn = std::function<void(std::byte* payload, std::size_t size)>;
 
+/// A segment's header facts, read without attaching (Segment::list, Segment::inspect).
 struct SegmentInfo {
-  std::string name;
-  std::string path;
-  SegmentKind kind = SegmentKind::any;
-  std::uint64_t size = 0;  ///< bytes every participant maps
+  std::string name;                     ///< the segment's name
+  std::string path;                     ///< its file
+  SegmentKind kind = SegmentKind::any;  ///< what it holds
+  std::uint64_t size = 0;               ///< bytes every participant maps
   /// Bytes of memory (or disk, for a file on one) the segment holds now: the
   /// pages someone has touched, or all of them after prefault. What `du`
   /// shows and what a full /dev/shm counts (st_blocks * 512).
   std::uint64_t allocated = 0;
-  ProcessId creator;
-  bool creator_alive = false;
-  std::uint64_t created_ns = 0;  ///< CLOCK_REALTIME
-  std::array<std::uint64_t, 8> params{};
-  bool valid = false;                ///< header validated
-  std::string problem;               ///< why not valid
-  std::optional<TypeIdentity> type;  ///< the typed channel's message type, when one was recorded
+  ProcessId creator;                      ///< the process that created it
+  bool creator_alive = false;             ///< that process still runs
+  std::uint64_t created_ns = 0;           ///< CLOCK_REALTIME
+  std::array<std::uint64_t, 8> params{};  ///< the kind's parameters (its geometry)
+  bool valid = false;                     ///< header validated
+  std::string problem;                    ///< why not valid
+  std::optional<TypeIdentity> type;       ///< the typed channel's message type, when one was recorded
 };
 
+/// A named, validated shared-memory mapping: a header (kind, layout version, creator, parameters, checksum) and the
+/// kind's payload. Every channel lives in one; applications may make their own (SegmentKind::user).
 class Segment {
  public:
+  /// The longest segment name, bytes.
   static constexpr std::size_t kMaxNameLength = 200;
 
   /// Creates a new segment; Errc::already_exists if the name is taken.
@@ -166,26 +175,39 @@ class Segment {
   /// The name space that applies (options.name_space, else ZIPC_NAMESPACE);
   /// "" for none. Throws Errc::invalid_name for an unusable name space.
   static std::string name_space_for(const SegmentOptions& options = {});
-  /// Where a name lives: /dev/shm/zipc.<name>, /dev/shm/zipc.<ns>:<name>, or options.path.
+  /// Where a name lives: /dev/shm/zipc.\<name\>, /dev/shm/zipc.\<ns\>:\<name\>, or options.path.
   static std::string path_for(std::string_view name, const SegmentOptions& options = {});
 
   Segment() = default;
+  /// Moves the mapping; the source is left detached.
   Segment(Segment&& other) noexcept;
+  /// Unmaps this one, then moves other's mapping; other is left detached.
   Segment& operator=(Segment&& other) noexcept;
   Segment(const Segment&) = delete;
   Segment& operator=(const Segment&) = delete;
   ~Segment();
 
+  /// False when detached, moved from or default-constructed.
   [[nodiscard]] bool is_attached() const noexcept { return base_ != nullptr; }
+  /// The kind's bytes in this process.
   [[nodiscard]] std::byte* payload() const noexcept { return base_ + payload_offset_; }
+  /// Bytes at payload().
   [[nodiscard]] std::size_t payload_size() const noexcept { return payload_size_; }
+  /// The mapping (the header) in this process.
   [[nodiscard]] std::byte* base() const noexcept { return base_; }
+  /// Bytes mapped.
   [[nodiscard]] std::size_t mapped_size() const noexcept { return size_; }
+  /// The segment's name.
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  /// Its file path.
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  /// What it holds.
   [[nodiscard]] SegmentKind kind() const noexcept { return kind_; }
+  /// The kind's parameters from the header.
   [[nodiscard]] const std::array<std::uint64_t, 8>& params() const noexcept { return params_; }
+  /// The process that created it.
   [[nodiscard]] ProcessId creator() const noexcept { return creator_; }
+  /// This handle created it (create, or open_or_create that created).
   [[nodiscard]] bool created_here() const noexcept { return created_here_; }
   /// Mapped with SegmentOptions::read_only: any write through payload() faults.
   [[nodiscard]] bool read_only() const noexcept { return read_only_; }

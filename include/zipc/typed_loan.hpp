@@ -76,6 +76,7 @@ template <class T, class ByteLoan>
 class TypedWriteLoan {
  public:
   TypedWriteLoan() = default;
+  /// A loan that failed with s (what reserve returns when it cannot loan).
   explicit TypedWriteLoan(Status s) noexcept : status_(s) {}
   /// bytes: the byte loan's memory (at least count * sizeof(T) or the loan is aborted with too_large).
   TypedWriteLoan(ByteLoan&& loan, std::span<std::byte> bytes, std::size_t count) noexcept
@@ -96,11 +97,13 @@ class TypedWriteLoan {
     data_ = std::launder(p);
     count_ = count;
   }
+  /// Moves the loan; o is left empty.
   TypedWriteLoan(TypedWriteLoan&& o) noexcept
       : loan_(std::move(o.loan_)),
         data_(std::exchange(o.data_, nullptr)),
         count_(std::exchange(o.count_, 0)),
         status_(o.status_) {}
+  /// Moves o's loan here (this one's loan, if any, is aborted first, as the byte loan's move does); o is left empty.
   TypedWriteLoan& operator=(TypedWriteLoan&& o) noexcept {
     if (this != &o) {
       loan_ = std::move(o.loan_);
@@ -114,13 +117,21 @@ class TypedWriteLoan {
   TypedWriteLoan& operator=(const TypedWriteLoan&) = delete;
   ~TypedWriteLoan() = default;  ///< the byte loan aborts itself
 
+  /// True while the loan holds elements (not failed, committed or aborted).
   [[nodiscard]] explicit operator bool() const noexcept { return data_ != nullptr; }
+  /// Why the loan failed (ok when it did not).
   [[nodiscard]] Status status() const noexcept { return status_; }
+  /// Elements loaned.
   [[nodiscard]] std::size_t count() const noexcept { return count_; }
+  /// The elements.
   [[nodiscard]] std::span<T> span() const noexcept { return {data_, count_}; }
+  /// Element 0 (nullptr when the loan holds nothing).
   [[nodiscard]] T* get() const noexcept { return data_; }
+  /// Element 0's members.
   T* operator->() const noexcept { return data_; }
+  /// Element 0.
   T& operator*() const noexcept { return *data_; }
+  /// Element i (i < count()).
   T& operator[](std::size_t i) const noexcept { return data_[i]; }
   /// Constructs element 0 from args (replacing the zeroed one).
   template <class... A>
@@ -130,12 +141,14 @@ class TypedWriteLoan {
 
   /// Publishes all count() elements (or the first n, at most count()): the byte loan's result.
   [[nodiscard]] auto commit() noexcept { return commit(count_); }
+  /// Publishes the first n elements (at most count()); the loan then holds nothing.
   [[nodiscard]] auto commit(std::size_t n) noexcept {
     const std::size_t k = n < count_ ? n : count_;  // never more than was loaned
     data_ = nullptr;
     count_ = 0;
     return loan_.commit(k * sizeof(T));
   }
+  /// Gives the memory back unpublished (nothing when the loan holds nothing).
   void abort() noexcept {
     if (data_ != nullptr) loan_.abort();
     data_ = nullptr;
@@ -159,7 +172,10 @@ template <class T, class Holder>
 class TypedRead {
  public:
   TypedRead() = default;
+  /// A read that failed with s.
   explicit TypedRead(Status s) noexcept : status_(s) {}
+  /// Views bytes (held by h) as Ts when the read status s is ok: single demands exactly one T; a size that is no whole
+  /// number of Ts, or misaligned memory, gives corrupt.
   TypedRead(Holder&& h, std::span<const std::byte> bytes, Status s, bool single) noexcept
       : holder_(std::move(h)), status_(s) {
     if (s != Status::ok) return;
@@ -172,14 +188,23 @@ class TypedRead {
     count_ = bytes.size() / sizeof(T);
   }
 
+  /// True when the message is exposed (status() is ok).
   [[nodiscard]] explicit operator bool() const noexcept { return status_ == Status::ok; }
+  /// True when the message is exposed (status() is ok).
   [[nodiscard]] bool ok() const noexcept { return status_ == Status::ok; }
+  /// ok, or why nothing is exposed (empty, timeout, closed, corrupt, ...).
   [[nodiscard]] Status status() const noexcept { return status_; }
+  /// Elements in the message.
   [[nodiscard]] std::size_t count() const noexcept { return count_; }
+  /// The elements.
   [[nodiscard]] std::span<const T> span() const noexcept { return {data_, count_}; }
+  /// Element 0 (nullptr when there is none).
   [[nodiscard]] const T* get() const noexcept { return count_ != 0 ? data_ : nullptr; }
+  /// Element 0's members.
   const T* operator->() const noexcept { return data_; }
+  /// Element 0.
   const T& operator*() const noexcept { return *data_; }
+  /// Element i (i < count()).
   const T& operator[](std::size_t i) const noexcept { return data_[i]; }
   /// What holds the message (release it early, read a sequence number, ...).
   [[nodiscard]] Holder& raw() noexcept { return holder_; }

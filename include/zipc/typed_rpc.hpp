@@ -18,6 +18,8 @@
 
 namespace zipc {
 
+/// The identity a typed Rpc service records: named after both types ("Req (n B) -> Resp (m B)"), with Req's size,
+/// alignment, field count and version, and a fingerprint of both types' fingerprints.
 template <class Req, class Resp>
 TypeIdentity rpc_type_identity() {
   const TypeIdentity q = type_identity_of<Req>();
@@ -39,6 +41,8 @@ template <class Req, class Resp>
 class TypedRpcRequest {
  public:
   TypedRpcRequest() = default;
+  /// Views r's request as Reqs: a size that is no whole number of Reqs, or misaligned memory, gives corrupt (the call
+  /// is then answered empty when the request is dropped).
   explicit TypedRpcRequest(RpcRequest r) noexcept : req_(std::move(r)), status_(req_.status()) {
     if (status_ != Status::ok) return;
     const std::span<const std::byte> b = req_.data();
@@ -50,14 +54,20 @@ class TypedRpcRequest {
     count_ = b.size() / sizeof(Req);
   }
 
+  /// True when the request is exposed (status() is ok).
   [[nodiscard]] explicit operator bool() const noexcept { return status_ == Status::ok; }
+  /// ok, or why no request is exposed (timeout, closed, corrupt, ...).
   [[nodiscard]] Status status() const noexcept { return status_; }
+  /// Reqs in the request.
   [[nodiscard]] std::size_t count() const noexcept { return count_; }
+  /// The Reqs.
   [[nodiscard]] std::span<const Req> span() const noexcept { return {data_, count_}; }
   /// The request when it is exactly one Req, else nullptr.
   [[nodiscard]] const Req* get() const noexcept { return count_ == 1 ? data_ : nullptr; }
 
+  /// Answers with one Resp (as RpcRequest::reply).
   [[nodiscard]] Status reply(const Resp& v) noexcept { return req_.reply(std::as_bytes(std::span(&v, 1))); }
+  /// Answers with the Resps of v.
   [[nodiscard]] Status reply_slice(std::span<const Resp> v) noexcept { return req_.reply(std::as_bytes(v)); }
   /// Zero copy: n value-initialised Resps in the response memory (empty span on failure, *status says why).
   [[nodiscard]] std::span<Resp> reserve_reply(std::size_t n = 1, Status* status = nullptr) noexcept {
@@ -78,6 +88,7 @@ class TypedRpcRequest {
   Status fail(std::uint32_t code, std::string_view message, std::string_view type = {}) noexcept {
     return req_.fail(code, message, type);
   }
+  /// The byte request under it.
   [[nodiscard]] RpcRequest& raw() noexcept { return req_; }
 
  private:
@@ -88,13 +99,17 @@ class TypedRpcRequest {
 };
 
 template <class Req, class Resp>
+/// An RpcServer whose requests are Reqs and responses Resps (see zipc/typed.hpp); the pair's identity is recorded at
+/// create and checked by TypedRpcClient::connect.
 class TypedRpcServer {
   static_assert(detail::check_message_type<Req>(), "Req must be a message type (the rule that failed is named above)");
   static_assert(detail::check_message_type<Resp>(),
                 "Resp must be a message type (the rule that failed is named above)");
 
  public:
+  /// One request as the handler sees it.
   using Request = TypedRpcRequest<Req, Resp>;
+  /// What serve() runs for each request.
   using Handler = std::function<void(Request&)>;
 
   /// As RpcServer::create; the maximum sizes are raised to one Req / one Resp
@@ -122,9 +137,13 @@ class TypedRpcServer {
         },
         threads);
   }
+  /// Pull form: the next request, waiting up to timeout (as RpcServer::next).
   [[nodiscard]] Request next(std::chrono::nanoseconds timeout) noexcept { return Request(server_.next(timeout)); }
+  /// As RpcServer::stop.
   void stop() noexcept { server_.stop(); }
+  /// As RpcServer::close.
   void close() noexcept { server_.close(); }
+  /// The byte API under it.
   [[nodiscard]] RpcServer& bytes() noexcept { return server_; }
 
  private:
@@ -137,6 +156,7 @@ template <class Req>
 class TypedRpcLoan {
  public:
   TypedRpcLoan() = default;
+  /// Value-initialises n Reqs in l's memory (corrupt when they do not fit or it is misaligned).
   TypedRpcLoan(RpcWriteLoan&& l, std::size_t n) noexcept : loan_(std::move(l)), status_(loan_.status()) {
     if (!loan_) return;
     const std::span<std::byte> b = loan_.data();
@@ -149,17 +169,24 @@ class TypedRpcLoan {
     data_ = std::launder(p);
     count_ = n;
   }
+  /// True while the loan holds Reqs.
   [[nodiscard]] explicit operator bool() const noexcept { return data_ != nullptr; }
+  /// Why the loan failed (ok when it did not).
   [[nodiscard]] Status status() const noexcept { return status_; }
+  /// Reqs loaned.
   [[nodiscard]] std::size_t count() const noexcept { return count_; }
+  /// The Reqs.
   [[nodiscard]] std::span<Req> span() const noexcept { return {data_, count_}; }
+  /// Req 0's members.
   Req* operator->() const noexcept { return data_; }
+  /// Req 0.
   Req& operator*() const noexcept { return *data_; }
   /// Sends only the first n Reqs (call() sends all count() otherwise).
   [[nodiscard]] CommitResult commit(std::size_t n) noexcept {
     if (n < count_) count_ = n;
     return loan_.commit(count_ * sizeof(Req));
   }
+  /// The byte loan under it.
   [[nodiscard]] RpcWriteLoan& raw() noexcept { return loan_; }
 
  private:
@@ -170,6 +197,8 @@ class TypedRpcLoan {
 };
 
 template <class Req, class Resp>
+/// An RpcClient whose requests are Reqs and responses Resps (see zipc/typed.hpp); connect checks the server's recorded
+/// pair of types.
 class TypedRpcClient {
   static_assert(detail::check_message_type<Req>(), "Req must be a message type (the rule that failed is named above)");
   static_assert(detail::check_message_type<Resp>(),
@@ -178,6 +207,7 @@ class TypedRpcClient {
  public:
   /// A response in place: one Resp (call) or a slice (call_slice); raw() is the RpcResponse.
   using Response = TypedRead<Resp, RpcResponse>;
+  /// Request memory of Reqs.
   using Loan = TypedRpcLoan<Req>;
 
   /// Connects as RpcClient::connect, then checks the server's recorded pair of
@@ -194,18 +224,22 @@ class TypedRpcClient {
   }
   TypedRpcClient() = default;
 
+  /// Sends one Req and waits up to timeout for exactly one Resp (corrupt when the response is not one Resp).
   [[nodiscard]] Response call(const Req& v, std::chrono::nanoseconds timeout) noexcept {
     return wrap(client_.call(std::as_bytes(std::span(&v, 1)), timeout), true);
   }
+  /// Sends the Reqs of v and waits up to timeout for any number of Resps.
   [[nodiscard]] Response call_slice(std::span<const Req> v, std::chrono::nanoseconds timeout) noexcept {
     return wrap(client_.call(std::as_bytes(v), timeout), false);
   }
+  /// Zero copy: n value-initialised Reqs of request memory (too_large over max_request_size).
   [[nodiscard]] Loan reserve(std::size_t n = 1) noexcept { return Loan(client_.reserve(n * sizeof(Req)), n); }
   /// Sends a loan; single: expect exactly one Resp back.
   [[nodiscard]] Response call(Loan&& l, std::chrono::nanoseconds timeout, bool single = true) noexcept {
     if (!l) return Response(l.status());
     return wrap(client_.call(std::move(l.raw()), timeout), single);
   }
+  /// The byte API under it.
   [[nodiscard]] RpcClient& bytes() noexcept { return client_; }
 
  private:

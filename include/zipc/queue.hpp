@@ -57,18 +57,19 @@ namespace zipc {
 /// consumers. Sending on a handle without the producer role (receiving
 /// without the consumer role) returns Status::wrong_role.
 enum class Role : std::uint8_t {
-  none = 0,  ///< neither: only close(), stats(), recover() (e.g. a supervisor)
-  producer = 1,
-  consumer = 2,
-  both = 3,
+  none = 0,      ///< neither: only close(), stats(), recover() (e.g. a supervisor)
+  producer = 1,  ///< sends and reserves
+  consumer = 2,  ///< receives and acquires
+  both = 3,      ///< both (the default)
 };
 
+/// A queue's geometry (stored in the segment at create) and this handle's settings.
 struct QueueOptions {
-  std::size_t block_size = 1024;   ///< bytes per block: a multiple of 8 in [8, 16 MiB]
-  std::size_t block_count = 1024;  ///< blocks in the ring: a power of two in [2, 2^24]
-  Multiplicity producers = Multiplicity::multi;
-  Multiplicity consumers = Multiplicity::multi;
-  std::uint32_t max_participants = 64;  ///< handles attached at once, [2, 65535]
+  std::size_t block_size = 1024;                 ///< bytes per block: a multiple of 8 in [8, 16 MiB]
+  std::size_t block_count = 1024;                ///< blocks in the ring: a power of two in [2, 2^24]
+  Multiplicity producers = Multiplicity::multi;  ///< one producer handle at a time (single) or any number (multi)
+  Multiplicity consumers = Multiplicity::multi;  ///< one consumer handle at a time (single) or any number (multi)
+  std::uint32_t max_participants = 64;           ///< handles attached at once, [2, 65535]
   /// Bytes of a shared region for messages larger than block_size (0: none,
   /// such messages are too_large). Else at least 64 KiB; rounded up to 4096.
   /// A message over block_size is then stored in the region (zipc's TLSF heap)
@@ -93,8 +94,8 @@ struct QueueOptions {
 /// Counters readable from any process without locks. Each handle counts in its
 /// own record line; stats() sums the records (plus those of detached handles).
 struct QueueStats {
-  std::uint64_t sent = 0;
-  std::uint64_t received = 0;
+  std::uint64_t sent = 0;         ///< messages sent (copied, committed, or in batches)
+  std::uint64_t received = 0;     ///< messages received or acquired
   std::uint64_t full_waits = 0;   ///< blocking sends that had to wait for room
   std::uint64_t empty_waits = 0;  ///< blocking receives that had to wait for data
   std::uint64_t redelivered = 0;  ///< messages taken back from consumers that died holding them
@@ -108,8 +109,9 @@ struct QueueStats {
 
 /// Result of a copy receive: status ok with the message size, or the reason.
 struct [[nodiscard]] IoResult {
-  Status status = Status::empty;
-  std::size_t size = 0;
+  Status status = Status::empty;  ///< ok, or why nothing was received
+  std::size_t size = 0;           ///< the message's size (with too_large: the size it needs)
+  /// status == Status::ok.
   [[nodiscard]] bool ok() const noexcept { return status == Status::ok; }
 };
 
@@ -124,8 +126,11 @@ class Queue;
 class QueueWriteLoan {
  public:
   QueueWriteLoan() = default;
+  /// A loan that failed with s (what reserve returns when it cannot loan).
   explicit QueueWriteLoan(Status s) noexcept : status_(s) {}
+  /// Moves the reservation; o is left empty.
   QueueWriteLoan(QueueWriteLoan&& o) noexcept;
+  /// Aborts this loan's reservation (if any), then moves o's; o is left empty.
   QueueWriteLoan& operator=(QueueWriteLoan&& o) noexcept;
   QueueWriteLoan(const QueueWriteLoan&) = delete;
   QueueWriteLoan& operator=(const QueueWriteLoan&) = delete;
@@ -133,14 +138,17 @@ class QueueWriteLoan {
     if (impl_ != nullptr) abort();  // (inline: a committed loan costs no call)
   }
 
+  /// True while the loan holds a block (not failed, committed or aborted).
   [[nodiscard]] explicit operator bool() const noexcept { return impl_ != nullptr; }
   [[nodiscard]] Status status() const noexcept { return status_; }  ///< why reserve failed
+  /// The block's memory (empty once the loan ended).
   [[nodiscard]] std::span<std::byte> data() const noexcept { return {data_, capacity_}; }
   /// Bytes available: block_size, or what reserve(n) asked for beyond it.
   [[nodiscard]] std::size_t size() const noexcept { return capacity_; }
   /// Publishes the first n bytes; sequence = the message's position in the
   /// ring. too_large (loan kept) if n > size().
   [[nodiscard]] CommitResult commit(std::size_t n) noexcept;
+  /// Gives the block back unpublished (nothing when the loan holds none).
   void abort() noexcept;
 
  private:
@@ -159,8 +167,11 @@ class QueueWriteLoan {
 class QueueReadLoan {
  public:
   QueueReadLoan() = default;
+  /// A loan that failed with s (what acquire returns when there is no message).
   explicit QueueReadLoan(Status s) noexcept : status_(s) {}
+  /// Moves the message; o is left empty.
   QueueReadLoan(QueueReadLoan&& o) noexcept;
+  /// Releases this loan's message (if any), then moves o's; o is left empty.
   QueueReadLoan& operator=(QueueReadLoan&& o) noexcept;
   QueueReadLoan(const QueueReadLoan&) = delete;
   QueueReadLoan& operator=(const QueueReadLoan&) = delete;
@@ -168,12 +179,16 @@ class QueueReadLoan {
     if (impl_ != nullptr) release();  // (inline: a released loan costs no call)
   }
 
+  /// True while the loan holds a message.
   [[nodiscard]] explicit operator bool() const noexcept { return impl_ != nullptr; }
   [[nodiscard]] Status status() const noexcept { return status_; }  ///< why acquire failed
+  /// The message (empty once released).
   [[nodiscard]] std::span<const std::byte> data() const noexcept { return {data_, size_}; }
+  /// Its size in bytes.
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   /// The message's position in the ring (what its commit returned).
   [[nodiscard]] std::uint64_t sequence() const noexcept { return pos_; }
+  /// Gives the block back to the ring now (the destructor does the same).
   void release() noexcept;
 
  private:
@@ -190,6 +205,8 @@ namespace detail {
 struct WaitHookAccess;
 }
 
+/// A many-producer, many-consumer FIFO of fixed-size blocks in shared memory (see the file overview): copy or
+/// zero-copy, blocking or not, with recovery of what a dead participant held. One handle is one participant.
 class Queue {
  public:
   /// zipc::forever waits without a deadline; 0 or negative tries once and
@@ -209,10 +226,14 @@ class Queue {
   /// fd is duplicated, the caller keeps its own.
   static Queue open_fd(int fd, Role role = Role::both, const WaitOptions& wait = {},
                        const SegmentOptions& segment = {});
+  /// Removes the name: true when removed, false when absent (open handles keep working). Throws Errc::invalid_name, or
+  /// the unlink's error.
   static bool remove(std::string_view name, const SegmentOptions& segment = {});
 
   Queue() noexcept;
+  /// Moves the handle; the source is left detached.
   Queue(Queue&&) noexcept;
+  /// Detaches this handle, then moves the other's; the other is left detached.
   Queue& operator=(Queue&&) noexcept;
   /// detach()es; a loan still out keeps the record and the mapping until it
   /// ends (then commit/release work as before: docs/guide/handles.md).
@@ -221,9 +242,13 @@ class Queue {
   /// Copy API. Never truncates: a message over block_size() is too_large,
   /// unless the queue has an oversize region (then it is stored there).
   [[nodiscard]] Status try_send(std::span<const std::byte> msg) noexcept;
+  /// Copies msg in as one message, waiting up to timeout for room: ok, timeout, closed, too_large, wrong_role,
+  /// detached.
   [[nodiscard]] Status send(std::span<const std::byte> msg, Timeout timeout) noexcept;
   /// A message larger than out stays queued and the result is too_large with its size.
   [[nodiscard]] IoResult try_recv(std::span<std::byte> out) noexcept;
+  /// Copies the next message into out, waiting up to timeout for one: ok with its size, or empty, timeout, closed
+  /// (closed and drained), too_large (the message stays queued).
   [[nodiscard]] IoResult recv(std::span<std::byte> out, Timeout timeout) noexcept;
 
   /// Batches: one position update and one wake-up for many messages.
@@ -242,38 +267,52 @@ class Queue {
 
   /// Zero-copy loans.
   [[nodiscard]] QueueWriteLoan reserve(Timeout timeout) noexcept;
+  /// reserve without waiting (full when there is no room).
   [[nodiscard]] QueueWriteLoan try_reserve() noexcept { return reserve(Timeout::zero()); }
   /// A loan of n bytes: a block when n <= block_size(), else n bytes of the
   /// oversize region (too_large without one, or when n can never fit). A full
   /// region waits like a full ring: try_reserve(n) returns full, reserve(n, t)
   /// waits for room up to t (then timeout).
   [[nodiscard]] QueueWriteLoan reserve(std::size_t n, Timeout timeout) noexcept;
+  /// reserve(n) without waiting.
   [[nodiscard]] QueueWriteLoan try_reserve(std::size_t n) noexcept { return reserve(n, Timeout::zero()); }
+  /// Zero copy: the next message in place, waiting up to timeout for one.
   [[nodiscard]] QueueReadLoan acquire(Timeout timeout) noexcept;
+  /// acquire without waiting (empty when there is nothing).
   [[nodiscard]] QueueReadLoan try_acquire() noexcept { return acquire(Timeout::zero()); }
   /// Fill out with up to out.size() loans at once (waiting up to timeout for the first).
   std::size_t reserve_batch(std::span<QueueWriteLoan> out, Timeout timeout, Status* status = nullptr) noexcept;
+  /// Fill out with up to out.size() messages in place at once (waiting up to timeout for the first); returns how many,
+  /// *status why fewer.
   std::size_t acquire_batch(std::span<QueueReadLoan> out, Timeout timeout, Status* status = nullptr) noexcept;
 
   /// Wakes every waiter; later sends fail with closed; receivers drain what is
   /// left (including reservations made before close() and committed after it),
   /// then get closed.
   void close() noexcept;
+  /// True once close() was called (by any process), or when this handle is detached.
   [[nodiscard]] bool closed() const noexcept;
 
+  /// The counters summed over every handle of the queue (detached handles' counts included).
   [[nodiscard]] QueueStats stats() const noexcept;
   /// Looks for dead participants now and recovers what they held (survivors
   /// also do this by themselves after recovery_time of stalling). Returns the
   /// number of positions recovered.
   std::size_t recover() noexcept;
 
+  /// Bytes per block.
   [[nodiscard]] std::size_t block_size() const noexcept;
+  /// Blocks in the ring.
   [[nodiscard]] std::size_t block_count() const noexcept;
   [[nodiscard]] std::size_t oversize_bytes() const noexcept;  ///< the region's arena bytes (0: none)
   [[nodiscard]] std::size_t size_approx() const noexcept;     ///< committed or in flight
+  /// How many producer handles the queue admits.
   [[nodiscard]] Multiplicity producers() const noexcept;
+  /// How many consumer handles the queue admits.
   [[nodiscard]] Multiplicity consumers() const noexcept;
+  /// The shared-memory segment the queue lives in.
   [[nodiscard]] const Segment& segment() const noexcept;
+  /// False when detached, moved from or default-constructed.
   [[nodiscard]] bool is_attached() const noexcept { return impl_ != nullptr; }
   /// Lets go of this handle's participant record and mapping now (the
   /// destructor does the same; loans still out keep them until they end);

@@ -57,6 +57,7 @@
 
 namespace zipc {
 
+/// A topic's geometry (stored in the segment at create) and this handle's settings.
 struct TopicOptions {
   std::uint64_t capacity_bytes = 1 << 20;    ///< ring bytes; rounded up to a power of two (>= 4096)
   std::uint32_t max_message_size = 1 << 16;  ///< payload bytes; the ring must hold two records of this size
@@ -82,22 +83,32 @@ struct TopicOptions {
 
 /// Where a new subscriber starts.
 struct From {
-  enum class Kind : std::uint8_t { latest, oldest, sequence };
-  Kind kind = Kind::latest;
-  std::uint64_t seq = 0;
+  /// Which start: the next message, the oldest retained, or seq.
+  enum class Kind : std::uint8_t {
+    latest,    ///< the next message published
+    oldest,    ///< the oldest message the log retains
+    sequence,  ///< the message numbered seq
+  };
+  Kind kind = Kind::latest;  ///< which start
+  std::uint64_t seq = 0;     ///< with Kind::sequence: the sequence number to start at
+  /// Start at the next message published.
   static constexpr From latest() noexcept { return {Kind::latest, 0}; }
+  /// Start at the oldest message the log retains.
   static constexpr From oldest() noexcept { return {Kind::oldest, 0}; }
+  /// Start at sequence number n (Errc::not_retained when the log no longer holds it).
   static constexpr From sequence(std::uint64_t n) noexcept { return {Kind::sequence, n}; }
 };
 
+/// Whether the publisher waits for a subscriber.
 enum class Delivery : std::uint8_t {
   reliable,  ///< never overwritten: the publisher waits for this subscriber
   lossy,     ///< the publisher never waits; overruns are reported with the exact count
 };
 
+/// How a subscriber starts and is delivered to.
 struct SubscribeOptions {
-  From from = From::latest();
-  Delivery delivery = Delivery::reliable;
+  From from = From::latest();              ///< where it starts (default: the next message published)
+  Delivery delivery = Delivery::reliable;  ///< reliable (default) or lossy
   /// Durable subscriber (reliable only; docs/design/topic.md, "Durable subscribers"):
   /// a non-empty name (1..47 bytes of [A-Za-z0-9._-]) keeps this subscriber's
   /// position after it detaches or dies, holding the publishers back, for
@@ -110,13 +121,15 @@ struct SubscribeOptions {
   std::chrono::milliseconds durable_grace = std::chrono::seconds(10);  ///< [0, 7 days]
 };
 
+/// What a copy read returns: the status, and for a message its sequence number, publish time and size.
 struct ReadResult {
-  Status status = Status::empty;
-  std::uint64_t sequence = 0;
+  Status status = Status::empty;  ///< ok, or why no message was read
+  std::uint64_t sequence = 0;     ///< the message's sequence number
   /// CLOCK_REALTIME at commit (within 1 us; exact with several publishers;
   /// streaming_stores: when the commit's batch became visible).
   std::uint64_t publish_ns = 0;
   std::uint32_t size = 0;  ///< payload bytes (also when too_large: the size needed)
+  /// status == Status::ok.
   [[nodiscard]] bool ok() const noexcept { return status == Status::ok; }
 };
 
@@ -146,7 +159,9 @@ class Subscriber;
 class TopicWriteLoan {
  public:
   TopicWriteLoan() = default;
+  /// Moves the reservation; o is left empty.
   TopicWriteLoan(TopicWriteLoan&& o) noexcept;
+  /// Aborts this loan's reservation (if any), then moves o's; o is left empty.
   TopicWriteLoan& operator=(TopicWriteLoan&& o) noexcept;
   TopicWriteLoan(const TopicWriteLoan&) = delete;
   TopicWriteLoan& operator=(const TopicWriteLoan&) = delete;
@@ -154,14 +169,17 @@ class TopicWriteLoan {
     if (owner_ != nullptr) abort();  // (inline: a committed loan costs no call)
   }
 
+  /// True while the loan holds a record (not failed, committed or aborted).
   [[nodiscard]] explicit operator bool() const noexcept { return owner_ != nullptr; }
   /// Why try_reserve/reserve gave no loan (ok when it did).
   [[nodiscard]] Status status() const noexcept { return status_; }
+  /// The record's payload memory (empty once the loan ended).
   [[nodiscard]] std::span<std::byte> data() const noexcept { return {payload_, size_}; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }  ///< bytes reserved
   /// Publishes the first n bytes; sequence = the message's sequence number.
   /// too_large (loan kept) if n > size().
   [[nodiscard]] CommitResult commit(std::size_t n) noexcept;
+  /// Gives the record up unpublished (readers skip it); nothing when the loan holds none.
   void abort() noexcept;
 
  private:
@@ -175,10 +193,14 @@ class TopicWriteLoan {
   Status status_ = Status::ok;
 };
 
+/// Appends messages to a topic (from Topic::publisher). Use it from one thread at a time; it gives its slot back when
+/// destroyed.
 class Publisher {
  public:
   Publisher() = default;
+  /// Moves the publisher (its loan follows it); o is left detached.
   Publisher(Publisher&& o) noexcept;
+  /// Detaches this publisher, then moves o's; o is left detached.
   Publisher& operator=(Publisher&& o) noexcept;
   Publisher(const Publisher&) = delete;
   Publisher& operator=(const Publisher&) = delete;
@@ -190,6 +212,7 @@ class Publisher {
   [[nodiscard]] CommitResult publish(std::span<const std::byte> message, std::chrono::nanoseconds timeout) noexcept;
   /// Zero copy: a loan of size bytes in the log itself.
   [[nodiscard]] TopicWriteLoan try_reserve(std::size_t size) noexcept;
+  /// Zero copy: a loan of size bytes in the log, waiting up to timeout for room.
   [[nodiscard]] TopicWriteLoan reserve(std::size_t size, std::chrono::nanoseconds timeout) noexcept;
 
   /// Streaming mode (TopicOptions::streaming_stores, single publisher): makes
@@ -198,6 +221,7 @@ class Publisher {
   /// or every 4th after); the destructor flushes too.
   void flush() noexcept;
 
+  /// False when detached, moved from or default-constructed.
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }
   /// Gives this publisher's slot back now (the destructor does the same).
   void detach() noexcept;
@@ -249,8 +273,11 @@ struct WaitHookAccess;
 class TopicReadLoan {
  public:
   TopicReadLoan() = default;
+  /// A loan that failed with s (what acquire returns when there is no record).
   explicit TopicReadLoan(Status s) noexcept : status_(s) {}
+  /// Moves the loan; o is left empty.
   TopicReadLoan(TopicReadLoan&& o) noexcept;
+  /// Releases this loan's record (if any), then moves o's; o is left empty.
   TopicReadLoan& operator=(TopicReadLoan&& o) noexcept;
   TopicReadLoan(const TopicReadLoan&) = delete;
   TopicReadLoan& operator=(const TopicReadLoan&) = delete;
@@ -258,13 +285,18 @@ class TopicReadLoan {
     if (owner_ != nullptr) release();
   }
 
+  /// True while the loan holds a record.
   [[nodiscard]] explicit operator bool() const noexcept { return owner_ != nullptr; }
   /// ok while it holds a record; else why acquire gave none.
   [[nodiscard]] Status status() const noexcept { return status_; }
+  /// The record's payload (empty once released).
   [[nodiscard]] std::span<const std::byte> data() const noexcept { return {data_, size_}; }
+  /// Its size in bytes.
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  /// The message's sequence number.
   [[nodiscard]] std::uint64_t sequence() const noexcept { return sequence_; }
   [[nodiscard]] std::uint64_t publish_ns() const noexcept { return publish_ns_; }  ///< as in ReadResult
+  /// Gives the record back to the publishers now (the destructor does the same).
   void release() noexcept;
 
  private:
@@ -278,10 +310,14 @@ class TopicReadLoan {
   Status status_ = Status::empty;
 };
 
+/// Reads a topic's messages in order (from Topic::subscribe). Use it from one thread at a time; it gives its slot back
+/// when destroyed.
 class Subscriber {
  public:
   Subscriber() = default;
+  /// Moves the subscriber (its loan follows it); o is left detached.
   Subscriber(Subscriber&& o) noexcept;
+  /// Detaches this subscriber, then moves o's; o is left detached.
   Subscriber& operator=(Subscriber&& o) noexcept;
   Subscriber(const Subscriber&) = delete;
   Subscriber& operator=(const Subscriber&) = delete;
@@ -294,12 +330,14 @@ class Subscriber {
   /// position was released: size = messages lost, sequence = the next one
   /// delivered), closed (Topic::close() and every committed message read), corrupt.
   [[nodiscard]] ReadResult try_read(std::span<std::byte> buffer) noexcept;
+  /// As try_read, waiting up to timeout for a message (then timeout).
   [[nodiscard]] ReadResult read(std::span<std::byte> buffer, std::chrono::nanoseconds timeout) noexcept;
   /// Zero copy (reliable mode only; lossy subscribers get Status::not_supported):
   /// the record in the log itself, held back from the publisher until the
   /// loan is released. One loan at a time: the subscriber's next read or
   /// acquire releases the previous loan (its data() is then empty).
   [[nodiscard]] TopicReadLoan try_acquire() noexcept;
+  /// As try_acquire, waiting up to timeout for a message (then timeout).
   [[nodiscard]] TopicReadLoan acquire(std::chrono::nanoseconds timeout) noexcept;
 
   /// Messages this subscriber missed so far (lossy overruns; a durable
@@ -309,6 +347,7 @@ class Subscriber {
   [[nodiscard]] std::uint64_t abandoned() const noexcept { return abandoned_; }
   /// Sequence the next delivered message will carry (if none is lost).
   [[nodiscard]] std::uint64_t next_sequence() const noexcept { return expected_; }
+  /// Reliable or lossy (a read-only reliable subscriber says reliable).
   [[nodiscard]] Delivery delivery() const noexcept { return seat_ ? Delivery::reliable : delivery_; }
   /// True when acquire() lends records in place: a reliable subscriber with
   /// write access. Lossy and read-only subscribers read copies (read/try_read;
@@ -319,6 +358,7 @@ class Subscriber {
   /// (docs/design/topic.md, "Read-only reliable subscribers") once a publisher has
   /// adopted its seat, which subscribe() waits for while a publisher is live.
   [[nodiscard]] bool held_back_for() const noexcept;
+  /// False when detached, moved from or default-constructed.
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }
   /// Gives this subscriber's slot back now (the destructor does the same).
   void detach() noexcept;
@@ -373,6 +413,8 @@ class Subscriber {
   bool parked_ = false;            // destroyed with a loan out: kept on the heap until the loan ends
 };
 
+/// A publish/subscribe log in shared memory (see the file overview): publishers append, each subscriber reads every
+/// message in order, reliably (holding publishers back) or lossily (never).
 class Topic {
  public:
   /// Creates a topic; Errc::already_exists if the name is taken.
@@ -380,14 +422,19 @@ class Topic {
   /// Opens an existing topic; its geometry comes from the segment, options
   /// supply segment (path, prefault, ...), wait and recovery_time.
   static Topic open(std::string_view name, const TopicOptions& options = {});
+  /// Opens, or creates with options when absent (race-free); *created (may be nullptr) tells which.
   static Topic open_or_create(std::string_view name, const TopicOptions& options = {}, bool* created = nullptr);
   /// Opens a topic from a descriptor (SegmentOptions::memfd + zipc::receive_fd);
   /// fd is duplicated, the caller keeps its own.
   static Topic open_fd(int fd, const TopicOptions& options = {});
+  /// Removes the name: true when removed, false when absent (open handles keep working). Throws Errc::invalid_name, or
+  /// the unlink's error.
   static bool remove(std::string_view name, const SegmentOptions& segment = {});
 
   Topic() = default;
+  /// Moves the handle; the source is left detached.
   Topic(Topic&&) noexcept = default;
+  /// Lets go of this handle's mapping, then moves the other's; the other is left detached.
   Topic& operator=(Topic&&) noexcept = default;
   ~Topic();
 
@@ -401,12 +448,17 @@ class Topic {
   /// Flushes a file-backed topic to disk.
   void sync() const;
 
+  /// Ring bytes.
   [[nodiscard]] std::uint64_t capacity_bytes() const noexcept;
+  /// The largest payload, bytes.
   [[nodiscard]] std::uint32_t max_message_size() const noexcept;
+  /// Subscriber slots.
   [[nodiscard]] std::uint32_t max_subscribers() const noexcept;
+  /// One publisher at a time, or many.
   [[nodiscard]] Multiplicity publishers() const noexcept;
-  /// Sequence the next message will get; oldest still retained (== next when empty).
+  /// Sequence the next message will get.
   [[nodiscard]] std::uint64_t next_sequence() const noexcept;
+  /// The oldest sequence number the log still retains (== next_sequence() when empty).
   [[nodiscard]] std::uint64_t oldest_sequence() const noexcept;
   /// Holes recovery made since creation.
   [[nodiscard]] std::uint64_t abandoned() const noexcept;
@@ -416,8 +468,11 @@ class Topic {
   /// subscribers read every committed message, then get Status::closed.
   /// Idempotent, never reopened.
   void close() noexcept;
+  /// True once close() was called (by any process).
   [[nodiscard]] bool closed() const noexcept;
+  /// The shared-memory segment the topic lives in.
   [[nodiscard]] const Segment& segment() const noexcept;
+  /// False when detached, moved from or default-constructed.
   [[nodiscard]] bool is_attached() const noexcept { return state_ != nullptr; }
   /// Lets go of this handle's mapping (the destructor does the same); its
   /// publishers and subscribers keep theirs until they detach. The topic stays

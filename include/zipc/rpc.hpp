@@ -78,12 +78,13 @@
 
 namespace zipc {
 
+/// A service's limits and the server's settings (stored in the segment at create).
 struct RpcOptions {
-  std::uint32_t max_clients = 16;         ///< client connections at once
-  std::uint32_t inflight_per_client = 8;  ///< pipelined calls per client (slots)
-  std::uint64_t max_request_size = 64 << 10;
-  std::uint64_t max_response_size = 64 << 10;
-  std::uint64_t inline_size = 4096;  ///< payloads up to this travel inside the slot
+  std::uint32_t max_clients = 16;              ///< client connections at once
+  std::uint32_t inflight_per_client = 8;       ///< pipelined calls per client (slots)
+  std::uint64_t max_request_size = 64 << 10;   ///< largest request, bytes
+  std::uint64_t max_response_size = 64 << 10;  ///< largest response, bytes
+  std::uint64_t inline_size = 4096;            ///< payloads up to this travel inside the slot
   /// Blocks of max(max_request, max_response) bytes shared by all calls whose
   /// payload is over inline_size. 0: two per slot (request and response),
   /// capped to ~256 MiB of blocks (at least 2). The pool is mapped, not
@@ -113,7 +114,9 @@ inline constexpr unsigned kRpcMaxServeThreads = 256;
 /// Status::remote_error carrying code and what().
 class RpcError : public std::runtime_error {
  public:
+  /// An error with this code (sent as the response's error_code) and message.
   RpcError(std::uint32_t code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  /// The code the call ends with.
   [[nodiscard]] std::uint32_t code() const noexcept { return code_; }
 
  private:
@@ -133,7 +136,9 @@ struct WaitHookAccess;
 class RpcRequest {
  public:
   RpcRequest() = default;
+  /// Moves the request; other is left holding nothing.
   RpcRequest(RpcRequest&& other) noexcept;
+  /// Ends this request (unanswered: an empty response), then moves other's; other is left holding nothing.
   RpcRequest& operator=(RpcRequest&& other) noexcept;
   RpcRequest(const RpcRequest&) = delete;
   RpcRequest& operator=(const RpcRequest&) = delete;
@@ -142,11 +147,14 @@ class RpcRequest {
   /// ok when this holds a request; timeout / closed / corrupt from next()
   /// (detached from a server that holds nothing).
   [[nodiscard]] Status status() const noexcept { return status_; }
+  /// status() == Status::ok.
   [[nodiscard]] bool ok() const noexcept { return status_ == Status::ok; }
+  /// status() == Status::ok.
   explicit operator bool() const noexcept { return ok(); }
   /// The request bytes, in shared memory (a hostile client may change them
   /// while you read: validate what you parse).
   [[nodiscard]] std::span<const std::byte> data() const noexcept { return {data_, size_}; }
+  /// Request bytes.
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   /// Which client connection sent it (0 .. max_clients-1).
   [[nodiscard]] std::uint32_t client() const noexcept { return client_; }
@@ -194,8 +202,11 @@ namespace detail {
 void rpc_fail_current_exception(RpcRequest& req, std::string_view server) noexcept;
 }  // namespace detail
 
+/// A request/response service in shared memory (see the file overview): serve() runs a handler on threads, or next()
+/// pulls requests. The server owns the name; clients connect to it.
 class RpcServer {
  public:
+  /// What serve() runs for each request.
   using Handler = std::function<void(RpcRequest&)>;
 
   /// Creates the service; Errc::already_exists when a live server has the
@@ -203,7 +214,9 @@ class RpcServer {
   static RpcServer create(std::string_view name, const RpcOptions& options = {});
 
   RpcServer();
+  /// Moves the service; the source holds nothing.
   RpcServer(RpcServer&&) noexcept;
+  /// Closes this service (as close()), then moves the other's; the other holds nothing.
   RpcServer& operator=(RpcServer&&) noexcept;
   ~RpcServer();  ///< closes: pending and later calls see Status::closed; removes the name
 
@@ -220,7 +233,9 @@ class RpcServer {
   /// Makes serve() return and next() report closed. Thread- and signal-safe.
   void stop() noexcept;
 
+  /// The service's name.
   [[nodiscard]] const std::string& name() const noexcept;
+  /// Clients connected now.
   [[nodiscard]] std::size_t connected_clients() const noexcept;
   [[nodiscard]] std::uint64_t reaped_clients() const noexcept;  ///< dead clients recovered so far
   /// Marks the service closed and removes its name now (the destructor does the same).
@@ -239,7 +254,9 @@ class RpcServer {
 class RpcResponse {
  public:
   RpcResponse() = default;
+  /// Moves the response; other is left holding nothing.
   RpcResponse(RpcResponse&& other) noexcept;
+  /// Frees this response's slot, then moves other's; other is left holding nothing.
   RpcResponse& operator=(RpcResponse&& other) noexcept;
   RpcResponse(const RpcResponse&) = delete;
   RpcResponse& operator=(const RpcResponse&) = delete;
@@ -250,18 +267,23 @@ class RpcResponse {
   /// slots in use, or no block), peer_dead, closed, detached (a client not
   /// connected, moved from or detached: docs/guide/handles.md), corrupt.
   [[nodiscard]] Status status() const noexcept { return status_; }
+  /// status() == Status::ok.
   [[nodiscard]] bool ok() const noexcept { return status_ == Status::ok; }
+  /// status() == Status::ok.
   explicit operator bool() const noexcept { return ok(); }
   /// The response bytes (empty unless ok).
   [[nodiscard]] std::span<const std::byte> data() const noexcept {
     return status_ == Status::ok ? std::span<const std::byte>(data_, size_) : std::span<const std::byte>();
   }
+  /// Response bytes (0 unless ok).
   [[nodiscard]] std::size_t size() const noexcept { return status_ == Status::ok ? size_ : 0; }
   /// remote_error: the handler's code, its error's type name ("" when it
   /// gave none) and message, read in place like data() (a hostile server may
   /// change them while you read). 0 and "" otherwise.
   [[nodiscard]] std::uint32_t error_code() const noexcept { return status_ == Status::remote_error ? error_code_ : 0; }
+  /// remote_error: the handler's error type name ("" when it gave none); "" otherwise.
   [[nodiscard]] std::string_view error_type() const noexcept;
+  /// remote_error: the handler's message; "" otherwise.
   [[nodiscard]] std::string_view error_message() const noexcept;
   /// Frees the slot now (the destructor does the same).
   void release() noexcept;
@@ -282,7 +304,9 @@ class RpcResponse {
 class RpcTicket {
  public:
   RpcTicket() = default;
+  /// Moves the call; other is left holding nothing.
   RpcTicket(RpcTicket&& other) noexcept;
+  /// Abandons this ticket's call (if any), then moves other's; other is left holding nothing.
   RpcTicket& operator=(RpcTicket&& other) noexcept;
   RpcTicket(const RpcTicket&) = delete;
   RpcTicket& operator=(const RpcTicket&) = delete;
@@ -290,6 +314,7 @@ class RpcTicket {
 
   /// ok once sent; else why nothing was sent (too_large, full, peer_dead, ...).
   [[nodiscard]] Status status() const noexcept { return status_; }
+  /// status() == Status::ok.
   [[nodiscard]] bool ok() const noexcept { return status_ == Status::ok; }
   /// Waits for this call's response. On timeout the ticket stays valid: wait again.
   [[nodiscard]] RpcResponse wait(std::chrono::nanoseconds timeout) noexcept;
@@ -312,20 +337,25 @@ class RpcTicket {
 class RpcWriteLoan {
  public:
   RpcWriteLoan() = default;
+  /// Moves the loan; other is left holding nothing.
   RpcWriteLoan(RpcWriteLoan&& other) noexcept;
+  /// Gives this loan's slot back (if any), then moves other's; other is left holding nothing.
   RpcWriteLoan& operator=(RpcWriteLoan&& other) noexcept;
   RpcWriteLoan(const RpcWriteLoan&) = delete;
   RpcWriteLoan& operator=(const RpcWriteLoan&) = delete;
   ~RpcWriteLoan();
 
+  /// True while the loan holds request memory (not failed, sent or aborted).
   [[nodiscard]] explicit operator bool() const noexcept { return data_ != nullptr; }
   /// Why reserve gave no loan (ok when it did).
   [[nodiscard]] Status status() const noexcept { return status_; }
+  /// The request memory (empty once the loan ended).
   [[nodiscard]] std::span<std::byte> data() const noexcept { return {data_, size_}; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }  ///< bytes reserved
   /// Sets the length sent to the first n bytes: too_large (nothing changed)
   /// when n > size(). sequence is 0 (a call is numbered when it is sent).
   [[nodiscard]] CommitResult commit(std::size_t n) noexcept;
+  /// Gives the slot back unsent (nothing when the loan holds none).
   void abort() noexcept;
 
  private:
@@ -340,6 +370,8 @@ class RpcWriteLoan {
   bool committed_ = false;
 };
 
+/// One connection to an Rpc service: blocking calls, pipelined calls (tickets) and zero-copy requests. It reconnects by
+/// itself to a server restarted under the same name. Use it from one thread at a time.
 class RpcClient {
  public:
   /// Connects to a server, waiting up to timeout for it to appear and for a
@@ -353,15 +385,19 @@ class RpcClient {
 
   /// Not connected: every call returns Status::detached (as after detach()).
   RpcClient();
+  /// Moves the connection; the source is left detached.
   RpcClient(RpcClient&&) noexcept;
+  /// Detaches this client, then moves the other's; the other is left detached.
   RpcClient& operator=(RpcClient&&) noexcept;
   ~RpcClient();
 
   /// Blocking call: sends request, waits up to timeout for the response.
   [[nodiscard]] RpcResponse call(std::span<const std::byte> request, std::chrono::nanoseconds timeout) noexcept;
+  /// Sends a request loan (from reserve(); committed or sent whole) and waits up to timeout for the response.
   [[nodiscard]] RpcResponse call(RpcWriteLoan&& loan, std::chrono::nanoseconds timeout) noexcept;
   /// Sends without waiting; full when inflight_per_client calls are outstanding.
   [[nodiscard]] RpcTicket call_async(std::span<const std::byte> request) noexcept;
+  /// Sends a request loan without waiting; full when inflight_per_client calls are outstanding.
   [[nodiscard]] RpcTicket call_async(RpcWriteLoan&& loan) noexcept;
   /// Memory for an n-byte request (too_large over max_request_size, full
   /// when every slot is in use).
@@ -369,8 +405,11 @@ class RpcClient {
 
   /// How this client waits (default: the server's strategy).
   void set_wait(const WaitOptions& wait) noexcept;
+  /// The service's largest request, bytes.
   [[nodiscard]] std::uint64_t max_request_size() const noexcept;
+  /// The service's largest response, bytes.
   [[nodiscard]] std::uint64_t max_response_size() const noexcept;
+  /// Calls this client may have in flight at once.
   [[nodiscard]] std::uint32_t inflight_limit() const noexcept;
   /// Connections made after the first (transparent reconnects to a new server).
   [[nodiscard]] std::uint64_t reconnects() const noexcept;
@@ -378,6 +417,7 @@ class RpcClient {
   /// calls return Status::detached. Responses and tickets still held keep
   /// their connection until they end.
   void detach() noexcept;
+  /// False when detached, moved from or default-constructed.
   [[nodiscard]] bool is_attached() const noexcept;
 
  private:

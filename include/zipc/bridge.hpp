@@ -41,8 +41,18 @@
 
 namespace zipc {
 
-enum class BridgeKind : std::uint8_t { topic, queue };
-enum class BridgeDirection : std::uint8_t { outbound, inbound, both };
+/// What a mapping's local channel is.
+enum class BridgeKind : std::uint8_t {
+  topic,  ///< a zipc::Topic
+  queue,  ///< a zipc::Queue
+};
+/// Which way a mapping moves messages.
+enum class BridgeDirection : std::uint8_t {
+  outbound,  ///< local channel -> NATS subject
+  inbound,   ///< NATS subject -> local channel
+  both,      ///< both ways (an origin never receives its own messages back)
+};
+/// How a mapping uses NATS.
 enum class BridgeMode : std::uint8_t {
   core,       ///< lowest latency; losses counted exactly from sequence gaps
   jetstream,  ///< at least once on the wire, exactly once at the receiving channel
@@ -57,28 +67,33 @@ enum class BridgeOverflow : std::uint8_t {
 /// NATS connection options, passed through to the C client.
 struct NatsOptions {
   std::vector<std::string> servers{"nats://127.0.0.1:4222"};  ///< a cluster: several URLs
-  std::string user, password, token;
-  std::string creds_file;                        ///< a .creds file (JWT + NKey seed)
-  std::string tls_ca, tls_cert, tls_key;         ///< PEM files; any of them turns TLS on
-  bool tls = false;                              ///< TLS with the system's trust store
-  bool randomize = true;                         ///< pick servers in random order (false: in list order)
-  std::chrono::milliseconds connect_timeout{0};  ///< give up starting after this (0: never)
-  std::chrono::milliseconds reconnect_wait{100};
-  int reconnect_buffer_bytes = 8 << 20;  ///< what is kept while disconnected (bounded memory)
-  int pending_msgs = 65536;              ///< per inbound subscription; beyond: NATS drops (counted)
-  int pending_bytes = 64 << 20;
+  std::string user;                                           ///< user name (with password)
+  std::string password;                                       ///< password (with user)
+  std::string token;                                          ///< authentication token
+  std::string creds_file;                                     ///< a .creds file (JWT + NKey seed)
+  std::string tls_ca;                             ///< CA certificate, PEM file; any of the three turns TLS on
+  std::string tls_cert;                           ///< client certificate, PEM file
+  std::string tls_key;                            ///< client key, PEM file
+  bool tls = false;                               ///< TLS with the system's trust store
+  bool randomize = true;                          ///< pick servers in random order (false: in list order)
+  std::chrono::milliseconds connect_timeout{0};   ///< give up starting after this (0: never)
+  std::chrono::milliseconds reconnect_wait{100};  ///< pause between reconnect attempts
+  int reconnect_buffer_bytes = 8 << 20;           ///< what is kept while disconnected (bounded memory)
+  int pending_msgs = 65536;                       ///< per inbound subscription; beyond: NATS drops (counted)
+  int pending_bytes = 64 << 20;                   ///< per inbound subscription, bytes; beyond: NATS drops (counted)
 };
 
+/// One local channel bridged to one NATS subject (a "mappings" entry of the config).
 struct BridgeMapping {
-  std::string name;  ///< for logs and stats (default: channel)
-  BridgeKind kind = BridgeKind::topic;
-  std::string channel;  ///< local zipc name
-  std::string subject;  ///< NATS subject (inbound: wildcards * and > allowed)
-  BridgeDirection direction = BridgeDirection::outbound;
-  BridgeMode mode = BridgeMode::core;
-  BridgeOverflow overflow = BridgeOverflow::block;
+  std::string name;                                       ///< for logs and stats (default: channel)
+  BridgeKind kind = BridgeKind::topic;                    ///< topic or queue
+  std::string channel;                                    ///< local zipc name
+  std::string subject;                                    ///< NATS subject (inbound: wildcards * and > allowed)
+  BridgeDirection direction = BridgeDirection::outbound;  ///< which way messages go
+  BridgeMode mode = BridgeMode::core;                     ///< core NATS or JetStream
+  BridgeOverflow overflow = BridgeOverflow::block;        ///< when the next hop has no room
   std::string stream;     ///< jetstream: stream name (created when absent, covering subject)
-  std::string durable;    ///< jetstream inbound: durable consumer name (default: <host_id>_<name>)
+  std::string durable;    ///< jetstream inbound: durable consumer name (default: host_id + "_" + name)
   bool envelope = false;  ///< inbound: prefix local messages with the origin headers
   /// Core outbound: messages already waiting go out together in one NATS
   /// message (Zipc-Count frames, docs/guide/bridge.md); a lone message goes alone.
@@ -116,11 +131,11 @@ struct BridgeMapping {
   /// signs each message (HMAC-SHA-256, Zipc-Auth header), inbound drops and
   /// counts (`rejected_auth`) what does not carry a valid one. Empty: off.
   std::string auth_key_file;
-  bool create = true;  ///< create the local channel when absent (with the sizes below)
-  std::uint64_t topic_capacity_bytes = 1 << 22;
-  std::uint32_t max_message_size = 1 << 16;
-  std::size_t queue_block_size = 4096;
-  std::size_t queue_block_count = 1024;
+  bool create = true;                            ///< create the local channel when absent (with the sizes below)
+  std::uint64_t topic_capacity_bytes = 1 << 22;  ///< created topic: ring bytes
+  std::uint32_t max_message_size = 1 << 16;      ///< created topic: largest payload, bytes
+  std::size_t queue_block_size = 4096;           ///< created queue: bytes per block
+  std::size_t queue_block_count = 1024;          ///< created queue: blocks
 };
 
 /// Which threads move the messages.
@@ -138,21 +153,24 @@ enum class BridgeThreads : std::uint8_t {
   caller,
 };
 
+/// A bridge's whole configuration (docs/bridge.md): who it is, how it connects, what it maps.
 struct BridgeConfig {
-  std::string host_id;    ///< origin id carried in headers (default: the host name)
-  std::string state_dir;  ///< positions files (required for jetstream mappings)
-  BridgeThreads threads = BridgeThreads::own;
-  NatsOptions nats;
-  std::vector<BridgeMapping> mappings;
+  std::string host_id;                         ///< origin id carried in headers (default: the host name)
+  std::string state_dir;                       ///< positions files (required for jetstream mappings)
+  BridgeThreads threads = BridgeThreads::own;  ///< worker threads, or the caller's poll()
+  NatsOptions nats;                            ///< the NATS connection
+  std::vector<BridgeMapping> mappings;         ///< the channels bridged
 };
 
 /// Reads a JSON config (format in docs/guide/bridge.md). Throws zipc::Error
 /// (invalid_argument / not_found) naming the file and the offending field.
 BridgeConfig load_bridge_config(const std::string& path);
+/// As load_bridge_config, from JSON text; origin names the text in errors.
 BridgeConfig parse_bridge_config(std::string_view text, std::string_view origin = "config");
 /// Throws zipc::Error(invalid_argument) naming the first problem.
 void validate(const BridgeConfig& config);
 
+/// One mapping's counters (Bridge::stats).
 struct BridgeStats {
   std::uint64_t forwarded = 0;   ///< local -> NATS (acked by JetStream in that mode)
   std::uint64_t received = 0;    ///< NATS -> local, published locally
@@ -163,29 +181,32 @@ struct BridgeStats {
   std::uint64_t errors = 0;      ///< failed NATS or local operations (retried)
   std::uint64_t lag = 0;         ///< outbound topic: messages published locally, not yet sent
   /// Inbound messages not delivered, by reason (docs/bridge.md, "What the
-  /// receiving bridge rejects"): NATS status/control messages; a Zipc-*
-  /// header missing, malformed or out of range; batch frames that do not
-  /// match the payload; larger than the local channel takes; failed
-  /// authentication (BridgeMapping::auth_key_file).
-  std::uint64_t rejected_status = 0, rejected_header = 0, rejected_frame = 0, rejected_size = 0, rejected_auth = 0;
-  std::uint64_t epochs = 0;   ///< sequence jumps beyond seq_window, taken as a new epoch of the origin
-  std::uint64_t evicted = 0;  ///< origins forgotten beyond max_origins
+  /// receiving bridge rejects"), here: NATS status or control messages.
+  std::uint64_t rejected_status = 0;
+  std::uint64_t rejected_header = 0;  ///< not delivered: a Zipc-* header missing, malformed or out of range
+  std::uint64_t rejected_frame = 0;   ///< not delivered: batch frames that do not match the payload
+  std::uint64_t rejected_size = 0;    ///< not delivered: larger than the local channel takes
+  std::uint64_t rejected_auth = 0;    ///< not delivered: failed authentication (BridgeMapping::auth_key_file)
+  std::uint64_t epochs = 0;           ///< sequence jumps beyond seq_window, taken as a new epoch of the origin
+  std::uint64_t evicted = 0;          ///< origins forgotten beyond max_origins
 };
 
 /// The origin headers as a local message carries them (BridgeMapping::envelope).
 struct BridgeEnvelope {
-  std::string_view origin;
-  std::string_view channel;
-  std::uint64_t sequence = 0;
-  std::uint64_t origin_ns = 0;
-  std::span<const std::byte> payload;
+  std::string_view origin;             ///< the sending bridge's host_id
+  std::string_view channel;            ///< the channel it was published on there
+  std::uint64_t sequence = 0;          ///< its sequence number at the origin
+  std::uint64_t origin_ns = 0;         ///< CLOCK_REALTIME when the origin published it
+  std::span<const std::byte> payload;  ///< the message itself
 };
 /// Envelope layout (little endian): u32 magic 0x5A425231 ("ZBR1"), u16 total
 /// header bytes (a multiple of 8), u8 origin length, u8 channel length, u64
 /// sequence, u64 origin_ns, origin bytes, channel bytes, zero padding, payload.
 inline constexpr std::uint32_t kEnvelopeMagic = 0x5A425231;
+/// The envelope of a local message (views into message), or nullopt when it carries none or a malformed one.
 std::optional<BridgeEnvelope> parse_envelope(std::span<const std::byte> message) noexcept;
 
+/// Moves messages between local zipc channels and NATS subjects, as its config maps them (docs/bridge.md).
 class Bridge {
  public:
   explicit Bridge(BridgeConfig config);  ///< validates
@@ -198,15 +219,21 @@ class Bridge {
   /// (see last_error()); after nats.connect_timeout start gives up and
   /// failed() says so.
   void start();
+  /// Stops the mappings and the connection and joins the threads (the destructor does the same).
   void stop() noexcept;
 
+  /// The NATS connection (both of them, with a separate inbound one) is up now.
   [[nodiscard]] bool connected() const noexcept;
   /// Connected once and every mapping running (subscriptions made).
   [[nodiscard]] bool ready() const noexcept;
   [[nodiscard]] bool failed() const noexcept;  ///< gave up connecting
+  /// The connection's last error ("" when none).
   [[nodiscard]] std::string last_error() const;
+  /// Mappings in the config.
   [[nodiscard]] std::size_t mapping_count() const noexcept;
+  /// The counters of mapping number `mapping` (all zero for a number out of range).
   [[nodiscard]] BridgeStats stats(std::size_t mapping) const;
+  /// The config the bridge runs.
   [[nodiscard]] const BridgeConfig& config() const noexcept;
 
   /// BridgeThreads::caller only (else throws zipc::Error(invalid_argument)):

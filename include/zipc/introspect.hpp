@@ -66,7 +66,7 @@ struct ChannelReport {
   ReportFields geometry;        ///< the kind's sizes and modes
   ReportFields positions;       ///< ring positions / sequences
   ReportFields counters;        ///< cumulative counters of the channel
-  /// Summaries every kind fills in when it can (zipc top):
+  // Summaries every kind fills in when it can (zipc top):
   std::uint64_t messages = 0;     ///< published / sent / rpc calls so far
   bool messages_known = false;    ///< messages is filled in
   std::uint64_t bytes = 0;        ///< payload bytes published / sent / of rpc requests so far

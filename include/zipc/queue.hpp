@@ -100,8 +100,8 @@ struct QueueStats {
   std::uint64_t empty_waits = 0;  ///< blocking receives that had to wait for data
   std::uint64_t redelivered = 0;  ///< messages taken back from consumers that died holding them
   std::uint64_t abandoned = 0;    ///< blocks reserved and never published: the producer died or leaked the loan
-  /// Oversize region (all zero without one).
-  std::uint64_t oversize_bytes = 0;       ///< arena bytes
+  // Oversize region (all zero without one):
+  std::uint64_t oversize_bytes = 0;       ///< oversize region: arena bytes (0 without one)
   std::uint64_t oversize_free_bytes = 0;  ///< bytes in free blocks (block headers included)
   std::uint64_t oversize_live = 0;        ///< big payloads allocated now
   std::uint64_t oversize_reclaimed = 0;   ///< allocations of dead processes freed by recovery

@@ -101,10 +101,12 @@ struct RpcOptions {
   bool replace_stale = true;  ///< create() replaces a segment whose server died
 };
 
-/// The codes zipc's own serve loops send when a handler fails without giving
-/// one (RpcResponse::error_code); an application picks any other values.
-inline constexpr std::uint32_t kRpcHandlerFailed = 1;  ///< the handler threw (C++) or raised (Python)
-inline constexpr std::uint32_t kRpcBadReply = 2;       ///< its result is no reply (Python: not bytes-like)
+// The codes zipc's own serve loops send when a handler fails without giving
+// one (RpcResponse::error_code); an application picks any other values.
+/// Error code zipc's serve loops send when a handler threw (C++) or raised (Python) without giving one.
+inline constexpr std::uint32_t kRpcHandlerFailed = 1;
+/// Error code zipc's serve loops send when a handler's result is no reply (Python: not bytes-like).
+inline constexpr std::uint32_t kRpcBadReply = 2;
 /// An error's type name is cut to this many bytes (its message to max_response_size).
 inline constexpr std::size_t kRpcMaxErrorType = 255;
 /// RpcServer::serve's thread count is 1 .. this.

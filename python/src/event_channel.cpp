@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "docs.hpp"
 #include "zipc/event_channel.hpp"
 
 namespace zipc::py {
@@ -129,8 +130,9 @@ void init_event_channel(nb::module_& m) {
           },
           nb::arg("name"), nb::kw_only(), nb::arg("max_event_id") = 255, nb::arg("max_listeners") = 16,
           nb::arg("mode") = 0600, nb::arg("path") = "", nb::rv_policy::take_ownership,
-          "EventChannel.create(name, *, max_event_id=255, max_listeners=16, mode=0o600, path='') -> "
-          "EventChannel\n\nCreates the channel. Raises AlreadyExists, InvalidName, InvalidArgument.")
+          "Creates the event channel `name`.\n" ZIPC_PYDOC_NAME
+          "max_event_id: ids 0..max_event_id may be notified (at most 65535).\nmax_listeners: listener slots "
+          "(1..1024).\n" ZIPC_PYDOC_MODE ZIPC_PYDOC_PATH "Raises AlreadyExists, InvalidName, InvalidArgument.")
       .def_static(
           "open_or_create",
           [](const std::string& name, std::uint32_t max_event_id, std::uint32_t max_listeners, unsigned mode,
@@ -142,8 +144,9 @@ void init_event_channel(nb::module_& m) {
           nb::arg("name"), nb::kw_only(), nb::arg("max_event_id") = 255, nb::arg("max_listeners") = 16,
           nb::arg("mode") = 0600, nb::arg("path") = "", nb::arg("accept_existing") = false,
           nb::rv_policy::take_ownership,
-          "EventChannel.open_or_create(name, *, ..., accept_existing=False) -> EventChannel\n\nOpens or creates the "
-          "channel. Raises OptionsMismatch.")
+          "Opens the event channel `name`, or creates it when absent (race-free). The arguments are create's: "
+          "name, max_event_id, max_listeners, mode, path (see EventChannel.create).\n" ZIPC_PYDOC_ACCEPT
+          "Raises OptionsMismatch.")
       .def_static(
           "open",
           [](const std::string& name, const std::string& path) {
@@ -152,8 +155,7 @@ void init_event_channel(nb::module_& m) {
             return make(zipc::EventChannel::open(name, o), name);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("path") = "", nb::rv_policy::take_ownership,
-          "EventChannel.open(name, *, path='') -> EventChannel\n\nOpens an existing channel. Raises NotFound, "
-          "WrongKind.")
+          "Opens the existing event channel `name`.\n" ZIPC_PYDOC_NAME ZIPC_PYDOC_PATH "Raises NotFound, WrongKind.")
       .def_static(
           "remove",
           [](const std::string& name, const std::string& path) {
@@ -162,7 +164,8 @@ void init_event_channel(nb::module_& m) {
             return zipc::EventChannel::remove(name, o);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("path") = "",
-          "EventChannel.remove(name, *, path='') -> bool\n\nRemoves the channel's name; False when absent.")
+          "Removes the channel's name (handles keep working); False when absent.\n" ZIPC_PYDOC_NAME
+              ZIPC_PYDOC_REMOVE_PATH)
       .def(
           "listener",
           [](PyEventChannel& self) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "docs.hpp"
 #include "zipc/heap.hpp"
 
 namespace zipc::py {
@@ -54,7 +55,10 @@ PyHeap* make(zipc::Heap&& h, const std::string& name) {
 }  // namespace
 
 void init_heap(nb::module_& m) {
-  nb::class_<PyHeap>(m, "Heap")
+  nb::class_<PyHeap>(m, "Heap",
+                     "An allocator in shared memory: allocate() and free() blocks by offset (the same in every "
+                     "process) and view() their bytes. Make one with Heap.create, Heap.open or "
+                     "Heap.open_or_create.")
       .def_static(
           "create",
           [](const std::string& name, std::uint64_t size, unsigned mode, const std::string& path) {
@@ -62,15 +66,16 @@ void init_heap(nb::module_& m) {
           },
           nb::arg("name"), nb::arg("size"), nb::kw_only(), nb::arg("mode") = 0600, nb::arg("path") = "",
           nb::rv_policy::take_ownership,
-          "Heap.create(name, size, *, mode=0o600, path='') -> Heap\n\nCreates a shared allocator of size bytes. Raises "
-          "AlreadyExists, InvalidName, InvalidArgument.")
+          "Creates the heap `name`, a shared allocator.\n" ZIPC_PYDOC_NAME
+          "size: arena bytes (rounded up to the page size; at least 4096).\n" ZIPC_PYDOC_MODE ZIPC_PYDOC_PATH
+          "Raises AlreadyExists, InvalidName, InvalidArgument.")
       .def_static(
           "open",
           [](const std::string& name, const std::string& path) {
             return make(zipc::Heap::open(name, heap_options(0600, path)), name);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("path") = "", nb::rv_policy::take_ownership,
-          "Heap.open(name, *, path='') -> Heap\n\nOpens an existing heap. Raises NotFound, WrongKind.")
+          "Opens the existing heap `name`.\n" ZIPC_PYDOC_NAME ZIPC_PYDOC_PATH "Raises NotFound, WrongKind.")
       .def_static(
           "open_or_create",
           [](const std::string& name, std::uint64_t size, unsigned mode, const std::string& path) {
@@ -78,7 +83,9 @@ void init_heap(nb::module_& m) {
           },
           nb::arg("name"), nb::arg("size"), nb::kw_only(), nb::arg("mode") = 0600, nb::arg("path") = "",
           nb::rv_policy::take_ownership,
-          "Heap.open_or_create(name, size, *, mode=0o600, path='') -> Heap\n\nOpens the heap or creates it.")
+          "Opens the heap `name`, or creates it when absent (race-free).\n" ZIPC_PYDOC_NAME
+          "size: arena bytes of a heap it creates (rounded up to the page size; at least 4096).\n" ZIPC_PYDOC_MODE
+              ZIPC_PYDOC_PATH "Raises OptionsMismatch when the existing heap has another size.")
       .def_static(
           "remove",
           [](const std::string& name, const std::string& path) {
@@ -87,7 +94,7 @@ void init_heap(nb::module_& m) {
             return zipc::Heap::remove(name, o);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("path") = "",
-          "Heap.remove(name, *, path='') -> bool\n\nRemoves the heap's name; False when absent.")
+          "Removes the heap's name (handles keep working); False when absent.\n" ZIPC_PYDOC_NAME ZIPC_PYDOC_REMOVE_PATH)
       .def(
           "allocate",
           [](PyHeap& self, std::size_t size, std::size_t align) {
@@ -108,8 +115,9 @@ void init_heap(nb::module_& m) {
             return self.h.offset_of(a.ptr);
           },
           nb::arg("size"), nb::arg("align") = 16,
-          "allocate(size, align=16) -> int\n\nAllocates size bytes; returns the block's offset (the same in every "
-          "process). Raises OutOfMemory, InvalidArgument (a bad alignment), Corrupt, Closed once detached.")
+          "allocate(size, align=16) -> int\n\nAllocates size bytes aligned to align (a power of two up to 4096); "
+          "returns the block's offset (the same in every process). Raises OutOfMemory, InvalidArgument (a bad "
+          "alignment), Corrupt, Closed once detached.")
       .def(
           "free",
           [](PyHeap& self, std::uint64_t offset) {
@@ -145,7 +153,8 @@ void init_heap(nb::module_& m) {
             return make_view(st);
           },
           nb::arg("offset"), nb::arg("size"), nb::sig("def view(self, offset: int, size: int) -> memoryview"),
-          "A writable memoryview of heap bytes, valid until detach (which refuses while one is exported). Raises "
+          "A writable memoryview of the size heap bytes at offset, valid until detach (which refuses while one is "
+          "exported). Raises "
           "InvalidArgument outside the arena, Closed once detached.")
       .def(
           "stats",

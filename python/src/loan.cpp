@@ -54,6 +54,10 @@ PyType_Slot exporter_slots[] = {
     {Py_bf_getbuffer, reinterpret_cast<void*>(&exporter_getbuffer)},
     {Py_bf_releasebuffer, reinterpret_cast<void*>(&exporter_releasebuffer)},
     {Py_tp_dealloc, reinterpret_cast<void*>(&exporter_dealloc)},
+    {Py_tp_doc, const_cast<char*>("The object behind every loan's memoryview (its .obj): exports the loaned shared "
+                                  "memory through the buffer protocol, refuses new exports once the loan ended "
+                                  "(LoanEnded), and keeps the loan held while an export outlives it. Not made "
+                                  "directly.")},
     {0, nullptr},
 };
 PyType_Spec exporter_spec = {"zipc._zipc.LoanBuffer", sizeof(Exporter), 0, Py_TPFLAGS_DEFAULT, exporter_slots};

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "docs.hpp"
 #include "zipc/queue.hpp"
 
 namespace zipc::py {
@@ -147,18 +148,31 @@ zipc::Queue* queue_of(nb::handle h, Guarded** guard) {
 }
 
 void init_queue(nb::module_& m) {
-  nb::enum_<Multiplicity>(m, "Multiplicity").value("single", Multiplicity::single).value("multi", Multiplicity::multi);
-  nb::enum_<Role>(m, "Role")
+  nb::enum_<Multiplicity>(m, "Multiplicity",
+                          "How many producers or consumers (a queue) or publishers (a topic) may be attached at "
+                          "once: single (one at a time; another raises Busy) or multi (any number).")
+      .value("single", Multiplicity::single)
+      .value("multi", Multiplicity::multi);
+  nb::enum_<Role>(m, "Role",
+                  "What a queue handle does: producer (sends), consumer (receives), both, or none (only close(), "
+                  "stats and recover(): a supervisor). Sending without the producer role (receiving without the "
+                  "consumer role) raises WrongRole.")
       .value("none", Role::none)
       .value("producer", Role::producer)
       .value("consumer", Role::consumer)
       .value("both", Role::both);
-  nb::enum_<WaitStrategy>(m, "WaitStrategy")
+  nb::enum_<WaitStrategy>(m, "WaitStrategy",
+                          "How a blocking call waits: busy (spins: lowest latency, burns a CPU), adaptive (spins "
+                          "briefly, yields, then sleeps on a futex; the default) or block (sleeps at once: least "
+                          "CPU).")
       .value("busy", WaitStrategy::busy_poll)
       .value("adaptive", WaitStrategy::adaptive)
       .value("block", WaitStrategy::block);
 
-  nb::class_<QueueWriteLoan>(m, "QueueWriteLoan")
+  nb::class_<QueueWriteLoan>(m, "QueueWriteLoan",
+                             "A reserved block of a Queue (from Queue.reserve): fill view(), then commit(); use it "
+                             "in a with block, which commits at its end (aborts on an exception). Dropped "
+                             "uncommitted, the block is aborted.")
       .def(
           "__enter__", [](QueueWriteLoan& l) { return l.view(); }, nb::sig("def __enter__(self) -> memoryview"),
           "The writable memoryview; the block is committed at the end of the with block (aborted on an exception).")
@@ -193,7 +207,9 @@ void init_queue(nb::module_& m) {
           "The block's size: the most commit() publishes.")
       .def_prop_ro("active", &QueueWriteLoan::active, "True until the loan is committed or aborted.");
 
-  nb::class_<QueueReadLoan>(m, "QueueReadLoan")
+  nb::class_<QueueReadLoan>(m, "QueueReadLoan",
+                            "A message of a Queue read in place (from Queue.acquire): view() or tobytes(), then "
+                            "release() (or a with block); the block returns to the ring when it is released.")
       .def(
           "__enter__", [](QueueReadLoan& l) { return l.view(); }, nb::sig("def __enter__(self) -> memoryview"),
           "The read-only memoryview; the loan is released at the end of the with block.")
@@ -223,7 +239,11 @@ void init_queue(nb::module_& m) {
           "__len__", [](const QueueReadLoan& l) { return l.st ? l.st->len : 0; }, "The message's length in bytes.")
       .def_prop_ro("active", &QueueReadLoan::active, "True until the loan is released.");
 
-  nb::class_<PyQueue>(m, "Queue")
+  nb::class_<PyQueue>(m, "Queue",
+                      "A many-producer, many-consumer FIFO of fixed-size blocks in shared memory. Make one with "
+                      "Queue.create, Queue.open or Queue.open_or_create; each handle is one participant, used by one "
+                      "thread at a time. Copies (send/recv), zero copy (reserve/acquire), batches, iteration, and "
+                      "recovery of what a dead participant held.")
       .def_static(
           "create",
           [](const std::string& name, std::size_t block_size, std::size_t block_count, Multiplicity producers,
@@ -240,12 +260,16 @@ void init_queue(nb::module_& m) {
           nb::arg("max_participants") = 64, nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive,
           nb::arg("mode") = 0600, nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("role") = Role::both,
           nb::arg("type").none() = nb::none(), nb::arg("oversize_bytes") = 0, nb::rv_policy::take_ownership,
-          "Queue.create(name, *, block_size=1024, block_count=1024, ...) -> Queue\n\nCreates the queue `name`: "
-          "block_count blocks of block_size bytes (powers of two), producers/consumers single or multi, "
-          "max_participants handles at once, recovery_time (seconds) before a dead participant's blocks are recovered, "
-          "role of this handle, type (a TypeIdentity to record), oversize_bytes (a side area for messages larger than "
-          "a block; 0: none).\n\nRaises AlreadyExists, InvalidName, InvalidArgument (a bad size or count, naming it), "
-          "ValueError for a negative recovery_time, TypeError for a negative or non-integer size.")
+          "Creates the queue `name`.\n" ZIPC_PYDOC_NAME
+          "block_size: bytes per block, a multiple of 8 in [8, 16 MiB] (the largest message without "
+          "oversize_bytes).\nblock_count: blocks in the ring, a power of two in [2, 2**24].\n"
+          "producers, consumers: Multiplicity.single or .multi (the default) of each role.\n"
+          "max_participants: handles attached at once, [2, 65535].\n" ZIPC_PYDOC_RECOVERY ZIPC_PYDOC_WAIT
+              ZIPC_PYDOC_MODE ZIPC_PYDOC_PATH ZIPC_PYDOC_PREFAULT
+          "role: what this handle does (a Role; default Role.both).\n" ZIPC_PYDOC_TYPE
+          "oversize_bytes: a side area for messages larger than a block (0: none; else at least 64 KiB).\n"
+          "Raises AlreadyExists, InvalidName, InvalidArgument (a bad size or count, naming it), ValueError for a "
+          "negative recovery_time, TypeError for a negative or non-integer size.")
       .def_static(
           "open_or_create",
           [](const std::string& name, std::size_t block_size, std::size_t block_count, Multiplicity producers,
@@ -264,9 +288,11 @@ void init_queue(nb::module_& m) {
           nb::arg("mode") = 0600, nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("role") = Role::both,
           nb::arg("accept_existing") = false, nb::arg("type").none() = nb::none(), nb::arg("oversize_bytes") = 0,
           nb::rv_policy::take_ownership,
-          "Queue.open_or_create(name, *, ..., accept_existing=False) -> Queue\n\nOpens the queue, or creates it with "
-          "these options. Raises OptionsMismatch when an existing queue was made with other options (unless "
-          "accept_existing), TypeMismatch for another type=.")
+          "Opens the queue `name`, or creates it with these options when absent (race-free). The arguments are "
+          "create's: name, block_size, block_count, producers, consumers, max_participants, recovery_time, wait, "
+          "mode, path, prefault, role, type, oversize_bytes (see Queue.create).\n" ZIPC_PYDOC_ACCEPT
+          "Raises OptionsMismatch when an existing queue was made with other options (unless accept_existing), "
+          "TypeMismatch for another type=.")
       .def_static(
           "open",
           [](const std::string& name, Role role, WaitStrategy wait, const std::string& path, nb::handle type) {
@@ -277,8 +303,9 @@ void init_queue(nb::module_& m) {
           },
           nb::arg("name"), nb::kw_only(), nb::arg("role") = Role::both, nb::arg("wait") = WaitStrategy::adaptive,
           nb::arg("path") = "", nb::arg("type").none() = nb::none(), nb::rv_policy::take_ownership,
-          "Queue.open(name, *, role=Role.both, wait=WaitStrategy.adaptive, path='', type=None) -> Queue\n\nOpens an "
-          "existing queue. Raises NotFound, WrongKind, TypeMismatch (type= given and the queue holds another).")
+          "Opens the existing queue `name`; its geometry comes from the segment.\n" ZIPC_PYDOC_NAME
+          "role: what this handle does (a Role; default Role.both).\n" ZIPC_PYDOC_WAIT ZIPC_PYDOC_PATH ZIPC_PYDOC_TYPE
+          "Raises NotFound, WrongKind, TypeMismatch (type= given and the queue holds another).")
       .def_prop_ro(
           "type_identity",
           [](PyQueue& self) {
@@ -294,8 +321,8 @@ void init_queue(nb::module_& m) {
             return zipc::Queue::remove(name, seg);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("path") = "",
-          "Queue.remove(name, *, path='') -> bool\n\nRemoves the queue's name (handles keep working); False when "
-          "absent.")
+          "Removes the queue's name (handles keep working); False when absent.\n" ZIPC_PYDOC_NAME
+              ZIPC_PYDOC_REMOVE_PATH)
       .def(
           "send",
           [](PyQueue& self, nb::handle data, nb::handle timeout) {
@@ -330,7 +357,8 @@ void init_queue(nb::module_& m) {
             return true;
           },
           nb::arg("data"), nb::sig("def try_send(self, data: collections.abc.Buffer) -> bool"),
-          "Sends without waiting: False when the queue is full. Raises TooLarge, Closed.")
+          "Copies data (bytes-like) in as one message without waiting: False when the queue is full. Raises "
+          "TooLarge, Closed.")
       .def(
           "recv", [](PyQueue& self, nb::handle timeout) { return recv_impl(self, to_timeout(timeout), false); },
           nb::arg("timeout").none() = nb::none(),
@@ -387,7 +415,8 @@ void init_queue(nb::module_& m) {
           },
           nb::arg("size").none() = nb::none(),
           nb::sig("def try_reserve(self, size: int | None = None) -> QueueWriteLoan | None"),
-          "reserve() without waiting; None when the queue is full. Raises TooLarge, Closed.")
+          "reserve() without waiting; None when the queue is full.\nsize: bytes the loan shows (default: "
+          "block_size; more needs oversize_bytes).\nRaises TooLarge, Closed.")
       .def(
           "acquire",
           [](nb::handle self_obj, nb::handle timeout) {

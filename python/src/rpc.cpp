@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "docs.hpp"
 #include "zipc/rpc.hpp"
 
 namespace zipc::py {
@@ -363,7 +364,10 @@ void init_rpc(nb::module_& m) {
   "timeout: seconds (int or float) or datetime.timedelta; None waits forever, 0 tries once; a negative or NaN " \
   "timeout raises ValueError, any other type TypeError.\n"
 
-  nb::class_<PyRpcServer>(m, "RpcServer")
+  nb::class_<PyRpcServer>(m, "RpcServer",
+                          "A request/response service in shared memory, found by name: RpcServer.create(name), "
+                          "then start(handler) on threads, or next() to pull requests. It owns the name; closing "
+                          "or detaching it ends the service for its clients.")
       .def_static(
           "create",
           [](const std::string& name, std::uint32_t max_clients, std::uint32_t inflight_per_client,
@@ -400,7 +404,10 @@ void init_rpc(nb::module_& m) {
           "Creates the service `name` (a leftover of a dead server is replaced when replace_stale). max_clients "
           "connections, inflight_per_client calls in flight per client, requests up to max_request_size and "
           "responses up to max_response_size bytes (larger than inline_size go through large_blocks pooled "
-          "blocks). Raises AlreadyExists when a live server has the name, InvalidArgument for bad options.")
+          "blocks). wait: how the server's threads wait (WaitStrategy; clients wait the same way unless they "
+          "choose). mode: permission bits of the segment (0o600: the owner only; clients need read and write). "
+          "recovery_time: how often, in seconds, the server looks for dead clients and takes back what they "
+          "held.\nRaises AlreadyExists when a live server has the name, InvalidArgument for bad options.")
       .def(
           "start",
           [](PyRpcServer& self, nb::object handler, nb::handle threads) {
@@ -493,7 +500,9 @@ void init_rpc(nb::module_& m) {
           },
           "Connections of dead clients taken back so far. Raises Closed once closed.");
 
-  nb::class_<PyRpcTicket>(m, "RpcTicket")
+  nb::class_<PyRpcTicket>(m, "RpcTicket",
+                          "A call in flight (from RpcClient.call_async): wait() for its response once; dropped, the "
+                          "call is abandoned.")
       .def(
           "wait", [](PyRpcTicket& t, nb::handle timeout) { return wait_ticket(t, to_timeout(timeout)); },
           nb::arg("timeout").none() = nb::none(),
@@ -510,7 +519,10 @@ void init_rpc(nb::module_& m) {
           },
           "True when the response has arrived (wait() does not block). Raises Closed once the client is detached.");
 
-  nb::class_<PyRpcClient>(m, "RpcClient")
+  nb::class_<PyRpcClient>(m, "RpcClient",
+                          "One connection to an Rpc service (RpcClient.connect(name)): call() waits for the "
+                          "response, call_async() pipelines. It reconnects by itself to a server restarted under "
+                          "the same name. Used by one thread at a time.")
       .def_static(
           "connect",
           [](const std::string& name, nb::handle timeout, WaitStrategy wait) {
@@ -533,6 +545,7 @@ void init_rpc(nb::module_& m) {
           nb::arg("name"), nb::kw_only(), nb::arg("timeout").none() = 1.0, nb::arg("wait") = WaitStrategy::adaptive,
           nb::rv_policy::take_ownership,
           "Connects to the service `name`, waiting for it to appear and for a free connection.\n" ZIPC_TIMEOUT_DOC
+              ZIPC_PYDOC_WAIT
           "Raises NotFound when no server appeared in time, Busy when every connection stayed taken, ValueError for "
           "a negative timeout.")
       .def(

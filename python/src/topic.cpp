@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "docs.hpp"
 #include "zipc/options.hpp"
 #include "zipc/topic.hpp"
 
@@ -249,9 +250,16 @@ zipc::Subscriber* subscriber_of(nb::handle h, Guarded** guard) {
 }
 
 void init_topic(nb::module_& m) {
-  nb::enum_<Delivery>(m, "Delivery").value("reliable", Delivery::reliable).value("lossy", Delivery::lossy);
+  nb::enum_<Delivery>(m, "Delivery",
+                      "Whether publishers wait for a subscriber: reliable (never overwritten: the publisher waits "
+                      "for it) or lossy (the publisher never waits; what it misses is counted in lost).")
+      .value("reliable", Delivery::reliable)
+      .value("lossy", Delivery::lossy);
 
-  nb::class_<TopicWriteLoan>(m, "TopicWriteLoan")
+  nb::class_<TopicWriteLoan>(m, "TopicWriteLoan",
+                             "A reserved record in a Topic's log (from Publisher.reserve): fill view(), then "
+                             "commit(); use it in a with block, which commits at its end (aborts on an exception). "
+                             "Dropped uncommitted, readers skip it.")
       .def(
           "__enter__", [](TopicWriteLoan& l) { return l.view(); }, nb::sig("def __enter__(self) -> memoryview"),
           "The writable memoryview; committed at the end of the with block (aborted on an exception).")
@@ -286,7 +294,10 @@ void init_topic(nb::module_& m) {
           "The sequence number once committed (None before).")
       .def_prop_ro("active", &TopicWriteLoan::active, "True until the loan is committed or aborted.");
 
-  nb::class_<TopicReadLoan>(m, "TopicReadLoan")
+  nb::class_<TopicReadLoan>(m, "TopicReadLoan",
+                            "A message of a Topic read in place (from Subscriber.acquire, reliable subscribers): "
+                            "view() or tobytes(), then release() (or a with block); publishers are held back from "
+                            "its record until then.")
       .def(
           "__enter__", [](TopicReadLoan& l) { return l.view(); }, nb::sig("def __enter__(self) -> memoryview"),
           "The read-only memoryview; released at the end of the with block.")
@@ -321,7 +332,9 @@ void init_topic(nb::module_& m) {
           "When it was published (CLOCK_REALTIME nanoseconds).")
       .def_prop_ro("active", &TopicReadLoan::active, "True until the loan is released.");
 
-  nb::class_<PyPublisher>(m, "Publisher")
+  nb::class_<PyPublisher>(m, "Publisher",
+                          "Appends messages to a Topic (from Topic.publisher()); each gets the next sequence "
+                          "number. Used by one thread at a time; detach() gives its slot back.")
       .def(
           "publish",
           [](PyPublisher& self, nb::handle data, nb::handle timeout) {
@@ -357,7 +370,8 @@ void init_topic(nb::module_& m) {
             return r.sequence;
           },
           nb::arg("data"), nb::sig("def try_publish(self, data: collections.abc.Buffer) -> int | None"),
-          "publish() without waiting; None when the ring is full. Raises TooLarge, Closed.")
+          "Publishes a copy of data (bytes-like) without waiting; returns its sequence number, or None when the ring "
+          "is full. Raises TooLarge, Closed.")
       .def(
           "reserve",
           [](nb::handle self, std::size_t size, nb::handle timeout) {
@@ -373,7 +387,8 @@ void init_topic(nb::module_& m) {
       .def(
           "try_reserve", [](nb::handle self, std::size_t size) { return reserve_impl(self, size, ns::zero(), true); },
           nb::arg("size"), nb::sig("def try_reserve(self, size: int) -> TopicWriteLoan | None"),
-          "reserve() without waiting; None when the ring is full. Raises TooLarge, InvalidArgument, Closed.")
+          "reserve() without waiting; None when the ring is full.\nsize: writable bytes (at most max_message_size).\n"
+          "Raises TooLarge, InvalidArgument, Closed.")
       .def(
           "flush",
           [](PyPublisher& self) {
@@ -388,7 +403,10 @@ void init_topic(nb::module_& m) {
       .def_prop_ro(
           "is_attached", [](PyPublisher& self) { return !self.closing; }, "False once detach() was called.");
 
-  nb::class_<PySubscriber>(m, "Subscriber")
+  nb::class_<PySubscriber>(m, "Subscriber",
+                           "Reads a Topic's messages in order (from Topic.subscribe()): recv(), acquire(), "
+                           "iteration; reliable or lossy. Used by one thread at a time; detach() gives its slot "
+                           "back.")
       .def(
           "recv",
           [](PySubscriber& self, nb::handle timeout) {
@@ -485,7 +503,10 @@ void init_topic(nb::module_& m) {
           },
           "Delivery.reliable or Delivery.lossy. Raises Closed once detached.");
 
-  nb::class_<PyTopic>(m, "Topic")
+  nb::class_<PyTopic>(m, "Topic",
+                      "A publish/subscribe log in shared memory: publishers append, every subscriber reads each "
+                      "message in order. Make one with Topic.create, Topic.open or Topic.open_or_create, then take "
+                      "publisher() and subscribe() from it.")
       .def_static(
           "create",
           [](const std::string& name, std::uint64_t capacity_bytes, std::uint32_t max_message_size,
@@ -501,10 +522,17 @@ void init_topic(nb::module_& m) {
           nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive, nb::arg("mode") = 0600,
           nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("streaming_stores") = false,
           nb::arg("type").none() = nb::none(), nb::rv_policy::take_ownership,
-          "Topic.create(name, *, capacity_bytes=1 MiB, max_message_size=64 KiB, max_subscribers=256, "
-          "publishers=Multiplicity.single, recovery_time=0.2, ...) -> Topic\n\nCreates the topic `name`: a ring of "
-          "capacity_bytes holding messages of up to max_message_size bytes. Raises AlreadyExists, InvalidName, "
-          "InvalidArgument (naming the option), ValueError for a negative recovery_time.")
+          "Creates the topic `name`: a ring of capacity_bytes holding messages of up to max_message_size "
+          "bytes.\n" ZIPC_PYDOC_NAME
+          "capacity_bytes: ring bytes, rounded up to a power of two (at least 4096; default 1 MiB).\n"
+          "max_message_size: the largest payload, bytes (the ring holds two records of it; default 64 KiB).\n"
+          "max_subscribers: subscriber slots (default 256).\n"
+          "publishers: Multiplicity.single (one publisher at a time, the default) or .multi (up to 64 at "
+          "once).\n" ZIPC_PYDOC_RECOVERY ZIPC_PYDOC_WAIT ZIPC_PYDOC_MODE ZIPC_PYDOC_PATH ZIPC_PYDOC_PREFAULT
+          "streaming_stores: bulk logging: non-temporal copies and commits made visible in batches (see "
+          "Publisher.flush).\n" ZIPC_PYDOC_TYPE
+          "Raises AlreadyExists, InvalidName, InvalidArgument (naming the option), ValueError for a negative "
+          "recovery_time.")
       .def_static(
           "open_or_create",
           [](const std::string& name, std::uint64_t capacity_bytes, std::uint32_t max_message_size,
@@ -522,7 +550,9 @@ void init_topic(nb::module_& m) {
           nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive, nb::arg("mode") = 0600,
           nb::arg("path") = "", nb::arg("prefault") = false, nb::arg("streaming_stores") = false,
           nb::arg("accept_existing") = false, nb::arg("type").none() = nb::none(), nb::rv_policy::take_ownership,
-          "Topic.open_or_create(name, *, ..., accept_existing=False) -> Topic\n\nOpens the topic, or creates it. "
+          "Opens the topic `name`, or creates it with these options when absent (race-free). The arguments are "
+          "create's: name, capacity_bytes, max_message_size, max_subscribers, publishers, recovery_time, wait, mode, "
+          "path, prefault, streaming_stores, type (see Topic.create).\n" ZIPC_PYDOC_ACCEPT
           "Raises OptionsMismatch, TypeMismatch.")
       .def_static(
           "open",
@@ -539,8 +569,11 @@ void init_topic(nb::module_& m) {
           nb::arg("name"), nb::kw_only(), nb::arg("recovery_time") = 0.2, nb::arg("wait") = WaitStrategy::adaptive,
           nb::arg("path") = "", nb::arg("read_only") = false, nb::arg("type").none() = nb::none(),
           nb::rv_policy::take_ownership,
-          "Topic.open(name, *, recovery_time=0.2, wait=..., path='', read_only=False, type=None) -> Topic\n\nOpens an "
-          "existing topic (read_only: lossy subscribers only). Raises NotFound, WrongKind, TypeMismatch.")
+          "Opens the existing topic `name`; its geometry comes from the segment.\n" ZIPC_PYDOC_NAME ZIPC_PYDOC_RECOVERY
+              ZIPC_PYDOC_WAIT ZIPC_PYDOC_PATH
+          "read_only: map it read-only (read permission on the file is enough); subscribers then read copies, and "
+          "publishers, durable subscribers and close() raise WrongRole.\n" ZIPC_PYDOC_TYPE
+          "Raises NotFound, WrongKind, TypeMismatch.")
       .def_prop_ro(
           "type_identity",
           [](PyTopic& self) {
@@ -556,8 +589,8 @@ void init_topic(nb::module_& m) {
             return zipc::Topic::remove(name, o);
           },
           nb::arg("name"), nb::kw_only(), nb::arg("path") = "",
-          "Topic.remove(name, *, path='') -> bool\n\nRemoves the topic's name (handles keep working); False when "
-          "absent.")
+          "Removes the topic's name (handles keep working); False when absent.\n" ZIPC_PYDOC_NAME
+              ZIPC_PYDOC_REMOVE_PATH)
       .def(
           "publisher",
           [](PyTopic& self) {
@@ -593,8 +626,9 @@ void init_topic(nb::module_& m) {
           nb::sig("def subscribe(self, *, start: str | int = 'latest', delivery: Delivery = Delivery.reliable, "
                   "durable_name: str = '', durable_grace: float | datetime.timedelta = 10.0) -> Subscriber"),
           "A subscriber starting at start: 'latest' (the next message published), 'oldest' (the oldest still in the "
-          "ring) or a sequence number (int >= 0). reliable subscribers hold publishers back; lossy ones never do and "
-          "count what they miss (lost). durable_name keeps the position for durable_grace seconds after a detach or "
+          "ring) or a sequence number (int >= 0). delivery: Delivery.reliable subscribers hold publishers back; "
+          "Delivery.lossy ones never do and count what they miss (lost). durable_name keeps the position for "
+          "durable_grace seconds after a detach or "
           "death.\nRaises ValueError for a negative, too large or unknown start, TypeError for another type, Busy when "
           "max_subscribers are attached, Closed once detached.")
       .def(

@@ -180,7 +180,7 @@ void init_waitset(nb::module_& m) {
   nb::class_<PyWaitSet>(m, "WaitSet",
                         "Waits on many channels at once (level-triggered). Use it and the endpoints attached to "
                         "it from one thread (an asyncio loop, for instance).")
-      .def(nb::init<>())
+      .def(nb::init<>(), "An empty WaitSet (io_uring futex waits where the kernel has them, else a polling fallback).")
       .def("attach", &PyWaitSet::attach, nb::arg("endpoint"),
            nb::sig("def attach(self, endpoint: Subscriber | Queue | RpcClient | RpcServer | Listener) -> int"),
            "Attaches a Subscriber, a Queue opened as a consumer, an RpcClient, an RpcServer (serve it with "
@@ -224,10 +224,11 @@ void init_waitset(nb::module_& m) {
           nb::arg("period"), nb::sig("def attach_interval(self, period: float | datetime.timedelta) -> int"),
           "Reported once per period (seconds or timedelta, > 0); returns its id. Raises ValueError for a zero, "
           "negative or NaN period, Closed once closed.")
-      .def("attach_room", &PyWaitSet::attach_room, nb::arg("queue"),
-           nb::sig("def attach_room(self, queue: Queue) -> int"),
-           "Attaches a Queue producer waiting for room (kind 'queue_room'); returns its id. Raises TypeError for "
-           "another object, InvalidArgument for a consumer-only Queue, Closed.")
+      .def(
+          "attach_room", &PyWaitSet::attach_room, nb::arg("queue"),
+          nb::sig("def attach_room(self, queue: Queue) -> int"),
+          "Attaches queue, a Queue producer waiting for room (kind 'queue_room'); returns its id. Raises TypeError for "
+          "another object, InvalidArgument for a consumer-only Queue, Closed.")
       .def("detach", &PyWaitSet::detach, nb::arg("id"),
            "detach(id) -> bool\n\nDetaches one attachment; False for an unknown id. Raises Closed once closed.")
       .def(

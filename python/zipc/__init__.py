@@ -73,6 +73,11 @@ class TypeIdentity(NamedTuple):
     compute the fingerprint as C++ ``zipc::type_identity_of<T>()`` does: a C++
     ``TypedQueue<T>`` whose ``zipc::type_name<T>`` says the same name, with the
     same size, alignment, field count and version, then matches.
+
+    Fields: ``name`` (at most 192 bytes are stored), ``size`` (bytes of one
+    message), ``align`` (its alignment), ``fingerprint`` (FNV-1a over the
+    others, as C++ computes it), ``version`` (the layout version; 0 unless
+    given), ``field_count`` (members of an aggregate; 0: not counted).
     """
 
     name: str
@@ -84,7 +89,9 @@ class TypeIdentity(NamedTuple):
 
     @classmethod
     def of(cls, name: str, size: int, align: int, *, field_count: int = 0, version: int = 0) -> "TypeIdentity":
-        """The identity of a type of this name, size, alignment, field count and version."""
+        """The identity of a type called ``name`` of ``size`` bytes aligned to
+        ``align``, with ``field_count`` members and layout ``version``: the
+        fingerprint is computed as C++ ``zipc::type_fingerprint`` does."""
         fp = _zipc._type_fingerprint(name, size, align, field_count, version)
         return cls(name=name, size=size, align=align, fingerprint=fp, version=version, field_count=field_count)
 
@@ -92,7 +99,8 @@ class TypeIdentity(NamedTuple):
     def from_dtype(cls, dtype: Any, name: Optional[str] = None, *, version: int = 0) -> "TypeIdentity":
         """A numpy dtype's identity: its itemsize and alignment, its field count
         (0 for a plain dtype) and ``name`` (default: the dtype's ``str``, e.g.
-        ``"<f8"``; give the C++ type's name to share a channel with it)."""
+        ``"<f8"``; give the C++ type's name to share a channel with it), and
+        ``version`` (the layout version, as C++ ``type_name<T>::version``)."""
         fields = len(dtype.names) if getattr(dtype, "names", None) else 0
         return cls.of(name if name is not None else dtype.str, int(dtype.itemsize), int(dtype.alignment),
                       field_count=fields, version=version)
@@ -105,22 +113,32 @@ class Error(Exception):
 
 
 class NotFound(Error):
+    """No segment (or named block) of that name."""
+
     kind = "not_found"
 
 
 class AlreadyExists(Error):
+    """A create found the name taken."""
+
     kind = "already_exists"
 
 
 class PermissionDenied(Error, PermissionError):
+    """The file's mode or owner forbids this process access."""
+
     kind = "permission_denied"
 
 
 class WrongKind(Error):
+    """The segment holds another kind (a queue opened as a topic, ...)."""
+
     kind = "wrong_kind"
 
 
 class VersionMismatch(Error):
+    """The segment's layout version differs from this library's."""
+
     kind = "version_mismatch"
 
 
@@ -131,54 +149,83 @@ class Corrupt(Error):
 
 
 class Truncated(Corrupt):
+    """The segment's file is shorter than its header says."""
+
     kind = "truncated"
 
 
 class BadMagic(Corrupt):
+    """The file is not a zipc segment."""
+
     kind = "bad_magic"
 
 
 class CorruptHeader(Corrupt):
+    """A segment header field is out of range, or its checksum fails."""
+
     kind = "corrupt_header"
 
 
 class InitTimeout(Error):
+    """The segment's creator was still initializing it when the open timed out."""
+
     kind = "init_timeout"
 
 
 class CreatorDied(Error):
+    """The segment's creator died before finishing its initialization."""
+
     kind = "creator_died"
 
 
 class InvalidArgument(Error, ValueError):
+    """An argument or option out of range, or a call the handle's state does not allow."""
+
     kind = "invalid_argument"
 
 
 class InvalidName(InvalidArgument):
+    """A name that is empty, too long, or has characters other than letters, digits, '_',
+    '-', '.'."""
+
     kind = "invalid_name"
 
 
 class TooLarge(Error, ValueError):
+    """A message over the channel's maximum (nothing was sent), or a buffer too small."""
+
     kind = "too_large"
 
 
 class PeerDead(Error):
+    """The other side (an Rpc server, ...) died."""
+
     kind = "peer_dead"
 
 
 class NotRetained(Error):
+    """A topic start sequence older than the log still holds, or a durable subscriber's
+    released position."""
+
     kind = "not_retained"
 
 
 class AddressUnavailable(Error):
+    """A fixed-address heap could not be mapped at its address in this process."""
+
     kind = "address_unavailable"
 
 
 class OutOfMemory(Error, MemoryError):
+    """A heap (or /dev/shm) has no room."""
+
     kind = "out_of_memory"
 
 
 class Busy(Error):
+    """Every participant slot is in use, or a single-mode channel already has its one
+    producer, consumer or publisher."""
+
     kind = "busy"
 
 
@@ -196,18 +243,28 @@ class Timeout(Error, TimeoutError):
 
 
 class SystemFailure(Error, OSError):
+    """An unexpected operating-system error (the message carries errno's text)."""
+
     kind = "system"
 
 
 class OptionsMismatch(Error):
+    """open_or_create found the channel made with other options (the message names both
+    values)."""
+
     kind = "options_mismatch"
 
 
 class TypeMismatch(Error):
+    """The channel holds another message type, or none (the message names both)."""
+
     kind = "type_mismatch"
 
 
 class WrongRole(Error):
+    """The handle's role does not allow the call (send on a consumer-only queue, publish on
+    a read-only topic, ...)."""
+
     kind = "wrong_role"
 
 
@@ -225,10 +282,14 @@ class Empty(Error):
 
 
 class Overrun(Error):
+    """A lossy subscriber was lapped by the publishers (what it missed is counted in lost)."""
+
     kind = "overrun"
 
 
 class NotSupported(Error):
+    """The mode does not offer the call (acquire on a lossy subscriber, ...)."""
+
     kind = "not_supported"
 
 
@@ -242,6 +303,9 @@ class RemoteError(Error):
 
     def __init__(self, message: str = "", code: int = 1, remote_type: str = "",
                  remote_message: Optional[str] = None) -> None:
+        """An error to raise in a handler: ``message`` (also the default
+        ``remote_message``, what the caller sees), ``code`` (default 1) and
+        ``remote_type`` (a type name for the caller; "" for none)."""
         super().__init__(message)
         self.code = code
         self.remote_type = remote_type

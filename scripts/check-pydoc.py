@@ -78,7 +78,8 @@ def callable_params(obj: object) -> Tuple[List[str], str]:
         names: List[str] = []
         prose = []
         for sig, doc, _ in overloads:
-            for n in params_of_signature(sig.removeprefix("def ")):
+            # nanobind writes each default as \N (an index into the third element)
+            for n in params_of_signature(re.sub(r"\\\d+", "None", sig.removeprefix("def "))):
                 if n not in names:
                     names.append(n)
             prose.append(strip_signatures(doc or ""))

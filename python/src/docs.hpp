@@ -7,11 +7,11 @@
 // NOLINTBEGIN(cppcoreguidelines-macro-usage): literals that must concatenate
 #define ZIPC_PYDOC_NAME                                                                                      \
   "name: the segment's name, 1 to 200 letters, digits, '_', '-' or '.' (not first), optionally \"ns:name\" " \
-  "with a name space; it lives at /dev/shm/zipc.<name>.\n"
+  "with a name space; it lives at ``/dev/shm/zipc.<name>``.\n"
 #define ZIPC_PYDOC_WAIT "wait: how this handle's blocking calls wait (WaitStrategy.busy, .adaptive or .block).\n"
 #define ZIPC_PYDOC_MODE \
   "mode: permission bits of the file a create makes (0o600: the owner only; 0o660: its group too).\n"
-#define ZIPC_PYDOC_PATH "path: a file to hold the segment instead of /dev/shm/zipc.<name> ('': /dev/shm).\n"
+#define ZIPC_PYDOC_PATH "path: a file to hold the segment instead of ``/dev/shm/zipc.<name>`` ('': /dev/shm).\n"
 #define ZIPC_PYDOC_PREFAULT                                                                                   \
   "prefault: commit every page at create/open, so a full /dev/shm fails here (OutOfMemory) rather than with " \
   "SIGBUS on a later first touch.\n"
@@ -24,5 +24,5 @@
 #define ZIPC_PYDOC_ACCEPT                                                                                  \
   "accept_existing: when the channel exists with other options, attach to it as it is instead of raising " \
   "OptionsMismatch.\n"
-#define ZIPC_PYDOC_REMOVE_PATH "path: the file the segment was created at ('': /dev/shm/zipc.<name>).\n"
+#define ZIPC_PYDOC_REMOVE_PATH "path: the file the segment was created at ('': ``/dev/shm/zipc.<name>``).\n"
 // NOLINTEND(cppcoreguidelines-macro-usage)

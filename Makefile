@@ -4,7 +4,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 CTEST_FLAGS ?= --output-on-failure -j$(JOBS)
 
-.PHONY: all deps build test check-python-dist test-sanitize test-asan test-tsan test-clang test-debug lint bench bench-cite readme limits format format-check clean
+.PHONY: all deps build test check-python-dist test-sanitize test-asan test-tsan test-clang test-debug lint bench bench-cite readme limits docs format format-check clean
 
 all: build
 
@@ -82,6 +82,11 @@ readme:
 
 limits: build
 	@build/release/bench/zipc-limits
+
+# The API reference (docs/api-reference.md): Doxygen (C++, C) into build/docs/cpp,
+# pdoc (the installed Python package) into build/docs/python.
+docs: deps
+	@bash scripts/build-docs.sh
 
 format:
 	@clang-format-14 -i $$(git ls-files '*.cpp' '*.hpp' '*.h' '*.cc')

@@ -12,12 +12,13 @@ want_apt=(
   clang-tidy-14 tmux util-linux iproute2
   nats-server libnats-dev openssl liburing-dev libflatbuffers-dev flatbuffers-compiler
   libprotobuf-dev protobuf-compiler
+  doxygen # the API reference (make docs, test docs.doxygen); draws no graphs, so no graphviz
 )
 if [ "${ZIPC_DEPS:-full}" != "minimal" ]; then
   # Peers measured by the benchmark suite (bench/peers): Debian packages only.
   want_apt+=(libboost-dev libzmq3-dev libgrpc++-dev protobuf-compiler-grpc)
 fi
-want_pip=(matplotlib nanobind scikit_build_core build.util numpy pytest zmq mypy)
+want_pip=(matplotlib nanobind scikit_build_core build.util numpy pytest zmq mypy pdoc)
 # pip names where the import name differs (PyPI `build`, the sdist/wheel
 # builder, is checked by a submodule: a bare `import build` finds ./build/)
 declare -A pip_name=([scikit_build_core]=scikit-build-core [zmq]=pyzmq [build.util]=build)

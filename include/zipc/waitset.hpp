@@ -87,9 +87,10 @@ class WaitSet {
   /// eventfd cannot be made.
   explicit WaitSet(const WaitSetOptions& options = {});
   ~WaitSet();
-  /// Moves the attachments; the source is left empty.
+  /// Moves the attachments; calls on the source then throw Errc::invalid_argument.
   WaitSet(WaitSet&&) noexcept;
-  /// Moves the attachments; the source is left empty.
+  /// Drops this WaitSet's attachments and takes the other's; calls on the other then throw
+  /// Errc::invalid_argument.
   WaitSet& operator=(WaitSet&&) noexcept;
   WaitSet(const WaitSet&) = delete;
   WaitSet& operator=(const WaitSet&) = delete;

@@ -153,7 +153,7 @@ enum class BridgeThreads : std::uint8_t {
   caller,
 };
 
-/// A bridge's whole configuration (docs/bridge.md): who it is, how it connects, what it maps.
+/// A bridge's whole configuration (docs/guide/bridge.md): who it is, how it connects, what it maps.
 struct BridgeConfig {
   std::string host_id;                         ///< origin id carried in headers (default: the host name)
   std::string state_dir;                       ///< positions files (required for jetstream mappings)
@@ -180,7 +180,7 @@ struct BridgeStats {
   std::uint64_t reconnects = 0;  ///< of the bridge's NATS connections, summed
   std::uint64_t errors = 0;      ///< failed NATS or local operations (retried)
   std::uint64_t lag = 0;         ///< outbound topic: messages published locally, not yet sent
-  /// Inbound messages not delivered, by reason (docs/bridge.md, "What the
+  /// Inbound messages not delivered, by reason (docs/guide/bridge.md, "What the
   /// receiving bridge rejects"), here: NATS status or control messages.
   std::uint64_t rejected_status = 0;
   std::uint64_t rejected_header = 0;  ///< not delivered: a Zipc-* header missing, malformed or out of range
@@ -206,7 +206,7 @@ inline constexpr std::uint32_t kEnvelopeMagic = 0x5A425231;
 /// The envelope of a local message (views into message), or nullopt when it carries none or a malformed one.
 std::optional<BridgeEnvelope> parse_envelope(std::span<const std::byte> message) noexcept;
 
-/// Moves messages between local zipc channels and NATS subjects, as its config maps them (docs/bridge.md).
+/// Moves messages between local zipc channels and NATS subjects, as its config maps them (docs/guide/bridge.md).
 class Bridge {
  public:
   explicit Bridge(BridgeConfig config);  ///< validates

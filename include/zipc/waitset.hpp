@@ -77,7 +77,7 @@ struct WaitSetOptions {
   std::chrono::nanoseconds maintenance_interval = std::chrono::milliseconds(20);
 };
 
-/// Waits on many channels, fds, deadlines and intervals at once from one thread (docs/waitset.md). Channels are
+/// Waits on many channels, fds, deadlines and intervals at once from one thread (docs/guide/events.md). Channels are
 /// level-triggered: reported by every wait while they hold something.
 class WaitSet {
  public:

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # `make bench` (after the release build): builds the iceoryx2 peer with cargo
-# when it can, runs zipc-bench (limits probe first, then every workload over
-# every transport, then the extra programs) and draws the charts. Everything
+# and the Aeron peer with Maven and javac when it can, runs zipc-bench (limits
+# probe first, then every workload over every transport, then the extra
+# programs) and draws the charts. Everything
 # it writes goes to $BUILD/bench-results/ (build/release/bench-results/ by
 # default, ignored by git): it never touches a tracked file. To show a run in
 # the README: make bench-cite RUN=<the new json> (docs/design/bench.md).
 #   bash scripts/run-bench.sh [zipc-bench options, e.g. --full or --filter pingpong]
-# Environment: ZIPC_BENCH_NO_ICEORYX2=1 skips the cargo build; ZIPC_BUILD_DIR picks
-# the build directory (default build/release).
+# Environment: ZIPC_BENCH_NO_ICEORYX2=1 skips the cargo build, ZIPC_BENCH_NO_AERON=1
+# the Maven/javac one; ZIPC_BUILD_DIR picks the build directory (default build/release).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +35,15 @@ elif command -v cargo >/dev/null 2>&1; then
 else
   echo "skipped: iceoryx2 (cargo not installed: https://rustup.rs, then make bench again)"
   rm -f "$BIN/zipc-bench-iceoryx2"
+fi
+
+# Peer from Maven Central: Aeron IPC, a small Java program (bench/peers/aeron),
+# built on first use and cached in $BUILD/aeron-peer; it prints its build time.
+if [ "${ZIPC_BENCH_NO_AERON:-0}" = "1" ]; then
+  echo "skipped: aeron (ZIPC_BENCH_NO_AERON=1)"
+  rm -f "$BIN/zipc-bench-aeron"
+else
+  bash scripts/build-aeron-peer.sh "$BUILD" "$BIN"  # says "skipped: aeron (why)" on failure
 fi
 
 host=$(hostname -s 2>/dev/null || hostname)

@@ -51,7 +51,8 @@ public final class ZipcBenchAeron
     static final int FLAG_STOP = 2;
     static final int LATENCY_EVERY = 64; // kLatencyEvery, bench/runner.cpp
     static final long UNTIMED = 0;
-    static final int FRAGMENT_LIMIT = 10; // SampleConfiguration.FRAGMENT_COUNT_LIMIT
+    static final int FRAGMENT_LIMIT = 10; // round trips: SampleConfiguration.FRAGMENT_COUNT_LIMIT
+    static final int STREAM_FRAGMENT_LIMIT = 128; // streams: FRAGMENT_LIMIT of real-logic/benchmarks' AeronExclusiveIpcBenchmark
     static final int SINK_SAMPLES = 1 << 20;
 
     // ---- the zipc-bench message pattern (identical to bench/payload.cpp) ----
@@ -428,7 +429,7 @@ public final class ZipcBenchAeron
             };
             while (!stop[0] && err[0] == null)
             {
-                idle.idle(sub.poll(h, FRAGMENT_LIMIT));
+                idle.idle(sub.poll(h, STREAM_FRAGMENT_LIMIT));
             }
             if (err[0] != null)
             {

@@ -27,6 +27,7 @@ import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.SleepingIdleStrategy;
 import org.agrona.concurrent.YieldingIdleStrategy;
 
 import java.io.BufferedReader;
@@ -108,12 +109,16 @@ public final class ZipcBenchAeron
 
     /**
      * The idle strategy a row's processes use while they wait (for a message, or
-     * for room to claim). busy, one CPU per process: "spin", SampleConfiguration's
-     * default BusySpinIdleStrategy. busy, more processes than CPUs: "yield",
-     * YieldingIdleStrategy, which still never sleeps but lets the process it waits
-     * for run. block: "backoff", Aeron's default idle strategy (spins, yields,
-     * then parks 1 us doubling to 1 ms: Configuration.IDLE_MAX_SPINS, _MAX_YIELDS,
-     * _MIN_PARK_NS, _MAX_PARK_NS).
+     * for room to claim), by the row's wait class:
+     * busy, one CPU per process: "spin", BusySpinIdleStrategy (SampleConfiguration's default);
+     * busy, more processes than CPUs: "yield", YieldingIdleStrategy, which never
+     * sleeps either but lets the process it waits for run;
+     * adaptive: "backoff", Aeron's default idle strategy, which spins, yields, then
+     * parks from 1 us doubling to 1 ms (Configuration.IDLE_MAX_SPINS 10,
+     * IDLE_MAX_YIELDS 20, IDLE_MIN_PARK_NS, IDLE_MAX_PARK_NS), like zipc's adaptive
+     * wait (spin, yield, then sleep);
+     * block: "sleep", SleepingIdleStrategy with Agrona's default period (1 us):
+     * every empty poll sleeps, as zipc's blocking wait sleeps at once.
      */
     static IdleStrategy idleFor(final String name)
     {
@@ -121,13 +126,19 @@ public final class ZipcBenchAeron
         {
             case "spin" -> new BusySpinIdleStrategy();
             case "yield" -> new YieldingIdleStrategy();
-            default -> new BackoffIdleStrategy(10, 20, 1000, 1_000_000);
+            case "backoff" -> new BackoffIdleStrategy(10, 20, 1000, 1_000_000);
+            default -> new SleepingIdleStrategy();
         };
     }
 
     static String idleName(final String wait, final int procs, final int cpus)
     {
-        return "block".equals(wait) ? "backoff" : procs <= cpus ? "spin" : "yield";
+        return switch (wait)
+        {
+            case "block" -> "sleep";
+            case "adaptive" -> "backoff";
+            default -> procs <= cpus ? "spin" : "yield";
+        };
     }
 
     static void send(
@@ -726,19 +737,30 @@ public final class ZipcBenchAeron
         try (MediaDriver ignored = MediaDriver.launch(ctx))
         {
             int stream = 2000; // a fresh stream id per row: the last row's publication may still linger
-            for (final String wait : List.of("busy", "block"))
+            // --smoke: one row of each workload and each idle strategy, for the ctest.
+            final List<String> waits = List.of("busy", "adaptive", "block");
+            for (final String wait : waits)
             {
-                rows.add(pingpong(dir, stream, 64, wait, cpus, plan));
+                if (!smoke || !"adaptive".equals(wait))
+                {
+                    rows.add(pingpong(dir, stream, 64, wait, cpus, plan));
+                }
                 stream += 10;
             }
-            for (final String wait : List.of("busy", "block"))
+            for (final String wait : waits)
             {
-                rows.add(fanout(dir, stream, "stream", 100, 1, wait, cpus, plan));
+                if (!smoke || "adaptive".equals(wait))
+                {
+                    rows.add(fanout(dir, stream, "stream", 100, 1, wait, cpus, plan));
+                }
                 stream += 10;
             }
-            for (final String wait : List.of("busy", "block"))
+            for (final String wait : waits)
             {
-                rows.add(fanout(dir, stream, "fanout-4", 100, 4, wait, cpus, plan));
+                if (!smoke || "busy".equals(wait))
+                {
+                    rows.add(fanout(dir, stream, "fanout-4", 100, 4, wait, cpus, plan));
+                }
                 stream += 10;
             }
         }

@@ -17,6 +17,9 @@ want_apt=(
 if [ "${ZIPC_DEPS:-full}" != "minimal" ]; then
   # Peers measured by the benchmark suite (bench/peers): Debian packages only.
   want_apt+=(libboost-dev libzmq3-dev libgrpc++-dev protobuf-compiler-grpc)
+  # The Aeron IPC peer (bench/peers/aeron): a JDK (17+) and Maven, which fetches
+  # io.aeron:aeron-all from Maven Central on the first `make bench`.
+  want_apt+=(openjdk-17-jdk-headless maven)
 fi
 want_pip=(matplotlib nanobind scikit_build_core build.util numpy pytest zmq mypy pdoc)
 # pip names where the import name differs (PyPI `build`, the sdist/wheel

@@ -23,6 +23,7 @@ import io.aeron.driver.ThreadingMode;
 import io.aeron.logbuffer.BufferClaim;
 import io.aeron.logbuffer.FragmentHandler;
 import org.agrona.DirectBuffer;
+import org.agrona.IoUtil;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
@@ -40,6 +41,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 
@@ -495,6 +497,80 @@ public final class ZipcBenchAeron
 
     static final List<String> JVM_ARGS = ManagementFactory.getRuntimeMXBean().getInputArguments();
 
+    /** Every child JVM started, so an error, a timeout or a signal ends them all. */
+    static final List<Process> CHILDREN = Collections.synchronizedList(new ArrayList<>());
+    /** System.nanoTime() by which the current row must be done (the watchdog's). */
+    static volatile long rowDeadlineNs = Long.MAX_VALUE;
+
+    static void endChildren()
+    {
+        synchronized (CHILDREN)
+        {
+            for (final Process p : CHILDREN)
+            {
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    /** A daemon thread that runs action once cond holds, checking every 200 ms. */
+    static void watch(final java.util.function.BooleanSupplier cond, final Runnable action)
+    {
+        final Thread t = new Thread(() ->
+        {
+            while (!cond.getAsBoolean())
+            {
+                try
+                {
+                    Thread.sleep(200);
+                }
+                catch (final InterruptedException e)
+                {
+                    return;
+                }
+            }
+            action.run();
+        }, "zipc-watchdog");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** A child ends itself when its launcher is gone (killed by a timeout, say). */
+    static void exitWithParent()
+    {
+        final long ppid = ProcessHandle.current().parent().map(ProcessHandle::pid).orElse(-1L);
+        watch(() -> ProcessHandle.of(ppid).map(h -> !h.isAlive()).orElse(true), () ->
+        {
+            System.err.println("zipc-bench-aeron: launcher " + ppid + " is gone; ending");
+            Runtime.getRuntime().halt(4);
+        });
+    }
+
+    /** Aeron directories of launchers that no longer run (killed before they could delete theirs). */
+    static void removeStaleDirs(final String shm)
+    {
+        final File[] entries = new File(shm).listFiles((d, n) -> n.startsWith("zipcb-aeron-"));
+        if (entries == null)
+        {
+            return;
+        }
+        for (final File f : entries)
+        {
+            try
+            {
+                final long pid = Long.parseLong(f.getName().substring("zipcb-aeron-".length()));
+                if (ProcessHandle.of(pid).isEmpty())
+                {
+                    IoUtil.delete(f, true);
+                }
+            }
+            catch (final NumberFormatException e)
+            {
+                // not one of ours
+            }
+        }
+    }
+
     static Child spawn(final int cpu, final String... args) throws IOException
     {
         final List<String> cmd = new ArrayList<>();
@@ -507,6 +583,7 @@ public final class ZipcBenchAeron
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ZipcBenchAeron.class.getName()));
         cmd.addAll(List.of(args));
         final Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        CHILDREN.add(p);
         final BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         final String line = r.readLine();
         if (!"ready".equals(line))
@@ -681,6 +758,7 @@ public final class ZipcBenchAeron
     {
         if (args.length >= 2 && "--role".equals(args[0]))
         {
+            exitWithParent();
             try
             {
                 switch (args[1])
@@ -721,6 +799,20 @@ public final class ZipcBenchAeron
         final Plan plan = new Plan(full, smoke);
         final String shm = new File("/dev/shm").isDirectory() ? "/dev/shm" : System.getProperty("java.io.tmpdir");
         final String dir = shm + "/zipcb-aeron-" + ProcessHandle.current().pid();
+        removeStaleDirs(shm);
+        // On any exit (an error, the watchdog, SIGTERM): no child JVM is left
+        // spinning, and no term buffer is left in shared memory.
+        Runtime.getRuntime().addShutdownHook(new Thread(() ->
+        {
+            endChildren();
+            IoUtil.delete(new File(dir), true);
+        }));
+        final long rowLimitNs = (full ? 300L : 60L) * 1_000_000_000L;
+        watch(() -> System.nanoTime() > rowDeadlineNs, () ->
+        {
+            System.err.println("zipc-bench-aeron: a row ran longer than " + rowLimitNs / 1_000_000_000L + " s; ending");
+            System.exit(1);
+        });
         // The media driver: one per run, in this (unpinned) launcher process, as a
         // separate process from every measured one. Its SHARED threading mode with
         // Aeron's default backoff keeps it off the two measured CPUs; aeron:ipc data
@@ -743,6 +835,7 @@ public final class ZipcBenchAeron
             {
                 if (!smoke || !"adaptive".equals(wait))
                 {
+                    rowDeadlineNs = System.nanoTime() + rowLimitNs;
                     rows.add(pingpong(dir, stream, 64, wait, cpus, plan));
                 }
                 stream += 10;
@@ -751,6 +844,7 @@ public final class ZipcBenchAeron
             {
                 if (!smoke || "adaptive".equals(wait))
                 {
+                    rowDeadlineNs = System.nanoTime() + rowLimitNs;
                     rows.add(fanout(dir, stream, "stream", 100, 1, wait, cpus, plan));
                 }
                 stream += 10;
@@ -759,6 +853,7 @@ public final class ZipcBenchAeron
             {
                 if (!smoke || "busy".equals(wait))
                 {
+                    rowDeadlineNs = System.nanoTime() + rowLimitNs;
                     rows.add(fanout(dir, stream, "fanout-4", 100, 4, wait, cpus, plan));
                 }
                 stream += 10;
@@ -767,8 +862,9 @@ public final class ZipcBenchAeron
         catch (final Exception e)
         {
             System.err.println("zipc-bench-aeron: " + e.getMessage());
-            System.exit(1);
+            System.exit(1); // the shutdown hook ends the children still running
         }
+        rowDeadlineNs = Long.MAX_VALUE;
         Files.writeString(Path.of(out), "[\n" + String.join(",\n", rows) + "\n]\n");
         System.exit(0);
     }

@@ -102,6 +102,13 @@ class JsOutbound {
   ~JsOutbound() {
     if (js_ == nullptr) return;
     forget_pending();
+    // The client takes a message out of its pending map before it calls
+    // on_ack and counts it done only after on_ack returned: with the map
+    // emptied, this waits for the calls still running, which use box_.
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = kAckWaitMs;
+    js_PublishAsyncComplete(js_, &po);
     jsCtx_Destroy(js_);
   }
 

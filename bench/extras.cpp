@@ -36,6 +36,8 @@ const std::vector<std::pair<std::string, std::string>>& expected_peer_programs()
   static const std::vector<std::pair<std::string, std::string>> v = {
       {"iceoryx2", "iceoryx2 (crates.io) built with cargo by scripts/run-bench.sh"},
       {"aeron", "Aeron IPC (Maven io.aeron:aeron-all) built with Maven and javac by scripts/run-bench.sh"},
+      {"chronicle",
+       "Chronicle Queue (Maven net.openhft:chronicle-queue) built with Maven and javac by scripts/run-bench.sh"},
       {"grpc", "gRPC over a Unix socket (Debian libgrpc++-dev, protobuf-compiler-grpc)"},
       {"zmq-reqrep", "ZeroMQ REQ/REP over ipc:// (Debian libzmq3-dev)"},
   };

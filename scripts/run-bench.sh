@@ -8,7 +8,7 @@
 # the README: make bench-cite RUN=<the new json> (docs/design/bench.md).
 #   bash scripts/run-bench.sh [zipc-bench options, e.g. --full or --filter pingpong]
 # Environment: ZIPC_BENCH_NO_ICEORYX2=1 skips the cargo build, ZIPC_BENCH_NO_AERON=1
-# the Maven/javac one; ZIPC_BUILD_DIR picks the build directory (default build/release).
+# and ZIPC_BENCH_NO_CHRONICLE=1 the Maven/javac ones; ZIPC_BUILD_DIR picks the build directory (default build/release).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,6 +44,15 @@ if [ "${ZIPC_BENCH_NO_AERON:-0}" = "1" ]; then
   rm -f "$BIN/zipc-bench-aeron"
 else
   bash scripts/build-aeron-peer.sh "$BUILD" "$BIN"  # says "skipped: aeron (why)" on failure
+fi
+
+# Peer from Maven Central: Chronicle Queue, a small Java program (bench/peers/chronicle)
+# for the topic log rows, built and cached the same way in $BUILD/chronicle-peer.
+if [ "${ZIPC_BENCH_NO_CHRONICLE:-0}" = "1" ]; then
+  echo "skipped: chronicle (ZIPC_BENCH_NO_CHRONICLE=1)"
+  rm -f "$BIN/zipc-bench-chronicle"
+else
+  bash scripts/build-chronicle-peer.sh "$BUILD" "$BIN"  # says "skipped: chronicle (why)" on failure
 fi
 
 host=$(hostname -s 2>/dev/null || hostname)

@@ -29,6 +29,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import net.openhft.chronicle.bytes.Bytes;
+import net.openhft.chronicle.core.OS;
 import net.openhft.chronicle.core.io.IOTools;
 import net.openhft.chronicle.queue.ChronicleQueue;
 import net.openhft.chronicle.queue.ExcerptAppender;
@@ -58,14 +59,15 @@ public final class ZipcBenchChronicle
 
     /**
      * The queue as Chronicle's own throughput benchmark builds it (ThroughputPerfMain):
-     * LARGE_HOURLY_XSPARSE roll cycle (one file for the whole run, sparse index) and a
-     * large memory-mapped block, so no roll and few remaps fall inside the window.
+     * LARGE_HOURLY_XSPARSE roll cycle (one file for the whole run, sparse index) and,
+     * where files can be sparse (tmpfs can), a 512 GiB block: one mapping for the
+     * whole queue, so no roll and no remap falls inside the window.
      */
     static ChronicleQueue open(final String dir)
     {
         final SingleChronicleQueueBuilder b = ChronicleQueue.singleBuilder(dir)
             .rollCycle(SparseRollCycles.LARGE_HOURLY_XSPARSE)
-            .blockSize(512L << 20);
+            .blockSize(OS.isSparseFileSupported() ? 512L << 30 : 256L << 20);
         return b.build();
     }
 

@@ -43,7 +43,7 @@ if [ "${ZIPC_BENCH_NO_AERON:-0}" = "1" ]; then
   echo "skipped: aeron (ZIPC_BENCH_NO_AERON=1)"
   rm -f "$BIN/zipc-bench-aeron"
 else
-  bash scripts/build-aeron-peer.sh "$BUILD" "$BIN"  # says "skipped: aeron (why)" on failure
+  bash scripts/build-java-peer.sh aeron "$BUILD" "$BIN"  # says "skipped: aeron (why)" on failure
 fi
 
 # Peer from Maven Central: Chronicle Queue, a small Java program (bench/peers/chronicle)
@@ -52,7 +52,7 @@ if [ "${ZIPC_BENCH_NO_CHRONICLE:-0}" = "1" ]; then
   echo "skipped: chronicle (ZIPC_BENCH_NO_CHRONICLE=1)"
   rm -f "$BIN/zipc-bench-chronicle"
 else
-  bash scripts/build-chronicle-peer.sh "$BUILD" "$BIN"  # says "skipped: chronicle (why)" on failure
+  bash scripts/build-java-peer.sh chronicle "$BUILD" "$BIN"  # says "skipped: chronicle (why)" on failure
 fi
 
 host=$(hostname -s 2>/dev/null || hostname)

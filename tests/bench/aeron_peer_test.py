@@ -3,7 +3,7 @@
 
     python3 tests/bench/aeron_peer_test.py REPO_ROOT BUILD_DIR
 
-Builds the peer as scripts/run-bench.sh does (scripts/build-aeron-peer.sh: Maven
+Builds the peer as scripts/run-bench.sh does (scripts/build-java-peer.sh aeron: Maven
 fetches io.aeron:aeron-all into BUILD_DIR/aeron-peer, javac compiles; both cached),
 with its launcher in a directory of its own so zipc-bench does not pick it up,
 then runs `zipc-bench-aeron --smoke`: four rows with a few hundred messages,
@@ -30,13 +30,13 @@ def fail(msg):
 def main():
     root, build = sys.argv[1], sys.argv[2]
     bin_dir = os.path.join(build, "aeron-peer", "test-bin")
-    b = subprocess.run(["bash", os.path.join(root, "scripts", "build-aeron-peer.sh"), build, bin_dir],
+    b = subprocess.run(["bash", os.path.join(root, "scripts", "build-java-peer.sh"), "aeron", build, bin_dir],
                        capture_output=True, text=True, timeout=600)
     print(b.stdout + b.stderr, end="")
     if b.returncode == SKIP:
         return SKIP
     if b.returncode != 0:
-        return fail(f"scripts/build-aeron-peer.sh exited with {b.returncode}")
+        return fail(f"scripts/build-java-peer.sh aeron exited with {b.returncode}")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "rows.json")
         r = subprocess.run([os.path.join(bin_dir, "zipc-bench-aeron"), "--smoke", "--out", out],

@@ -119,7 +119,8 @@ iox::capro::ServiceDescription service(const ChannelSpec& spec) {
 // One runtime per worker process, registered on first use.
 void ensure_runtime() {
   static const bool done = [] {
-    iox::log::LogManager::GetLogManager().SetDefaultLogLevel(iox::log::LogLevel::kWarn);
+    iox::log::LogManager::GetLogManager().SetDefaultLogLevel(iox::log::LogLevel::kWarn,
+                                                             iox::log::LogLevelOutput::kHideLogLevel);
     const std::string name = "zipcb-" + std::to_string(::getpid());
     iox::runtime::PoshRuntime::initRuntime(iox::RuntimeName_t(iox::cxx::TruncateToCapacity, name.c_str()));
     return true;
@@ -233,6 +234,7 @@ class Roudi {
       throw;
     }
   }
+  int users() const { return users_; }
   void release() {
     if (users_ == 0 || --users_ > 0) return;
     stop();
@@ -315,6 +317,10 @@ class IceoryxTransport final : public Transport {
     }
     if (!roudi_path()) {
       *why = "iox-roudi not found (apt-get install iceoryx)";
+      return false;
+    }
+    if (roudi_.users() == 0 && roudi_running()) {
+      *why = std::string("another RouDi is running (") + kRoudiLock + "); the bench starts its own per row";
       return false;
     }
     return true;

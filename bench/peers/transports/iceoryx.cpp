@@ -128,16 +128,30 @@ void ensure_runtime() {
   (void)done;
 }
 
-void spin_pause(std::uint64_t& spins) noexcept {
-  // Like zipc's busy class: spin, and yield the CPU after ~50 us of nothing.
-  if (++spins < 20000) {
+// Like zipc's busy class: poll with a PAUSE between polls, and once 50 us
+// passed without a message also yield the CPU at each poll (the clock is
+// read every 256 polls), so a subscriber sharing a CPU is not starved.
+class BusyWait {
+ public:
+  void pause() noexcept {
+    if (yielding_) {
+      std::this_thread::yield();
+      return;
+    }
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
-  } else {
-    std::this_thread::yield();
+    if (++spins_ % 256 != 0) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (spins_ == 256) start_ = now;
+    yielding_ = now - start_ > std::chrono::microseconds(50);
   }
-}
+
+ private:
+  std::uint64_t spins_ = 0;
+  std::chrono::steady_clock::time_point start_{};
+  bool yielding_ = false;
+};
 
 class IceoryxSender final : public Sender {
  public:
@@ -194,7 +208,7 @@ class IceoryxReceiver final : public Receiver {
     }
   }
   const void* acquire(std::size_t* n) override {
-    std::uint64_t spins = 0;
+    BusyWait spin;
     for (;;) {
       auto r = sub_.take();
       if (!r.has_error()) {
@@ -204,7 +218,7 @@ class IceoryxReceiver final : public Receiver {
       }
       if (r.get_error() != iox::popo::ChunkReceiveResult::NO_CHUNK_AVAILABLE) return nullptr;
       if (busy_) {
-        spin_pause(spins);
+        spin.pause();
       } else {
         (void)ws_->wait();
       }

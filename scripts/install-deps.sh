@@ -20,6 +20,9 @@ if [ "${ZIPC_DEPS:-full}" != "minimal" ]; then
   # The Aeron IPC peer (bench/peers/aeron): a JDK (17+) and Maven, which fetches
   # io.aeron:aeron-all from Maven Central on the first `make bench`.
   want_apt+=(openjdk-17-jdk-headless maven)
+  # iceoryx classic 2.0 (bench/peers/transports/iceoryx.cpp): the posh and
+  # hoofs headers and libraries, and iox-roudi, which the bench starts per row.
+  want_apt+=(libiceoryx-posh-dev libiceoryx-hoofs-dev iceoryx)
 fi
 want_pip=(matplotlib nanobind scikit_build_core build.util numpy pytest zmq mypy pdoc)
 # pip names where the import name differs (PyPI `build`, the sdist/wheel

@@ -239,6 +239,13 @@ class IceoryxReceiver final : public Receiver {
 // iox-roudi for one row: started by the first create(), stopped by the last destroy().
 class Roudi {
  public:
+  Roudi() = default;
+  Roudi(const Roudi&) = delete;
+  Roudi& operator=(const Roudi&) = delete;
+  ~Roudi() {
+    // A row that never reached its destroy(); never from a forked worker.
+    if (pid_ > 0 && owner_ == ::getpid()) stop();
+  }
   void acquire(const ChannelSpec& spec) {
     if (users_++ > 0) return;
     try {
@@ -275,6 +282,7 @@ class Roudi {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
+    owner_ = ::getpid();
     const int rc = ::posix_spawn(&pid_, exe->c_str(), &fa, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) throw std::runtime_error("iceoryx: cannot start " + *exe + ": " + std::strerror(rc));
@@ -298,7 +306,7 @@ class Roudi {
   }
   void stop() {
     if (pid_ > 0) {
-      ::kill(pid_, SIGINT);  // RouDi's own clean shutdown: it removes its segments and socket
+      ::kill(pid_, SIGINT);  // RouDi's own shutdown; it leaves its files (purged at its next start)
       int status = 0;
       for (int i = 0; i < 500 && ::waitpid(pid_, &status, WNOHANG) == 0; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -316,6 +324,7 @@ class Roudi {
 
   int users_ = 0;
   pid_t pid_ = -1;
+  pid_t owner_ = -1;  // the process that started RouDi
   std::string config_;
 };
 

@@ -56,7 +56,7 @@ constexpr std::uint64_t kMaxQueue = iox::MAX_SUBSCRIBER_QUEUE_CAPACITY;  // 256 
 constexpr std::uint64_t kPoolBytesCap = 1ull << 30;                      // all chunks of one row
 
 std::optional<std::string> roudi_path() {
-  const char* path = std::getenv("PATH");
+  const char* path = std::getenv("PATH");  // NOLINT(concurrency-mt-unsafe): the harness is single-threaded
   std::string dirs = path ? path : "/usr/bin:/bin";
   std::size_t pos = 0;
   while (pos <= dirs.size()) {
@@ -280,12 +280,15 @@ class Roudi {
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     std::vector<std::string> args = {*exe, "-c", config_, "-l", "error", "-k", "1"};
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     owner_ = ::getpid();
     const int rc = ::posix_spawn(&pid_, exe->c_str(), &fa, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) throw std::runtime_error("iceoryx: cannot start " + *exe + ": " + std::strerror(rc));
+    if (rc != 0)
+      throw std::runtime_error("iceoryx: cannot start " + *exe + ": " +
+                               std::strerror(rc));  // NOLINT(concurrency-mt-unsafe): single-threaded
     // Ready once its socket answers; a RouDi that exits (no /dev/shm, a bad
     // config) is an error naming its exit status.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -317,6 +320,7 @@ class Roudi {
       pid_ = -1;
       for (const char* f : kRoudiFiles) ::unlink(f);
       ::shm_unlink("iceoryx_mgmt");
+      // NOLINTNEXTLINE(concurrency-mt-unsafe): the harness's parent is single-threaded
       if (const passwd* pw = ::getpwuid(::geteuid())) ::shm_unlink(pw->pw_name);
     }
     if (!config_.empty()) std::remove(config_.c_str());

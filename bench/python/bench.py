@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Python IPC benchmark: zipc against multiprocessing.Pipe, multiprocessing.Queue,
-multiprocessing.shared_memory + semaphores, pyzmq and iceoryx2, Python processes
+multiprocessing.shared_memory + semaphores, pyzmq, iceoryx2 and Zenoh, Python processes
 at both ends (transports.py).
 
 Rows: ping-pong 64 B (round-trip p50/p99/p99.9), stream 100 B (msgs/s), and a
@@ -36,9 +36,9 @@ CTX = mp.get_context("fork")
 # stream 100 B, used for "how much of the C++ speed Python keeps".
 CPP_REFERENCE = {"pingpong64_p50_us": {"busy": 0.433, "adaptive": 0.435}, "stream100_msgs_s": 24.73e6}
 
-PINGPONG_N = {"zipc-busy": 10000, "zipc-adaptive": 20000, "iceoryx2": 10000, "pyzmq": 5000, "mp.Pipe": 5000,
+PINGPONG_N = {"zipc-busy": 10000, "zipc-adaptive": 20000, "iceoryx2": 10000, "zenoh": 5000, "pyzmq": 5000, "mp.Pipe": 5000,
               "mp.Queue": 3000, "mp.shared_memory+sem": 5000}
-STREAM_N = {"zipc-adaptive": 300000, "zipc-adaptive-batch64": 2000000, "iceoryx2": 100000, "pyzmq": 200000, "mp.Pipe": 100000, "mp.Queue": 50000,
+STREAM_N = {"zipc-adaptive": 300000, "zipc-adaptive-batch64": 2000000, "iceoryx2": 100000, "zenoh": 100000, "pyzmq": 200000, "mp.Pipe": 100000, "mp.Queue": 50000,
             "mp.shared_memory+sem": 50000}
 ARRAY_N = 400
 ARRAY_BYTES = 1 << 20
@@ -151,7 +151,7 @@ def main() -> int:
     ar = rows.get("array_1MiB", {})
     if "zipc-adaptive" in ar and "copy-limit" in ar:
         ratios["array zipc / copy limit (goal >= 0.5)"] = ar["zipc-adaptive"]["GB_s"] / ar["copy-limit"]["GB_s"]
-    for other in ("pyzmq", "iceoryx2"):
+    for other in ("pyzmq", "iceoryx2", "zenoh", "ecal"):
         if other in pp and "zipc-adaptive" in pp:
             ratios[f"pingpong p50 {other} / zipc-adaptive (> 1: zipc ahead)"] = pp[other]["p50_us"] / pp["zipc-adaptive"]["p50_us"]
         if other in st and "zipc-adaptive" in st:

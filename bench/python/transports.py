@@ -547,6 +547,251 @@ class Iox2(Transport):
             s.assume_init().send()
         time.sleep(0.05)
 
+# ---------------------------------------------------------------- main sides in a forked child
+# Zenoh and eCAL start runtime threads that a later fork does not carry: a
+# peer forked after the bench process had opened a session would inherit a
+# dead runtime. Their main sides therefore run in forked children too, and
+# the bench process never starts either library.
+_FORK = mp.get_context("fork")
+
+
+def _in_fork(fn: Callable[[], Any], bound: float) -> Any:
+    """fn() in a forked child; its result or error, or a TimeoutError after `bound` s."""
+    rx, tx = _FORK.Pipe(duplex=False)
+
+    def child() -> None:
+        try:
+            tx.send(("ok", fn()))
+        except BaseException as e:  # the error is reported by the parent
+            tx.send(("error", f"{type(e).__name__}: {e}"))
+
+    p = _FORK.Process(target=child, daemon=True)
+    p.start()
+    try:
+        if not rx.poll(bound):
+            raise TimeoutError(f"main side gave no result within {bound:.0f} s")
+        kind, value = rx.recv()
+        if kind != "ok":
+            raise RuntimeError(value)
+        return value
+    finally:
+        p.join(5)
+        if p.is_alive():
+            p.kill()
+            p.join()
+
+
+class _ForkedProducer:
+    """A producing side in a forked child: open(size) runs when this is made
+    (outside the timed window); run(n) hands it n over a pipe (one message hop
+    inside the timed window) and returns when produce(ports, n, size) has."""
+
+    def __init__(self, open_: Callable[[int], Any], produce: Callable[[Any, int, int], None], size: int,
+                 bound: float) -> None:
+        self.bound = bound
+        self.conn, theirs = _FORK.Pipe(duplex=True)
+
+        def child() -> None:
+            try:
+                ports = open_(size)
+                theirs.send("ready")
+                if theirs.poll(bound):
+                    produce(ports, theirs.recv(), size)
+                    theirs.send("done")
+            except BaseException as e:
+                theirs.send(f"{type(e).__name__}: {e}")
+
+        self.proc = _FORK.Process(target=child, daemon=True)
+        self.proc.start()
+        self._expect("ready")
+
+    def _expect(self, what: str) -> None:
+        if not self.conn.poll(self.bound):
+            raise TimeoutError(f"producer not {what} within {self.bound:.0f} s")
+        got = self.conn.recv()
+        if got != what:
+            raise RuntimeError(got)
+
+    def run(self, n: int) -> None:
+        self.conn.send(n)
+        self._expect("done")
+
+    def close(self) -> None:
+        self.proc.join(5)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join()
+
+
+# ---------------------------------------------------------------- Zenoh (eclipse-zenoh, peer mode, shared memory on)
+def _free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class _Watchdog:
+    """Closes a Zenoh session if the timed loop outlives `seconds`: its blocking
+    recv() has no timeout, and closing the session makes it raise."""
+
+    def __init__(self, session: Any, seconds: float) -> None:
+        import threading
+        self.fired = False
+
+        def fire() -> None:
+            self.fired = True
+            session.close()
+
+        self.timer = threading.Timer(seconds, fire)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def cancel(self) -> None:
+        self.timer.cancel()
+        if self.fired:
+            raise TimeoutError("zenoh: no reply within the watchdog's bound (a lost message)")
+
+
+class Zenoh(Transport):
+    """Two Zenoh sessions in peer mode on loopback TCP (no router, multicast
+    scouting off), shared-memory transport enabled. Small messages are put as
+    bytes as zenoh-python's z_ping/z_pub_thr do; the 1 MiB arrays are written
+    into buffers of a ShmProvider as z_pub_shm does. Publishers use
+    CongestionControl.BLOCK (as z_ping) so a stream loses nothing."""
+
+    name = "zenoh"
+    BOUND = 60.0  # seconds: any wait longer than this is a failure
+
+    def setup(self, case: str, size: int) -> None:
+        self.key = f"zipc-bench/{os.getpid()}/{case}"
+        self.endpoint = f"tcp/127.0.0.1:{_free_port()}"
+        self.size = size
+        self.producer: Any = None
+
+    def _session(self, listen: bool) -> Any:
+        import zenoh
+        c = zenoh.Config()
+        c.insert_json5("mode", '"peer"')
+        c.insert_json5("scouting/multicast/enabled", "false")
+        c.insert_json5("transport/shared_memory/enabled", "true")
+        c.insert_json5("listen/endpoints" if listen else "connect/endpoints", f'["{self.endpoint}"]')
+        return zenoh.open(c)
+
+    def _publisher(self, session: Any, leg: str) -> Any:
+        import zenoh
+        pub = session.declare_publisher(self.key + "/" + leg, congestion_control=zenoh.CongestionControl.BLOCK)
+        deadline = time.monotonic() + 10
+        while not pub.matching_status:  # the subscriber's declaration has arrived
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"zenoh: no subscriber matched {self.key}/{leg} within 10 s ({self.endpoint})")
+            time.sleep(0.01)
+        return pub
+
+    def echo(self, ready: Any) -> None:
+        s = self._session(True)
+        sub = s.declare_subscriber(self.key + "/ab")
+        ready.set()
+        pub = self._publisher(s, "ba")
+        while True:
+            m = sub.recv().payload.to_bytes()
+            pub.put(m)
+            if m == STOP:
+                time.sleep(0.05)
+                s.close()
+                return
+
+    def pingpong(self, n: int, size: int) -> List[int]:
+        return _in_fork(lambda: self._pingpong(n, size), self.BOUND + 30)
+
+    def _pingpong(self, n: int, size: int) -> List[int]:
+        s = self._session(False)
+        try:
+            sub = s.declare_subscriber(self.key + "/ba")
+            pub = self._publisher(s, "ab")
+            # Outside the timed window: one round trip proves both routes are up.
+            deadline = time.monotonic() + 10
+            while True:
+                pub.put(b"W")
+                t = time.monotonic() + 0.2
+                while sub.try_recv() is None and time.monotonic() < t:
+                    time.sleep(0.001)
+                if time.monotonic() < t:
+                    break
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"zenoh: no echo within 10 s ({self.endpoint})")
+            time.sleep(0.2)
+            while sub.try_recv() is not None:  # replies to repeated warm-up pings
+                pass
+            msg = bytes(size)
+            out = []
+            dog = _Watchdog(s, self.BOUND)
+            try:
+                for _ in range(n):
+                    t0 = now()
+                    pub.put(msg)
+                    sub.recv().payload.to_bytes()
+                    out.append(now() - t0)
+                pub.put(STOP)
+                sub.recv()
+            finally:
+                dog.cancel()
+            return out
+        finally:
+            s.close()
+
+    def consume(self, ready: Any, n: int, size: int, out: Any) -> None:
+        s = self._session(True)
+        sub = s.declare_subscriber(self.key + "/ab")
+        ready.set()
+        if size > 4096:
+            dst = np.empty(size, dtype=np.uint8)
+            for _ in range(n):
+                # The binding offers no buffer view of a sample: to_bytes() is the
+                # consumer's one copy, np.frombuffer a view of it.
+                _consume_array(np.frombuffer(sub.recv().payload.to_bytes(), dtype=np.uint8), dst)
+        else:
+            for _ in range(n):
+                sub.recv().payload.to_bytes()
+        out.put(now())
+        s.close()
+
+    def open_producer(self, size: int) -> None:
+        self.producer = _ForkedProducer(self._open, self._produce, size, self.BOUND)
+
+    def _open(self, size: int) -> Any:
+        import zenoh
+        s = self._session(False)
+        provider = zenoh.shm.ShmProvider.default_backend(4 * size) if size > 4096 else None
+        return (s, self._publisher(s, "ab"), provider)
+
+    def teardown(self) -> None:
+        if self.producer is not None:
+            self.producer.close()
+            self.producer = None
+
+    def produce(self, n: int, size: int) -> None:
+        self.producer.run(n)
+
+    def _produce(self, ports: Any, n: int, size: int) -> None:
+        import zenoh
+        session, pub, provider = ports
+        if provider is not None:
+            # ZShmMut takes bytes only (no buffer protocol): the source is made
+            # bytes once, and each message is one copy into shared memory.
+            src = np.full(size, 7, dtype=np.uint8).tobytes()
+            policy = zenoh.shm.BlockOn(zenoh.shm.GarbageCollect())
+            for _ in range(n):
+                buf = provider.alloc(size, policy=policy)
+                buf[:] = src
+                pub.put(buf)
+        else:
+            msg = bytes(size)
+            put = pub.put
+            for _ in range(n):
+                put(msg)
+        session.close()  # flushes what is still queued
+
 
 def all_transports() -> Dict[str, Callable[[], Transport]]:
     return {
@@ -559,5 +804,6 @@ def all_transports() -> Dict[str, Callable[[], Transport]]:
         "mp.shared_memory+sem": ShmSem,
         "pyzmq": Zmq,
         "iceoryx2": Iox2,
+        "zenoh": Zenoh,
         "copy-limit": CopyLimit,
     }

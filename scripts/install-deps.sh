@@ -57,6 +57,9 @@ fi
 if [ "${ZIPC_DEPS:-full}" != "minimal" ] && ! "$PY" -c "import zenoh" >/dev/null 2>&1; then
   missing_pip+=(eclipse-zenoh)  # a Python benchmark peer, as iceoryx2
 fi
+if [ "${ZIPC_DEPS:-full}" != "minimal" ] && ! "$PY" -c "import ecal.nanobind_core" >/dev/null 2>&1; then
+  missing_pip+=(eclipse-ecal)  # a Python benchmark peer, as iceoryx2
+fi
 if [ ${#missing_pip[@]} -gt 0 ]; then
   echo "install-deps: pip install ${missing_pip[*]}"
   for m in "${missing_pip[@]}"; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Python IPC benchmark: zipc against multiprocessing.Pipe, multiprocessing.Queue,
-multiprocessing.shared_memory + semaphores, pyzmq, iceoryx2 and Zenoh, Python processes
+multiprocessing.shared_memory + semaphores, pyzmq, iceoryx2, Zenoh and eCAL, Python processes
 at both ends (transports.py).
 
 Rows: ping-pong 64 B (round-trip p50/p99/p99.9), stream 100 B (msgs/s), and a
@@ -38,7 +38,7 @@ CPP_REFERENCE = {"pingpong64_p50_us": {"busy": 0.433, "adaptive": 0.435}, "strea
 
 PINGPONG_N = {"zipc-busy": 10000, "zipc-adaptive": 20000, "iceoryx2": 10000, "zenoh": 5000, "pyzmq": 5000, "mp.Pipe": 5000,
               "mp.Queue": 3000, "mp.shared_memory+sem": 5000}
-STREAM_N = {"zipc-adaptive": 300000, "zipc-adaptive-batch64": 2000000, "iceoryx2": 100000, "zenoh": 100000, "pyzmq": 200000, "mp.Pipe": 100000, "mp.Queue": 50000,
+STREAM_N = {"zipc-adaptive": 300000, "zipc-adaptive-batch64": 2000000, "iceoryx2": 100000, "zenoh": 100000, "ecal": 50000, "pyzmq": 200000, "mp.Pipe": 100000, "mp.Queue": 50000,
             "mp.shared_memory+sem": 50000}
 ARRAY_N = 400
 ARRAY_BYTES = 1 << 20

@@ -793,6 +793,152 @@ class Zenoh(Transport):
         session.close()  # flushes what is still queued
 
 
+# ---------------------------------------------------------------- eCAL (eclipse-ecal, shared memory, zero-copy mode)
+class Ecal(Transport):
+    """eCAL 6 publisher/subscriber over its shared-memory layer with
+    zero_copy_mode on, one eCAL process per side. Each send waits for the
+    subscriber's acknowledgement (acknowledge_timeout_ms), eCAL's lossless
+    mode, so a stream loses nothing. Received samples arrive on eCAL's
+    callback thread and are handed over through a queue.Queue, whose get()
+    bounds every wait."""
+
+    name = "ecal"
+    BOUND = 60.0
+
+    def setup(self, case: str, size: int) -> None:
+        self.topic = f"zipc_bench_{os.getpid()}_{case}"
+        self.producer: Any = None
+
+    def _init(self) -> Any:
+        import ecal.nanobind_core as ec
+        if not ec.initialize(f"zipc-bench-{os.getpid()}"):
+            raise RuntimeError("ecal: initialize() failed")
+        return ec
+
+    def _publisher(self, ec: Any, leg: str) -> Any:
+        cfg = ec.get_publisher_configuration()
+        cfg.layer.shm.zero_copy_mode = True
+        cfg.layer.shm.acknowledge_timeout_ms = 5000
+        pub = ec.Publisher(self.topic + "_" + leg, ec.DataTypeInformation(), cfg)
+        deadline = time.monotonic() + 15
+        while pub.get_subscriber_count() == 0:  # registration is periodic (about 1 s)
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"ecal: no subscriber registered for {self.topic}_{leg} within 15 s")
+            time.sleep(0.01)
+        return pub
+
+    def _subscriber(self, ec: Any, leg: str) -> Tuple[Any, Callable[[], Any]]:
+        import queue
+        q: Any = queue.Queue()
+        sub = ec.Subscriber(self.topic + "_" + leg)
+        sub.set_receive_callback(lambda _id, _type, data: q.put(bytes(data.buffer)))
+
+        def get() -> Any:
+            try:
+                return q.get(timeout=self.BOUND)
+            except queue.Empty:
+                raise TimeoutError(f"ecal: nothing received on {self.topic}_{leg} within {self.BOUND:.0f} s") from None
+
+        get.try_get = q.get_nowait  # type: ignore[attr-defined]
+        return sub, get
+
+    def echo(self, ready: Any) -> None:
+        ec = self._init()
+        _sub, get = self._subscriber(ec, "ab")
+        ready.set()
+        pub = self._publisher(ec, "ba")
+        while True:
+            m = get()
+            pub.send(m)
+            if m == STOP:
+                time.sleep(0.05)
+                ec.finalize()
+                return
+
+    def pingpong(self, n: int, size: int) -> List[int]:
+        return _in_fork(lambda: self._pingpong(n, size), self.BOUND * 2 + 30)
+
+    def _pingpong(self, n: int, size: int) -> List[int]:
+        import queue
+        ec = self._init()
+        try:
+            _sub, get = self._subscriber(ec, "ba")
+            pub = self._publisher(ec, "ab")
+            deadline = time.monotonic() + 15  # one untimed round trip: both routes are up
+            while True:
+                pub.send(b"W")
+                t = time.monotonic() + 0.2
+                got = False
+                while not got and time.monotonic() < t:
+                    try:
+                        get.try_get()  # type: ignore[attr-defined]
+                        got = True
+                    except queue.Empty:
+                        time.sleep(0.001)
+                if got:
+                    break
+                if time.monotonic() > deadline:
+                    raise TimeoutError("ecal: no echo within 15 s")
+            time.sleep(0.2)
+            try:
+                while True:
+                    get.try_get()  # type: ignore[attr-defined]
+            except queue.Empty:
+                pass
+            msg = bytes(size)
+            out = []
+            for _ in range(n):
+                t0 = now()
+                pub.send(msg)
+                get()
+                out.append(now() - t0)
+            pub.send(STOP)
+            get()
+            return out
+        finally:
+            ec.finalize()
+
+    def consume(self, ready: Any, n: int, size: int, out: Any) -> None:
+        ec = self._init()
+        _sub, get = self._subscriber(ec, "ab")
+        ready.set()
+        if size > 4096:
+            dst = np.empty(size, dtype=np.uint8)
+            for _ in range(n):
+                # bytes(data.buffer) in the callback is the consumer's one copy.
+                _consume_array(np.frombuffer(get(), dtype=np.uint8), dst)
+        else:
+            for _ in range(n):
+                get()
+        out.put(now())
+        ec.finalize()
+
+    def open_producer(self, size: int) -> None:
+        self.producer = _ForkedProducer(self._open, self._produce, size, self.BOUND)
+
+    def _open(self, size: int) -> Any:
+        ec = self._init()
+        return ec, self._publisher(ec, "ab")
+
+    def teardown(self) -> None:
+        if self.producer is not None:
+            self.producer.close()
+            self.producer = None
+
+    def produce(self, n: int, size: int) -> None:
+        self.producer.run(n)
+
+    def _produce(self, ports: Any, n: int, size: int) -> None:
+        ec, pub = ports
+        # send() takes bytes: the source is made bytes once, and each message is
+        # one copy into eCAL's shared-memory file.
+        msg = np.full(size, 7, dtype=np.uint8).tobytes() if size > 4096 else bytes(size)
+        send = pub.send
+        for _ in range(n):
+            send(msg)
+        ec.finalize()
+
+
 def all_transports() -> Dict[str, Callable[[], Transport]]:
     return {
         "zipc-busy": lambda: Zipc("busy"),
@@ -805,5 +951,6 @@ def all_transports() -> Dict[str, Callable[[], Transport]]:
         "pyzmq": Zmq,
         "iceoryx2": Iox2,
         "zenoh": Zenoh,
+        "ecal": Ecal,
         "copy-limit": CopyLimit,
     }

@@ -33,6 +33,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
@@ -65,13 +66,18 @@ struct Run {
 struct Sink {
   std::atomic<std::uint64_t> count{0};
   std::atomic<std::uint64_t> last_ns{0};
-  std::vector<std::uint64_t> lat;  // written by one receiver thread only
-  bool record = false;
+  // Latency samples, under mu: the receiving thread adds while recording, and
+  // a straggler of a paced run may arrive while the runner reads or clears
+  // them (a loaded host delays a thread for longer than any grace period).
+  std::mutex mu;
+  std::vector<std::uint64_t> lat;
+  std::atomic<bool> record{false};
   void on(const void* data, std::size_t n) {
     const std::uint64_t t = now_ns();
-    if (record && n >= 8) {
+    if (record.load(std::memory_order_relaxed) && n >= 8) {
       std::uint64_t sent;
       std::memcpy(&sent, data, 8);
+      std::lock_guard lock(mu);
       lat.push_back(t - sent);
     }
     last_ns.store(t, std::memory_order_relaxed);
@@ -408,8 +414,11 @@ void throughput(Transport& t, std::size_t size, std::uint64_t n, Run& r) {
 // Paced: n messages at `rate` per second, one-way latency of each.
 void latency(Transport& t, std::size_t size, std::uint64_t n, double rate, Run& r) {
   std::vector<std::byte> buf(size, std::byte{2});
-  t.sink.lat.clear();
-  t.sink.lat.reserve(n);
+  {
+    std::lock_guard lock(t.sink.mu);
+    t.sink.lat.clear();
+    t.sink.lat.reserve(n);
+  }
   const std::uint64_t base = t.sink.count.load(std::memory_order_acquire);
   t.sink.record = true;
   const auto period = std::chrono::nanoseconds(static_cast<std::int64_t>(1e9 / rate));
@@ -427,7 +436,11 @@ void latency(Transport& t, std::size_t size, std::uint64_t n, double rate, Run& 
     std::this_thread::sleep_for(1ms);
   t.sink.record = false;
   std::this_thread::sleep_for(5ms);
-  std::vector<std::uint64_t> lat = t.sink.lat;
+  std::vector<std::uint64_t> lat;
+  {
+    std::lock_guard lock(t.sink.mu);
+    lat = t.sink.lat;
+  }
   r.p50_us = pct(lat, 0.50);
   r.p99_us = pct(lat, 0.99);
   r.p999_us = pct(lat, 0.999);

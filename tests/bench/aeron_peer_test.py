@@ -10,44 +10,18 @@ then runs `zipc-bench-aeron --smoke`: four rows with a few hundred messages,
 sender and receivers in separate JVMs, every payload byte written and checked.
 Exit 77 (skipped) when Java 17+, javac, Maven or the Maven repository is missing.
 """
-import json
-import os
-import subprocess
 import sys
-import tempfile
 
-SKIP = 77
+from java_peer import fail, smoke_rows
 # --smoke runs one row of each workload and each of the peer's idle strategies
 # (busy spin, busy yield, backoff, sleep); the full run has all nine.
 EXPECTED = {("pingpong", 64, "busy"), ("pingpong", 64, "block"), ("stream", 100, "adaptive"), ("fanout-4", 100, "busy")}
 
 
-def fail(msg):
-    print("FAIL: " + msg)
-    return 1
-
-
 def main():
-    root, build = sys.argv[1], sys.argv[2]
-    bin_dir = os.path.join(build, "aeron-peer", "test-bin")
-    b = subprocess.run(["bash", os.path.join(root, "scripts", "build-java-peer.sh"), "aeron", build, bin_dir],
-                       capture_output=True, text=True, timeout=600)
-    print(b.stdout + b.stderr, end="")
-    if b.returncode == SKIP:
-        return SKIP
-    if b.returncode != 0:
-        return fail(f"scripts/build-java-peer.sh aeron exited with {b.returncode}")
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "rows.json")
-        r = subprocess.run([os.path.join(bin_dir, "zipc-bench-aeron"), "--smoke", "--out", out],
-                           capture_output=True, text=True, timeout=120)
-        print(r.stdout + r.stderr, end="")
-        if r.returncode != 0:
-            return fail(f"zipc-bench-aeron --smoke exited with {r.returncode}")
-        with open(out) as f:
-            rows = json.load(f)
-    if not isinstance(rows, list):
-        return fail("the result file is not a JSON array of rows")
+    rows = smoke_rows(sys.argv[1], sys.argv[2], "aeron")
+    if isinstance(rows, int):
+        return rows
     seen = set()
     for row in rows:
         key = (row.get("workload"), row.get("size"), row.get("wait"))

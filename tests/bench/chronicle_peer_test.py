@@ -12,44 +12,24 @@ JVMs, every record byte written and checked. Also checks that no queue is left
 in /dev/shm. Exit 77 (skipped) when Java 17+, javac, Maven or the Maven
 repository is missing.
 """
-import json
 import os
-import subprocess
 import sys
-import tempfile
 
-SKIP = 77
+from java_peer import fail, smoke_rows
+
 EXPECTED = {("topic-log-publish", 1), ("topic-log-read", 1), ("topic-log-live", 2)}
 
 
-def fail(msg):
-    print("FAIL: " + msg)
-    return 1
-
-
 def main():
-    root, build = sys.argv[1], sys.argv[2]
-    bin_dir = os.path.join(build, "chronicle-peer", "test-bin")
-    b = subprocess.run(["bash", os.path.join(root, "scripts", "build-java-peer.sh"), "chronicle", build, bin_dir],
-                       capture_output=True, text=True, timeout=600)
-    print(b.stdout + b.stderr, end="")
-    if b.returncode == SKIP:
-        return SKIP
-    if b.returncode != 0:
-        return fail(f"scripts/build-java-peer.sh chronicle exited with {b.returncode}")
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "rows.json")
-        r = subprocess.run([os.path.join(bin_dir, "zipc-bench-chronicle"), "--smoke", "--out", out],
-                           capture_output=True, text=True, timeout=120)
-        print(r.stdout + r.stderr, end="")
-        if r.returncode != 0:
-            return fail(f"zipc-bench-chronicle --smoke exited with {r.returncode}")
-        pid_dirs = [n for n in os.listdir("/dev/shm") if n.startswith("zipcb-chronicle-")] \
-            if os.path.isdir("/dev/shm") else []
-        with open(out) as f:
-            rows = json.load(f)
-    if not isinstance(rows, list):
-        return fail("the result file is not a JSON array of rows")
+    pid_dirs = []
+
+    def queues_left():
+        if os.path.isdir("/dev/shm"):
+            pid_dirs.extend(n for n in os.listdir("/dev/shm") if n.startswith("zipcb-chronicle-"))
+
+    rows = smoke_rows(sys.argv[1], sys.argv[2], "chronicle", queues_left)
+    if isinstance(rows, int):
+        return rows
     seen = set()
     for row in rows:
         key = (row.get("workload"), row.get("processes"))

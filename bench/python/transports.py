@@ -623,6 +623,32 @@ class _ForkedProducer:
             self.proc.join()
 
 
+class _ForkedProducing:
+    """The producing side of a transport whose library must not be started in
+    the bench process: _open(size) and _produce(ports, n, size) run in a
+    _ForkedProducer, bounded by the class's BOUND."""
+
+    BOUND = 60.0
+    producer: Any = None
+
+    def _open(self, size: int) -> Any:
+        raise NotImplementedError
+
+    def _produce(self, ports: Any, n: int, size: int) -> None:
+        raise NotImplementedError
+
+    def open_producer(self, size: int) -> None:
+        self.producer = _ForkedProducer(self._open, self._produce, size, self.BOUND)
+
+    def teardown(self) -> None:
+        if self.producer is not None:
+            self.producer.close()
+            self.producer = None
+
+    def produce(self, n: int, size: int) -> None:
+        self.producer.run(n)
+
+
 # ---------------------------------------------------------------- Zenoh (eclipse-zenoh, peer mode, shared memory on)
 def _free_port() -> int:
     import socket
@@ -653,7 +679,7 @@ class _Watchdog:
             raise TimeoutError("zenoh: no reply within the watchdog's bound (a lost message)")
 
 
-class Zenoh(Transport):
+class Zenoh(_ForkedProducing, Transport):
     """Two Zenoh sessions in peer mode on loopback TCP (no router, multicast
     scouting off), shared-memory transport enabled. Small messages are put as
     bytes as zenoh-python's z_ping/z_pub_thr do; the 1 MiB arrays are written
@@ -756,22 +782,11 @@ class Zenoh(Transport):
         out.put(now())
         s.close()
 
-    def open_producer(self, size: int) -> None:
-        self.producer = _ForkedProducer(self._open, self._produce, size, self.BOUND)
-
     def _open(self, size: int) -> Any:
         import zenoh
         s = self._session(False)
         provider = zenoh.shm.ShmProvider.default_backend(4 * size) if size > 4096 else None
         return (s, self._publisher(s, "ab"), provider)
-
-    def teardown(self) -> None:
-        if self.producer is not None:
-            self.producer.close()
-            self.producer = None
-
-    def produce(self, n: int, size: int) -> None:
-        self.producer.run(n)
 
     def _produce(self, ports: Any, n: int, size: int) -> None:
         import zenoh
@@ -794,7 +809,7 @@ class Zenoh(Transport):
 
 
 # ---------------------------------------------------------------- eCAL (eclipse-ecal, shared memory, zero-copy mode)
-class Ecal(Transport):
+class Ecal(_ForkedProducing, Transport):
     """eCAL 6 publisher/subscriber over its shared-memory layer with
     zero_copy_mode on, one eCAL process per side. Each send waits for the
     subscriber's acknowledgement (acknowledge_timeout_ms), eCAL's lossless
@@ -913,20 +928,9 @@ class Ecal(Transport):
         out.put(now())
         ec.finalize()
 
-    def open_producer(self, size: int) -> None:
-        self.producer = _ForkedProducer(self._open, self._produce, size, self.BOUND)
-
     def _open(self, size: int) -> Any:
         ec = self._init()
         return ec, self._publisher(ec, "ab")
-
-    def teardown(self) -> None:
-        if self.producer is not None:
-            self.producer.close()
-            self.producer = None
-
-    def produce(self, n: int, size: int) -> None:
-        self.producer.run(n)
 
     def _produce(self, ports: Any, n: int, size: int) -> None:
         ec, pub = ports

@@ -83,7 +83,7 @@ struct Entry {
 class JsOutbound {
  public:
   JsOutbound(MappingRuntime& m, Link& link, const std::atomic<bool>& stop)
-      : m_(m), link_(link), stop_(stop), id_prefix_(m.host_id + "/" + m.cfg.channel + "/") {
+      : m_(m), link_(link), stop_(stop), id_(m.host_id + "/" + m.cfg.channel + "/"), id_prefix_len_(id_.size()) {
     jsOptions jo;
     jsOptions_Init(&jo);
     jo.Wait = 5000;
@@ -211,10 +211,13 @@ class JsOutbound {
   bool publish(const Entry& e) {
     natsMsg* msg = make_msg(m_, e.seq, e.origin_ns, e.data.data(), e.data.size(), e.skip);
     if (msg == nullptr) return false;
-    const std::string id = id_prefix_ + u64s(e.seq);
+    // origin/channel/seq, built in place: no allocation per message.
+    id_.resize(id_prefix_len_);
+    char digits[24];
+    id_.append(digits, std::to_chars(digits, digits + sizeof(digits), e.seq).ptr);
     jsPubOptions po;
     jsPubOptions_Init(&po);
-    po.MsgId = id.c_str();
+    po.MsgId = id_.c_str();
     po.MaxWait = kAckWaitMs;
     const natsStatus s = js_PublishMsgAsync(js_, &msg, &po);
     if (msg != nullptr) natsMsg_Destroy(msg);  // not taken by the client
@@ -339,7 +342,8 @@ class JsOutbound {
   MappingRuntime& m_;
   Link& link_;
   const std::atomic<bool>& stop_;
-  const std::string id_prefix_;  // of the msg ids: origin/channel/
+  std::string id_;                   // the msg id being published: origin/channel/ then the sequence
+  const std::size_t id_prefix_len_;  // origin/channel/
   jsCtx* js_ = nullptr;
   AckBox box_;
   std::deque<Entry> window_;  // in sequence order

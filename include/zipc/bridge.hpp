@@ -112,7 +112,7 @@ struct BridgeMapping {
   /// kernel needs its CPU for another thread (the NATS server, the client),
   /// then sleeps: on a 2-vCPU guest whose idle vCPUs halt it added 16-41 us
   /// less p50 than block at equal throughput (docs/guide/bridge.md, "The outbound
-  /// wait's default"). block sleeps at once and leaves every spare cycle to
+  /// wait's default"). block polls up to 4 us, then sleeps, and leaves every spare cycle to
   /// the server; busy_poll spins and takes a CPU for the mapping, for hosts
   /// with a core to spare.
   WaitOptions wait{WaitStrategy::adaptive};

@@ -30,7 +30,9 @@ namespace zipc {
 enum class WaitStrategy : std::uint8_t {
   busy_poll = 0,  ///< spin (with pause) until ready or the deadline: lowest latency, burns a CPU
   adaptive = 1,   ///< spin briefly, then yield, then sleep on a futex (default)
-  block = 2,      ///< sleep on the futex at once: least CPU, ~25 us wake-up
+  /// poll up to 4 us (while such polls keep catching the peer), then sleep on the futex:
+  /// least CPU; a reply within the poll costs no wake-up, a later one ~25 us
+  block = 2,
 };
 /// The strategy's name: "busy", "adaptive", "block" ("unknown" for a value that is no WaitStrategy).
 const char* to_string(WaitStrategy s) noexcept;

@@ -2,8 +2,19 @@
 // refuses the second (docs/guide/handles.md, "Threads"). Release builds compile it
 // away: there, using a handle from two threads at once is undefined.
 //
-//   UseCheck::Scope in(q.use);
-//   if (!in) return Status::busy;  // another thread is inside this handle
+//   ZIPC_USE_CHECK(q.use, Status::busy);  // returns Status::busy when another thread is inside
+//   ZIPC_USE_CHECK(this, rr(Status::busy));
+//
+// What the check is keyed by:
+// - a UseCheck member of the handle's internal state (QueueImpl,
+//   RpcClientImpl, WaitSet::Impl): [[no_unique_address]], empty in release
+//   builds, so it adds no byte there;
+// - the handle's address, for handles whose state is declared in a public
+//   header (Publisher, Subscriber, Listener, Notifier). A member there would
+//   make the public layout depend on NDEBUG, and a program built without it
+//   would then disagree with a release library on sizeof. The address is
+//   looked up in a small process-wide table (use_check.cpp) for the length of
+//   the call only: a handle cannot move or go while a thread is inside it.
 #pragma once
 
 #include <atomic>
@@ -12,31 +23,41 @@
 namespace zipc::detail {
 
 #ifndef NDEBUG
+// The calling thread's tag (never 0).
+std::uintptr_t use_check_self() noexcept;
+// The table: true when no other thread is inside `handle` (then the caller
+// is inside it until use_check_leave). Re-entrant for the thread inside.
+bool use_check_enter(const void* handle) noexcept;
+void use_check_leave(const void* handle) noexcept;
+
 class UseCheck {
  public:
   class Scope {
    public:
-    explicit Scope(UseCheck& c) noexcept : c_(c), ok_(c.enter()) {}
+    explicit Scope(UseCheck& c) noexcept : check_(&c), ok_(c.enter()) {}
+    explicit Scope(const void* handle) noexcept : handle_(handle), ok_(use_check_enter(handle)) {}
     ~Scope() {
-      if (ok_) c_.leave();
+      if (!ok_) return;
+      if (check_ != nullptr) {
+        check_->leave();
+      } else {
+        use_check_leave(handle_);
+      }
     }
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
     explicit operator bool() const noexcept { return ok_; }
 
    private:
-    UseCheck& c_;
+    UseCheck* check_ = nullptr;
+    const void* handle_ = nullptr;
     bool ok_;
   };
 
  private:
-  static std::uintptr_t me() noexcept {
-    static thread_local char tag;
-    return reinterpret_cast<std::uintptr_t>(&tag);
-  }
   // Re-entrant for the thread inside (a public call that makes another).
   bool enter() noexcept {
-    const std::uintptr_t self = me();
+    const std::uintptr_t self = use_check_self();
     std::uintptr_t expected = 0;
     // acquire: what the previous user did to the handle happens before us
     // (pairs with leave's release).
@@ -51,6 +72,8 @@ class UseCheck {
   std::atomic<std::uintptr_t> owner_{0};
   std::uint32_t depth_ = 0;  // written by the owner only
 };
+// `check`: a UseCheck member, or the handle's address. `refused`: what the
+// call returns to a second thread (an expression; it may throw instead).
 #define ZIPC_USE_CHECK(check, refused)              \
   ::zipc::detail::UseCheck::Scope zipc_use_(check); \
   if (!zipc_use_) return refused

@@ -8,6 +8,7 @@
 
 #include "core/fail.hpp"
 #include "core/options_mismatch.hpp"
+#include "sync/use_check.hpp"
 #include "zipc/process.hpp"
 
 namespace zipc {
@@ -20,6 +21,11 @@ enum Param : std::size_t { kVersion = 0, kMaxEventId = 1, kMaxListeners = 2 };
 
 [[noreturn]] void channel_fail(Errc code, std::string_view name, const std::string& why) {
   fail(code, "event channel", name, why);
+}
+
+// Debug builds: what a listener's wait throws to a second thread inside it (use_check.hpp).
+[[maybe_unused]] std::span<const std::uint32_t> in_use() {
+  throw Error(Errc::busy, "listener: another thread is inside this listener's wait (one thread at a time)");
 }
 
 void check_geometry(std::string_view name, std::uint32_t max_event_id, std::uint32_t max_listeners) {
@@ -217,6 +223,7 @@ Notifier EventChannel::notifier() {
 // ---------------------------------------------------------------- Notifier
 
 Status Notifier::notify(std::uint32_t id) noexcept {
+  ZIPC_USE_CHECK(this, Status::busy);
   if (!state_) [[unlikely]]
     return Status::detached;
   EventChannelState& s = *state_;
@@ -276,6 +283,7 @@ bool Listener::pending() const noexcept {
 }
 
 std::span<const std::uint32_t> Listener::try_wait() {
+  ZIPC_USE_CHECK(this, in_use());  // before taken_ changes: the other thread's span shows it
   taken_.clear();
   if (!state_)
     throw Error(Errc::invalid_argument, "listener: wait on a detached handle (moved from, detached or default)");
@@ -301,6 +309,7 @@ std::span<const std::uint32_t> Listener::try_wait() {
 }
 
 std::span<const std::uint32_t> Listener::wait(std::chrono::nanoseconds timeout) {
+  ZIPC_USE_CHECK(this, in_use());
   if (!state_)
     throw Error(Errc::invalid_argument, "listener: wait on a detached handle (moved from, detached or default)");
   if (!try_wait().empty()) return taken_;

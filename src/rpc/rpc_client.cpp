@@ -183,6 +183,26 @@ RpcWriteLoan RpcClientImpl::detached_loan() noexcept {
   return l;
 }
 
+#ifndef NDEBUG
+RpcResponse RpcClientImpl::refused_response() noexcept {
+  RpcResponse r;
+  r.status_ = Status::busy;
+  return r;
+}
+
+RpcTicket RpcClientImpl::refused_ticket() noexcept {
+  RpcTicket t;
+  t.status_ = Status::busy;
+  return t;
+}
+
+RpcWriteLoan RpcClientImpl::refused_loan() noexcept {
+  RpcWriteLoan l;
+  l.status_ = Status::busy;
+  return l;
+}
+#endif
+
 bool RpcClientImpl::ensure_live(Status* status) noexcept {
   if (!attached) {  // never connected, or detached
     *status = Status::detached;
@@ -316,6 +336,7 @@ bool RpcClientImpl::ready(const RpcTicket& t) const noexcept {
 }
 
 RpcResponse RpcClientImpl::wait(RpcTicket& t, Deadline deadline) noexcept {
+  ZIPC_USE_CHECK(use, refused_response());  // (debug builds; the ticket stays valid)
   RpcResponse out;
   if (!t.conn_ || t.status_ != Status::ok) {
     out.status_ = t.status_ == Status::ok ? Status::closed : t.status_;

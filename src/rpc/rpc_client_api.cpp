@@ -10,6 +10,7 @@
 #include "layout/rpc_layout.hpp"
 #include "platform/clock.hpp"
 #include "rpc/rpc_client_impl.hpp"
+#include "sync/use_check.hpp"
 #include "zipc/process.hpp"
 #include "zipc/rpc.hpp"
 
@@ -46,6 +47,7 @@ RpcClient::~RpcClient() = default;
 
 RpcResponse RpcClient::call(std::span<const std::byte> request, std::chrono::nanoseconds timeout) noexcept {
   if (!impl_ || !impl_->attached) return detail::RpcClientImpl::detached_response();
+  ZIPC_USE_CHECK(impl_->use, detail::RpcClientImpl::refused_response());
   const Deadline deadline = Deadline::after(timeout);
   RpcWriteLoan l = impl_->reserve(request.size());
   while (l.status() == Status::full && !deadline.expired()) {
@@ -67,6 +69,7 @@ RpcResponse RpcClient::call(RpcWriteLoan&& loan, std::chrono::nanoseconds timeou
     loan.abort();
     return detail::RpcClientImpl::detached_response();
   }
+  ZIPC_USE_CHECK(impl_->use, detail::RpcClientImpl::refused_response());  // (the loan stays with the caller)
   const Deadline deadline = Deadline::after(timeout);
   RpcTicket t = impl_->send(std::move(loan));
   return impl_->wait(t, deadline);
@@ -74,6 +77,7 @@ RpcResponse RpcClient::call(RpcWriteLoan&& loan, std::chrono::nanoseconds timeou
 
 RpcTicket RpcClient::call_async(std::span<const std::byte> request) noexcept {
   if (!impl_ || !impl_->attached) return detail::RpcClientImpl::detached_ticket();
+  ZIPC_USE_CHECK(impl_->use, detail::RpcClientImpl::refused_ticket());
   RpcWriteLoan l = impl_->reserve(request.size());
   if (l && !request.empty()) std::memcpy(l.data().data(), request.data(), request.size());
   return impl_->send(std::move(l));
@@ -84,11 +88,13 @@ RpcTicket RpcClient::call_async(RpcWriteLoan&& loan) noexcept {
     loan.abort();
     return detail::RpcClientImpl::detached_ticket();
   }
+  ZIPC_USE_CHECK(impl_->use, detail::RpcClientImpl::refused_ticket());  // (the loan stays with the caller)
   return impl_->send(std::move(loan));
 }
 
 RpcWriteLoan RpcClient::reserve(std::size_t n) noexcept {
   if (!impl_ || !impl_->attached) return detail::RpcClientImpl::detached_loan();
+  ZIPC_USE_CHECK(impl_->use, detail::RpcClientImpl::refused_loan());
   return impl_->reserve(n);
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rpc/rpc_shared.hpp"
+#include "sync/use_check.hpp"
 #include "zipc/rpc.hpp"
 #include "zipc/segment.hpp"
 
@@ -56,6 +57,8 @@ class RpcClientImpl {
 
   bool by_fd = false;     // connected with connect_fd: no name to reconnect by
   bool attached = false;  // connected and not detached: calls may (re)connect
+  // Debug builds: refuses a second thread inside this client (Status::busy).
+  [[no_unique_address]] UseCheck use;
 
   // Throws zipc::Error. fd >= 0: through that descriptor instead of the name.
   static std::shared_ptr<RpcConnection> open(std::string_view name, Deadline deadline, int fd = -1);
@@ -68,6 +71,12 @@ class RpcClientImpl {
   static RpcResponse detached_response() noexcept;
   static RpcTicket detached_ticket() noexcept;
   static RpcWriteLoan detached_loan() noexcept;
+#ifndef NDEBUG
+  // What a second thread inside the client gets (debug builds): Status::busy.
+  static RpcResponse refused_response() noexcept;
+  static RpcTicket refused_ticket() noexcept;
+  static RpcWriteLoan refused_loan() noexcept;
+#endif
   RpcWriteLoan reserve(std::size_t n) noexcept;
   RpcTicket send(RpcWriteLoan&& loan) noexcept;
   RpcResponse wait(RpcTicket& ticket, Deadline deadline) noexcept;

@@ -4,6 +4,7 @@
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
 #include "platform/stream_copy.hpp"
+#include "sync/use_check.hpp"
 #include "topic/topic_durable.hpp"
 #include "topic/topic_publisher_marks.hpp"
 #include "topic/topic_reader_seat.hpp"
@@ -349,6 +350,7 @@ void Publisher::publish_commit(std::uint64_t end, std::uint64_t next) noexcept {
 }
 
 void Publisher::flush() noexcept {
+  ZIPC_USE_CHECK(this, );  // (debug builds) another thread inside: flushed by its next commit instead
   if (!state_ || pending_count_ == 0) return;
   // Streaming mode stamps a record when its batch becomes visible (now). Its
   // header was written at commit and is still in this core's cache; the stamp
@@ -378,6 +380,7 @@ void copy_in(const TopicState& s, std::byte* dst, std::span<const std::byte> m) 
 }  // namespace
 
 CommitResult Publisher::try_publish(std::span<const std::byte> message) noexcept {
+  ZIPC_USE_CHECK(this, (CommitResult{Status::busy, 0}));
   TopicWriteLoan loan;
   const Status st = reserve(message.size(), Deadline::at_ns(0), loan);
   if (st != Status::ok) return {st, 0};
@@ -386,6 +389,7 @@ CommitResult Publisher::try_publish(std::span<const std::byte> message) noexcept
 }
 
 CommitResult Publisher::publish(std::span<const std::byte> message, std::chrono::nanoseconds timeout) noexcept {
+  ZIPC_USE_CHECK(this, (CommitResult{Status::busy, 0}));
   TopicWriteLoan loan;
   // Try first: the deadline (a clock read) is only needed when we must wait.
   Status st = reserve(message.size(), Deadline::at_ns(0), loan);
@@ -400,12 +404,14 @@ CommitResult Publisher::publish(std::span<const std::byte> message, std::chrono:
 
 TopicWriteLoan Publisher::try_reserve(std::size_t size) noexcept {
   TopicWriteLoan loan;
+  ZIPC_USE_CHECK(this, (loan.status_ = Status::busy, std::move(loan)));
   loan.status_ = reserve(size, Deadline::at_ns(0), loan);
   return loan;
 }
 
 TopicWriteLoan Publisher::reserve(std::size_t size, std::chrono::nanoseconds timeout) noexcept {
   TopicWriteLoan loan;
+  ZIPC_USE_CHECK(this, (loan.status_ = Status::busy, std::move(loan)));
   Status st = reserve(size, Deadline::at_ns(0), loan);  // try first, as in publish
   if (st == Status::full && timeout.count() > 0) {      // <= 0: try once (docs/guide/timeouts.md)
     st = reserve(size, Deadline::after(timeout), loan);
@@ -449,7 +455,11 @@ CommitResult TopicWriteLoan::commit(std::size_t n) noexcept {
   if (owner_ == nullptr) return {status_ == Status::ok ? Status::detached : status_, 0};
   if (n > size_) return {Status::too_large, 0};  // the loan is kept
   Publisher* p = owner_;
-  const CommitResult r = p->finish(*this, n, false);
+  CommitResult r;
+  {
+    ZIPC_USE_CHECK(p, (CommitResult{Status::busy, 0}));  // (debug builds; the loan is kept; ends before p may go)
+    r = p->finish(*this, n, false);
+  }
   payload_ = nullptr;  // data() is empty once the loan ended
   size_ = 0;
   if (p->parked_) [[unlikely]]

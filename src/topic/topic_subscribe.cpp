@@ -4,6 +4,7 @@
 
 #include "platform/clock.hpp"
 #include "platform/cpu.hpp"
+#include "sync/use_check.hpp"
 #include "topic/topic_durable.hpp"
 #include "topic/topic_reader_seat.hpp"
 #include "topic/topic_state.hpp"
@@ -175,6 +176,7 @@ Status Subscriber::empty_or_closed() noexcept {
 }
 
 ReadResult Subscriber::try_read(std::span<std::byte> buffer) noexcept {
+  ZIPC_USE_CHECK(this, rr(Status::busy));
   if (!state_) [[unlikely]]
     return rr(Status::detached);
   if (slow_) [[unlikely]]
@@ -201,6 +203,7 @@ ReadResult Subscriber::try_read(std::span<std::byte> buffer) noexcept {
 }
 
 TopicReadLoan Subscriber::try_acquire() noexcept {
+  ZIPC_USE_CHECK(this, mv(Status::busy));
   if (!state_) [[unlikely]]
     return mv(Status::detached);
   if (slow_) [[unlikely]] {
@@ -301,6 +304,7 @@ Status Subscriber::wait_readable(Deadline deadline) noexcept {
 // out of a temporary that was just filled field by field (see
 // platform::keep_apart).
 ReadResult Subscriber::read(std::span<std::byte> buffer, std::chrono::nanoseconds timeout) noexcept {
+  ZIPC_USE_CHECK(this, rr(Status::busy));
   ReadResult r = try_read(buffer);  // try first: the deadline (a clock read) only when we must wait
   if (r.status != Status::empty || timeout.count() <= 0) return r;  // <= 0: try once (docs/guide/timeouts.md)
   const Deadline deadline = Deadline::after(timeout);
@@ -316,6 +320,7 @@ ReadResult Subscriber::read(std::span<std::byte> buffer, std::chrono::nanosecond
 }
 
 TopicReadLoan Subscriber::acquire(std::chrono::nanoseconds timeout) noexcept {
+  ZIPC_USE_CHECK(this, mv(Status::busy));
   TopicReadLoan v = try_acquire();  // try first, as in read
   if (v.status_ != Status::empty || timeout.count() <= 0) return v;
   const Deadline deadline = Deadline::after(timeout);

@@ -126,34 +126,47 @@ Impl& live(const std::unique_ptr<Impl>& impl, const char* what) {
   if (!impl) throw Error(Errc::invalid_argument, std::string("WaitSet::") + what + ": the WaitSet was moved from");
   return *impl;
 }
+// Debug builds: what a second thread inside the WaitSet gets (sync/use_check.hpp).
+template <class T = std::uint64_t>
+[[noreturn, maybe_unused]] T in_use(const char* what) {
+  throw Error(Errc::busy,
+              std::string("WaitSet::") + what + ": another thread is inside this WaitSet (one thread at a time)");
+}
 }  // namespace
 
 std::uint64_t WaitSet::attach(Queue& consumer) {
   (void)live(impl_, "attach");
+  ZIPC_USE_CHECK(impl_->use, in_use("attach"));
   return impl_->add_channel(ReadyKind::queue, detail::WaitHookAccess::of(consumer));
 }
 std::uint64_t WaitSet::attach(Subscriber& subscriber) {
   (void)live(impl_, "attach");
+  ZIPC_USE_CHECK(impl_->use, in_use("attach"));
   return impl_->add_channel(ReadyKind::subscriber, detail::WaitHookAccess::of(subscriber));
 }
 std::uint64_t WaitSet::attach_room(Queue& producer) {
   (void)live(impl_, "attach_room");
+  ZIPC_USE_CHECK(impl_->use, in_use("attach_room"));
   return impl_->add_channel(ReadyKind::queue_room, detail::WaitHookAccess::room_of(producer));
 }
 std::uint64_t WaitSet::attach(RpcServer& server) {
   (void)live(impl_, "attach");
+  ZIPC_USE_CHECK(impl_->use, in_use("attach"));
   return impl_->add_channel(ReadyKind::rpc_server, detail::WaitHookAccess::of(server));
 }
 std::uint64_t WaitSet::attach(RpcClient& client) {
   (void)live(impl_, "attach");
+  ZIPC_USE_CHECK(impl_->use, in_use("attach"));
   return impl_->add_channel(ReadyKind::rpc_client, detail::WaitHookAccess::of(client));
 }
 std::uint64_t WaitSet::attach(Listener& listener) {
   (void)live(impl_, "attach");
+  ZIPC_USE_CHECK(impl_->use, in_use("attach"));
   return impl_->add_channel(ReadyKind::listener, detail::WaitHookAccess::of(listener));
 }
 std::uint64_t WaitSet::attach_fd(int fd, std::uint32_t events) {
   (void)live(impl_, "attach_fd");
+  ZIPC_USE_CHECK(impl_->use, in_use("attach_fd"));
   if (fd < 0 || events == 0) throw Error(Errc::invalid_argument, "WaitSet::attach_fd: bad fd or no events");
   const std::uint32_t idx = impl_->new_slot();
   impl_->slots[idx].kind = ReadyKind::fd;
@@ -170,6 +183,7 @@ int make_timer(std::uint64_t first, std::uint64_t interval) {
 }  // namespace
 std::uint64_t WaitSet::attach_deadline(Deadline at) {
   (void)live(impl_, "attach_deadline");
+  ZIPC_USE_CHECK(impl_->use, in_use("attach_deadline"));
   if (at.is_never()) throw Error(Errc::invalid_argument, "WaitSet::attach_deadline: Deadline::never()");
   const int fd = make_timer(at.ns(), 0);
   const std::uint32_t idx = impl_->new_slot();
@@ -182,6 +196,7 @@ std::uint64_t WaitSet::attach_deadline(Deadline at) {
 }
 std::uint64_t WaitSet::attach_interval(std::chrono::nanoseconds period) {
   (void)live(impl_, "attach_interval");
+  ZIPC_USE_CHECK(impl_->use, in_use("attach_interval"));
   if (period.count() <= 0) throw Error(Errc::invalid_argument, "WaitSet::attach_interval: period must be > 0");
   const auto p = static_cast<std::uint64_t>(period.count());
   const int fd = make_timer(platform::monotonic_ns() + p, p);
@@ -196,6 +211,7 @@ std::uint64_t WaitSet::attach_interval(std::chrono::nanoseconds period) {
 
 bool WaitSet::detach(std::uint64_t id) {
   (void)live(impl_, "detach");
+  ZIPC_USE_CHECK(impl_->use, in_use<bool>("detach"));
   if (impl_->find(id) == nullptr) return false;
   impl_->release_slot(static_cast<std::uint32_t>(id & kIndexMask));
   return true;
@@ -203,6 +219,7 @@ bool WaitSet::detach(std::uint64_t id) {
 
 std::span<const Ready> WaitSet::wait(Timeout timeout) {
   (void)live(impl_, "wait");
+  ZIPC_USE_CHECK(impl_->use, in_use<std::span<const Ready>>("wait"));
   const Deadline d =
       timeout == Timeout::max() ? Deadline::never() : Deadline::after(std::max(timeout, Timeout::zero()));
   return impl_->uring ? impl_->wait_uring(d) : impl_->wait_fallback(d);

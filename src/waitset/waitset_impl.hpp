@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "platform/uring.hpp"
+#include "sync/use_check.hpp"
 #include "waitset/wait_hook.hpp"
 #include "zipc/error.hpp"
 #include "zipc/waitset.hpp"
@@ -91,6 +92,9 @@ struct WaitSet::Impl {
   std::size_t count = 0;
   std::size_t channels = 0;         // attached channel endpoints (the maintenance timer runs while > 0)
   std::uint64_t next_maintain = 0;  // fallback: when channels next run their recovery check
+  // Debug builds: refuses a second thread inside this WaitSet (Errc::busy;
+  // stop() is not checked: it may come from any thread).
+  [[no_unique_address]] detail::UseCheck use;
 
   static std::uint64_t id_of(std::uint32_t idx, std::uint32_t gen) { return (std::uint64_t{gen} << 32) | idx; }
   Slot* find(std::uint64_t id) {

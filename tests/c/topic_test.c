@@ -1,5 +1,8 @@
 /* topic_test.c - zipc_topic_*, zipc_publisher_*, zipc_subscriber_* from C:
  * reliable and lossy subscribers, replay, loans, loss counts and errors. */
+#include <pthread.h>
+#include <stdint.h>
+
 #include "check.h"
 
 static zipc_topic_t* small_topic(const char* name, uint32_t max_subscribers) {
@@ -457,6 +460,48 @@ TEST(a_read_only_topic_serves_lossy_subscribers_and_refuses_writers) {
   OK(zipc_topic_remove(name, NULL));
 }
 
+#ifndef NDEBUG
+/* Reads one message, waiting without a deadline; tries again while the main
+ * thread's probe is inside the subscriber. Returns the read's status. */
+static void* read_forever(void* arg) {
+  zipc_subscriber_t* s = (zipc_subscriber_t*)arg;
+  char buf[64];
+  zipc_status_t st;
+  do st = zipc_subscriber_read(s, buf, sizeof buf, ZIPC_FOREVER, NULL);
+  while (st == ZIPC_BUSY);
+  return (void*)(intptr_t)st;
+}
+#endif
+
+TEST(a_subscriber_read_by_a_second_thread_at_once_is_busy_in_debug_builds) {
+#ifdef NDEBUG
+  fprintf(stderr, "skipped: the check exists in debug builds only (docs/guide/handles.md, Threads)\n");
+#else
+  const char* name = temp_name("t");
+  zipc_topic_t* t = small_topic(name, 4);
+  zipc_subscriber_t* s = NULL;
+  OK(zipc_topic_subscribe(t, NULL, &s));
+  zipc_publisher_t* p = NULL;
+  OK(zipc_topic_publisher(t, &p));
+  pthread_t inside;
+  CHECK(pthread_create(&inside, NULL, read_forever, s) == 0);
+  char buf[64];
+  zipc_status_t st;
+  /* EMPTY until the other thread is inside; a library that never refused would hang here (the ctest timeout) */
+  do st = zipc_subscriber_read(s, buf, sizeof buf, 0, NULL);
+  while (st == ZIPC_EMPTY);
+  EXPECT(st, ZIPC_BUSY);
+  OK(zipc_publisher_publish(p, "m", 2, 0, NULL));
+  void* waited = NULL;
+  CHECK(pthread_join(inside, &waited) == 0);
+  EXPECT((zipc_status_t)(intptr_t)waited, ZIPC_OK);
+  EXPECT(zipc_subscriber_read(s, buf, sizeof buf, 0, NULL), ZIPC_EMPTY); /* one thread again */
+  OK(zipc_publisher_detach(p));
+  OK(zipc_subscriber_detach(s));
+  OK(zipc_topic_detach(t));
+#endif
+}
+
 int main(int argc, char** argv) {
   select_test(argc, argv);
   RUN(every_subscriber_reads_every_message_with_its_sequence);
@@ -472,5 +517,6 @@ int main(int argc, char** argv) {
   RUN(close_fails_later_publishes_and_subscribers_drain_then_see_closed);
   RUN(a_durable_subscriber_resumes_where_it_left_off_and_its_name_is_exclusive);
   RUN(a_read_only_topic_serves_lossy_subscribers_and_refuses_writers);
+  RUN(a_subscriber_read_by_a_second_thread_at_once_is_busy_in_debug_builds);
   return done();
 }

@@ -7,6 +7,9 @@
 //! Contract of a zipc-bench extra program: `zipc-bench-iceoryx2 [--full] --out FILE`
 //! writes FILE as a JSON array of result rows (docs/design/bench.md).
 //!
+//! A reference row, `pingpong-authors`, measures iceoryx2 the way its own
+//! benchmark does (src/authors.rs); it is not one of the fair rows.
+//!
 //! Workloads: ping-pong (64 B .. 64 KiB, round trip; 64 B also with both
 //! processes on one CPU), one-way streaming
 //! (100 B .. 256 KiB) and fan-out 1 -> 1, 2, 4 subscribers (100 B), latency
@@ -18,6 +21,8 @@
 //! in an AVX2 and a baseline version chosen at run time; flat-out senders
 //! stamp the clock on one message in 64; latency samples go to a buffer sized
 //! before the timed loop; buffer depths are those of the zipc row compared.
+
+mod authors;
 
 use core::mem::MaybeUninit;
 use iceoryx2::prelude::*;
@@ -668,6 +673,16 @@ fn main() {
             }
         }
     }
+    // iceoryx2 as its own benchmark measures it (threads of one process, payload
+    // untouched): a reference row beside the fair ones, not compared with them.
+    match authors::rows(&next(), full, &cpus, pin, now_ns) {
+        Ok(r) => rows.extend(r),
+        Err(e) => {
+            eprintln!("zipc-bench-iceoryx2: pingpong-authors: {e}");
+            std::process::exit(1);
+        }
+    }
+    pin(cpus[0]);
     let text = format!("[\n{}\n]\n", rows.join(",\n"));
     if let Err(e) = std::fs::write(&out, text) {
         eprintln!("zipc-bench-iceoryx2: cannot write {out}: {e}");

@@ -116,6 +116,10 @@ struct SegmentSpec {
   SegmentKind kind = SegmentKind::user;   ///< what the segment holds
   std::uint64_t payload_size = 0;         ///< bytes the kind needs after the header
   std::array<std::uint64_t, 8> params{};  ///< the kind's parameters (its geometry)
+  /// Payload bytes create checks room for (and commits with prefault); 0:
+  /// payload_size. Less for a kind that commits the rest of its mapping later
+  /// itself (the rpc block pool, docs/design/rpc.md "Large payloads").
+  std::uint64_t committed_size = 0;
 };
 
 /// Builds the payload in place. Runs once, in the creating process, before any

@@ -47,8 +47,8 @@ int truncate_fd(int fd, std::uint64_t size) noexcept {
   return ::ftruncate(fd, static_cast<off_t>(size)) == 0 ? 0 : -errno;
 }
 
-int allocate_fd(int fd, std::uint64_t size) noexcept {
-  int r = ::posix_fallocate(fd, 0, static_cast<off_t>(size));
+int allocate_fd(int fd, std::uint64_t offset, std::uint64_t size) noexcept {
+  int r = ::posix_fallocate(fd, static_cast<off_t>(offset), static_cast<off_t>(size));
   return r == 0 ? 0 : -r;
 }
 

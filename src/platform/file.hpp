@@ -39,9 +39,10 @@ int reopen_read_only(int fd) noexcept;
 int is_read_only_fd(int fd) noexcept;
 int truncate_fd(int fd, std::uint64_t size) noexcept;
 // posix_fallocate: gives the file real pages (tmpfs: memory) or blocks (disk)
-// for [0, size) now, so that a full file system fails here, not with SIGBUS
-// at the first touch of a page.
-int allocate_fd(int fd, std::uint64_t size) noexcept;
+// for [offset, offset + size) now, so that a full file system fails here
+// (-ENOSPC), not with SIGBUS at the first touch of a page. Idempotent: pages
+// the file holds already stay as they are.
+int allocate_fd(int fd, std::uint64_t offset, std::uint64_t size) noexcept;
 int space_of(int fd, SpaceInfo* out) noexcept;
 int chmod_fd(int fd, unsigned mode) noexcept;
 // fchown(fd, unchanged, gid): gives the file to a group.

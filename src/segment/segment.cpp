@@ -188,9 +188,13 @@ Segment Segment::create(std::string_view name, const SegmentSpec& spec, const In
     // After the group change: fchown may clear mode bits.
     if (int r = platform::chmod_fd(fd.get(), options.mode); r < 0) fail_errno(r, "segment", name, "fchmod");
     if (int r = platform::truncate_fd(fd.get(), total); r < 0) fail_errno(r, "segment", name, "ftruncate");
-    // A full /dev/shm fails here, naming the sizes; the pages themselves are
-    // touched by use, or now with prefault (docs/guide/segment.md, "Memory").
-    detail::reserve_space(fd.get(), to_string(spec.kind), name, detail::space_label(path, options.memfd), total,
+    // A full /dev/shm fails here, naming the sizes (of what the kind commits:
+    // SegmentSpec::committed_size); the pages themselves are touched by use,
+    // or now with prefault (docs/guide/segment.md, "Memory").
+    const std::uint64_t checked = spec.committed_size == 0 || spec.committed_size >= spec.payload_size
+                                      ? total
+                                      : layout::kPayloadOffset + round_up(spec.committed_size, platform::page_size());
+    detail::reserve_space(fd.get(), to_string(spec.kind), name, detail::space_label(path, options.memfd), checked,
                           options.prefault);
     if (options.memfd) {
       if (int r = platform::seal_size(fd.get()); r < 0) fail_errno(r, "segment", name, "seal the memfd's size");

@@ -60,7 +60,7 @@ void reserve_space(int fd, std::string_view kind, std::string_view name, const s
   // tmpfs file costs nothing. A disk file gets its blocks now: no memory
   // either, and a full disk then fails here instead of with SIGBUS later.
   if (need == 0 || (!commit && known && space.memory)) return;
-  const int r = platform::allocate_fd(fd, total);
+  const int r = platform::allocate_fd(fd, 0, total);
   if (r == 0 || r == -EOPNOTSUPP) return;
   if ((r == -ENOSPC || r == -ENOMEM) && limited) {
     platform::SpaceInfo now = space;

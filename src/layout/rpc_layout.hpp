@@ -12,7 +12,9 @@
 //
 //   0        RpcControl (256 B)
 //            line 0: rpc_magic u64 | server u64 (packed ProcessId) | state u32 |
-//                    layout_version u32 (kRpcLayoutVersion; checked first by connect)
+//                    layout_version u32 (kRpcLayoutVersion; checked first by connect) |
+//                    blocks_committed u32 (the pool's watermark: blocks
+//                    [0, blocks_committed) have memory; see below)
 //            line 1: server_event (Event: server threads sleep here; clients notify)
 //   256      RpcClientRecord[C] (128 B each)
 //            owner u64 (packed ProcessId, 0 free, 1 detached, 2 reaping) |
@@ -41,6 +43,15 @@
 // client initializes its own slots when it connects; blocks are taken
 // lowest index first, so the pool's pages ever touched are those of the
 // most blocks held at once (docs/guide/rpc.md, "Memory").
+//
+// The pool is mapped whole but committed on demand: create checks room for
+// the fixed part and rpc_initial_blocks() blocks and sets blocks_committed
+// to that; a side that finds no free block below the watermark fallocates
+// the next range of blocks (doubling) and raises the watermark with a CAS
+// (only upwards). Every process also fallocates (idempotent) any range it
+// has not committed itself before touching a block in it, so a hostile
+// watermark can cost memory (bounded by the mapping) but never a SIGBUS
+// (docs/design/rpc.md, "Large payloads").
 #pragma once
 
 #include <atomic>
@@ -56,7 +67,8 @@ inline constexpr std::uint64_t kRpcMagic = 0x31435052'5049535aull;  // "ZSIPRPC1
 // Bumped whenever anything in this file changes meaning; connect refuses
 // another version (Errc::version_mismatch naming both).
 // 2: a response may be a handler's error (kResultError, error_code, error_type_len).
-inline constexpr std::uint32_t kRpcLayoutVersion = 2;
+// 3: the block pool grows on demand (RpcControl::blocks_committed).
+inline constexpr std::uint32_t kRpcLayoutVersion = 3;
 inline constexpr std::uint32_t kRpcRunning = 1;
 inline constexpr std::uint32_t kRpcClosed = 2;
 
@@ -85,7 +97,10 @@ struct RpcControl {
   std::atomic<std::uint64_t> server;  // packed ProcessId of the serving process
   std::atomic<std::uint32_t> state;   // kRpcRunning / kRpcClosed
   std::uint32_t layout_version;       // kRpcLayoutVersion; written once by the creator
-  std::uint8_t pad0[128 - 24];
+  // Blocks [0, blocks_committed) have memory behind them (fallocated, or
+  // room-checked by create); only raised, by CAS. Read clamped to block_count.
+  std::atomic<std::uint32_t> blocks_committed;
+  std::uint8_t pad0[128 - 28];
   Event server_event;
   std::uint8_t pad1[128 - sizeof(Event)];
 };
@@ -126,6 +141,8 @@ static_assert(sizeof(RpcControl) == 256, "RpcControl is 256 bytes (the diagram a
 static_assert(offsetof(RpcControl, server) == 8, "RpcControl::server at byte 8 (the diagram above)");
 static_assert(offsetof(RpcControl, state) == 16, "RpcControl::state at byte 16 (the diagram above)");
 static_assert(offsetof(RpcControl, layout_version) == 20, "layout_version sits right after state in line 0");
+static_assert(offsetof(RpcControl, blocks_committed) == 24,
+              "RpcControl::blocks_committed at byte 24 (the diagram above)");
 static_assert(offsetof(RpcControl, server_event) == 128, "RpcControl::server_event at byte 128 (the diagram above)");
 static_assert(sizeof(RpcClientRecord) == 128, "RpcClientRecord is 128 bytes (the diagram above)");
 static_assert(offsetof(RpcClientRecord, response_event) == 16,
@@ -166,6 +183,9 @@ inline constexpr std::uint64_t kRpcMaxClients = 4096;
 inline constexpr std::uint64_t kRpcMaxSlots = 1024;
 inline constexpr std::uint64_t kRpcMaxMessage = std::uint64_t{1} << 40;
 inline constexpr std::uint64_t kRpcMaxBlocks = 1u << 20;
+// Block bytes create commits (at least 2 blocks, at most all): a default
+// server (64 KiB blocks) then fits in 2 MiB, one for 1 MiB calls in 8 MiB.
+inline constexpr std::uint64_t kRpcInitialPoolBytes = 512u << 10;
 
 inline constexpr std::uint64_t rpc_round(std::uint64_t v, std::uint64_t to) noexcept {
   return (v + to - 1) / to * to;
@@ -207,6 +227,19 @@ inline bool rpc_geometry(const std::uint64_t (&p)[8], RpcGeometry* g) noexcept {
   if (r.total > (std::uint64_t{1} << 46)) return false;
   *g = r;
   return true;
+}
+
+// Blocks committed at create; both sides compute it from the geometry.
+inline constexpr std::uint64_t rpc_initial_blocks(const RpcGeometry& g) noexcept {
+  if (g.block_count == 0) return 0;
+  const std::uint64_t want = g.block_size == 0 ? 2 : kRpcInitialPoolBytes / g.block_size;
+  const std::uint64_t at_least_two = want < 2 ? 2 : want;
+  return at_least_two < g.block_count ? at_least_two : g.block_count;
+}
+
+// Payload bytes up to the end of block `blocks` (the fixed part when 0).
+inline constexpr std::uint64_t rpc_committed_bytes(const RpcGeometry& g, std::uint64_t blocks) noexcept {
+  return g.blocks_offset + blocks * g.block_size;
 }
 
 // Shared-memory structs: standard layout (offsetof and the diagram above mean what they say)

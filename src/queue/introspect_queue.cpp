@@ -112,6 +112,8 @@ void inspect_rpc(const ReadOnlyView& v, ChannelReport& report) {
   add(report.geometry, "inline_size", g.req_inline);
   add(report.geometry, "large_blocks", g.block_count);
   report.state = peek(ctl->state) == kRpcClosed ? "closed" : "open";
+  // The pool's watermark (clamped: the word is hostile): the blocks with memory behind them.
+  add(report.positions, "large_blocks_committed", std::min<std::uint64_t>(peek(ctl->blocks_committed), g.block_count));
   if (const std::uint64_t server = peek(ctl->server); server != 0) {
     ParticipantReport s;
     s.role = "server";

@@ -153,6 +153,7 @@ std::shared_ptr<RpcConnection> RpcClientImpl::open(std::string_view name, Deadli
         c->slot(k)->resp_block.store(layout::kNoBlock, std::memory_order_relaxed);
       }
       c->segment = std::move(seg);
+      c->pool.attach(c->segment.get(), c->view, std::string(name));
       return c;
     } catch (const Error& e) {
       why = e.errc();
@@ -264,7 +265,7 @@ RpcWriteLoan RpcClientImpl::reserve(std::size_t n) noexcept {
   if (n <= g.req_inline) {
     data = c.view.request_inline(c.first_slot + k);
   } else {
-    const std::uint32_t b = c.view.acquire_block(c.client);
+    const std::uint32_t b = c.pool.acquire(c.client, /*grow=*/true);
     if (b == layout::kNoBlock) {
       out.status_ = Status::full;
       return out;
@@ -412,7 +413,7 @@ RpcResponse RpcClientImpl::wait(RpcTicket& t, Deadline deadline) noexcept {
     st = Status::full;
   } else if (len <= g.resp_inline) {
     data = c.view.response_inline(c.first_slot + k);
-  } else if (block < g.block_count && len <= g.block_size) {
+  } else if (block < g.block_count && len <= g.block_size && c.pool.usable(block)) {
     data = c.view.block(block);
   }
   if (st == Status::ok && data == nullptr) st = Status::corrupt;  // a length its block cannot hold

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "rpc/rpc_pool.hpp"
 #include "rpc/rpc_shared.hpp"
 #include "sync/use_check.hpp"
 #include "zipc/rpc.hpp"
@@ -27,6 +28,7 @@ enum class LocalSlot : std::uint8_t {
 struct RpcConnection {
   std::shared_ptr<Segment> segment;  // shared with a server in this process, if any
   RpcView view;
+  RpcBlockPool pool;                      // request blocks; checks response blocks
   std::uint32_t client = 0;               // our record index
   std::uint64_t server = 0;               // packed ProcessId of the server, read once at connect
   std::uint64_t first_slot = 0;           // client * slots_per_client

@@ -72,11 +72,11 @@ std::span<std::byte> RpcRequest::reserve_reply(std::size_t n, Status* status) no
   if (n <= g.resp_inline) {
     dst = server_->view.response_inline(slot_);
   } else {
-    std::uint32_t b = server_->view.acquire_block(client_);
+    std::uint32_t b = server_->pool.acquire(client_, /*grow=*/true);
     // Blocks come back as clients read their responses: wait a little for one.
     for (int i = 0; b == layout::kNoBlock && i < kBlockRetries; ++i) {
       std::this_thread::yield();
-      b = server_->view.acquire_block(client_);
+      b = server_->pool.acquire(client_, /*grow=*/false);
     }
     if (b == layout::kNoBlock) {
       set(Status::full);
@@ -165,7 +165,7 @@ Status RpcRequest::fail(std::uint32_t code, std::string_view message, std::strin
   std::uint64_t len = std::min<std::uint64_t>(type.size() + message.size(), g.max_response);
   std::uint32_t block = layout::kNoBlock;
   if (len > g.resp_inline) {
-    block = server_->view.acquire_block(client_);  // no waiting: the text is cut to inline instead
+    block = server_->pool.acquire(client_, /*grow=*/true);  // no waiting: the text is cut to inline instead
     if (block == layout::kNoBlock) len = g.resp_inline;
   }
   std::byte* dst = block != layout::kNoBlock ? server_->view.block(block) : server_->view.response_inline(slot_);

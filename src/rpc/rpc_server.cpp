@@ -69,6 +69,10 @@ SegmentSpec make_spec(std::string_view name, const RpcOptions& o, layout::RpcGeo
   SegmentSpec spec;
   spec.kind = SegmentKind::rpc;
   spec.payload_size = g->total;
+  // The room check covers what create commits: the fixed part and the
+  // initial blocks; the rest of the pool is committed as calls need it.
+  // (prefault: everything, now.)
+  if (!o.segment.prefault) spec.committed_size = layout::rpc_committed_bytes(*g, layout::rpc_initial_blocks(*g));
   for (int i = 0; i < 8; ++i) spec.params[static_cast<std::size_t>(i)] = p[i];
   return spec;
 }
@@ -216,8 +220,9 @@ bool RpcServerImpl::try_claim(RpcRequest& out) noexcept {
         r.data_ = view.request_inline(gi);
       } else if (valid && block < g.block_count && len <= g.block_size &&
                  // relaxed: the state CAS's acquire orders the client's block claim before this.
-                 view.block_owner(block)->load(std::memory_order_relaxed) == c + 1) {
-        // (A block the client does not hold is another client's data, or free: corrupt.)
+                 view.block_owner(block)->load(std::memory_order_relaxed) == c + 1 && pool.usable(block)) {
+        // (A block the client does not hold is another client's data, or free,
+        // and one above the pool's watermark has no memory: corrupt.)
         r.req_block_ = block;
         r.data_ = view.block(block);
       } else {
@@ -373,6 +378,9 @@ RpcServer RpcServer::create(std::string_view name, const RpcOptions& options) {
     v.control()->layout_version = layout::kRpcLayoutVersion;                   // published by init_state
     v.control()->server.store(me, std::memory_order_relaxed);                  // relaxed: published by init_state
     v.control()->state.store(layout::kRpcRunning, std::memory_order_relaxed);  // relaxed: as above
+    const std::uint64_t committed = so.prefault ? g.block_count : layout::rpc_initial_blocks(g);
+    v.control()->blocks_committed.store(static_cast<std::uint32_t>(committed),
+                                        std::memory_order_relaxed);  // relaxed: as above
   };
   RpcServer s;
   if (so.memfd) {
@@ -399,6 +407,7 @@ RpcServer RpcServer::create(std::string_view name, const RpcOptions& options) {
     detail::rpc_register_local(path, s.impl_->segment);
   }
   s.impl_->view = detail::RpcView(s.impl_->segment->payload(), g);
+  s.impl_->pool.attach(s.impl_->segment.get(), s.impl_->view, std::string(name));
   s.impl_->options = options;
   s.impl_->name = std::string(name);
   return s;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "platform/file_identity.hpp"
+#include "rpc/rpc_pool.hpp"
 #include "rpc/rpc_shared.hpp"
 #include "zipc/rpc.hpp"
 #include "zipc/segment.hpp"
@@ -39,6 +40,7 @@ struct RpcServerImpl {
 
   std::shared_ptr<Segment> segment;  // shared with clients in this process
   RpcView view;
+  RpcBlockPool pool;  // response blocks; checks request blocks
   RpcOptions options;
   std::string name;
   std::string path;                            // the segment's file

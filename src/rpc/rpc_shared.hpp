@@ -46,13 +46,14 @@ class RpcView {
     return base_ + g_.blocks_offset + block * g_.block_size;
   }
 
-  // Takes a free block for client (tag client + 1); kNoBlock when none is free.
+  // Takes a free block below limit (the blocks this process has committed,
+  // RpcBlockPool) for client (tag client + 1); kNoBlock when none is free.
   // Lowest index first: the pool's pages that are ever touched are those of
   // the most blocks held at once (a server made for 1 MiB calls that serves
   // small ones never touches its pool), and a client reuses the same,
   // cache-warm blocks.
-  [[nodiscard]] std::uint32_t acquire_block(std::uint32_t client) const noexcept {
-    const std::uint64_t n = g_.block_count;
+  [[nodiscard]] std::uint32_t acquire_block(std::uint32_t client, std::uint64_t limit) const noexcept {
+    const std::uint64_t n = limit < g_.block_count ? limit : g_.block_count;
     for (std::uint64_t b = 0; b < n; ++b) {
       std::uint64_t expected = 0;
       // relaxed pre-check: only a filter before the CAS.

@@ -14,11 +14,15 @@
 //            touched it
 //   rss      this process's RssShmem growth (/proc/self/status): the shared
 //            pages it has mapped in
+//   commit   the bytes the segment has committed: what create checked room
+//            for, plus what it allocated since (the rpc block pool grows on
+//            demand: its watermark); the mapped size for the other kinds
 // These are figures, not pass/fail checks; tests/segment/footprint_test.cpp
 // asserts the goals.
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -61,10 +65,29 @@ std::uint64_t file_bytes(const std::string& name) {
   return zipc::Segment::inspect(name).allocated;
 }
 
+// The rpc pool's uncommitted tail (the blocks above its watermark) is the
+// only part of any segment that is mapped but not committed.
+std::uint64_t committed_bytes(const std::string& name) {
+  const zipc::ChannelReport r = zipc::inspect_channel(name);
+  std::uint64_t blocks = 0, committed = 0, block_size = 0;
+  for (const auto& f : r.geometry) {
+    if (f.key == "large_blocks") blocks = f.value;
+    if (f.key == "max_request_size" || f.key == "max_response_size") block_size = std::max(block_size, f.value);
+  }
+  for (const auto& f : r.positions) {
+    if (f.key == "large_blocks_committed") committed = f.value;
+  }
+  block_size = (block_size + 4095) / 4096 * 4096;
+  if (r.segment.kind != zipc::SegmentKind::rpc || committed > blocks) return r.segment.size;
+  return r.segment.size - (blocks - committed) * block_size;
+}
+
 struct Figures {
   std::uint64_t mapped = 0;
+  std::uint64_t commit_create = 0;
   std::uint64_t file_create = 0;
   std::uint64_t rss_create = 0;
+  std::uint64_t commit_used = 0;
   std::uint64_t file_used = 0;
   std::uint64_t rss_used = 0;
 };
@@ -120,16 +143,29 @@ Row topic_row(std::string label, const zipc::TopicOptions& o) {
           [](const std::string& name) { zipc::Topic::remove(name); }};
 }
 
-Row rpc_row(std::string label, const zipc::RpcOptions& o) {
+// large: the client sends that many bytes instead, inflight_per_client
+// calls at once (each holds a block of the pool), kMessages / 100 times.
+Row rpc_row(std::string label, const zipc::RpcOptions& o, std::size_t large = 0) {
   return {std::move(label),
-          [o](const std::string& name) -> std::function<void()> {
+          [o, large](const std::string& name) -> std::function<void()> {
             auto& s = keep(zipc::RpcServer::create(name, o));
-            return [&s, name] {
+            return [&s, name, large, o] {
               std::thread server([&s] { s.serve([](zipc::RpcRequest& req) { (void)req.reply(req.data()); }, 1); });
               {
                 auto c = zipc::RpcClient::connect(name, 1s);
-                for (int i = 0; i < kMessages; ++i) {
-                  if (!c.call(kMessage, 1s).ok()) throw std::runtime_error("rpc");
+                if (large == 0) {
+                  for (int i = 0; i < kMessages; ++i) {
+                    if (!c.call(kMessage, 1s).ok()) throw std::runtime_error("rpc");
+                  }
+                } else {
+                  const std::vector<std::byte> big(large, std::byte{7});
+                  for (int i = 0; i < kMessages / 100; ++i) {
+                    std::vector<zipc::RpcTicket> t;
+                    for (std::uint32_t k = 0; k < o.inflight_per_client; ++k) t.push_back(c.call_async(big));
+                    for (auto& ticket : t) {
+                      if (!ticket.wait(1s).ok()) throw std::runtime_error("rpc");
+                    }
+                  }
                 }
               }
               s.stop();
@@ -189,6 +225,7 @@ std::vector<Row> rows() {
   mib.max_request_size = 1 << 20;
   mib.max_response_size = 1 << 20;
   out.push_back(rpc_row("rpc 1 MiB request/response", mib));
+  out.push_back(rpc_row("rpc 1 MiB, 8 x 1 MiB at once", mib, 1 << 20));
   out.push_back(heap_row("heap 16 MiB", 16ull << 20));
   out.push_back(event_row("event channel (default)"));
   return out;
@@ -200,9 +237,11 @@ int measure(const Row& row, const std::string& name, int fd) {
   const std::uint64_t rss0 = rss_shmem_bytes();
   std::function<void()> use = row.create(name);
   f.mapped = zipc::Segment::inspect(name).size;
+  f.commit_create = committed_bytes(name);
   f.file_create = file_bytes(name);
   f.rss_create = rss_shmem_bytes() - rss0;
   use();
+  f.commit_used = committed_bytes(name);
   f.file_used = file_bytes(name);
   f.rss_used = rss_shmem_bytes() - rss0;
   return ::write(fd, &f, sizeof f) == static_cast<ssize_t>(sizeof f) ? 0 : 1;
@@ -259,9 +298,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!json) {
-    std::printf("MiB: mapped = segment size; file = st_blocks*512 of the segment (du); rss = RssShmem growth\n");
-    std::printf("%-28s %9s %13s %12s %13s %12s\n", "channel", "mapped", "file@create", "rss@create", "file@1000msg",
-                "rss@1000msg");
+    std::printf(
+        "MiB: mapped = segment size; commit = checked at create + allocated since; file = st_blocks*512 of the "
+        "segment (du); rss = RssShmem growth\n");
+    std::printf("%-30s %8s %13s %11s %10s %12s %11s %10s\n", "channel", "mapped", "commit@create", "file@create",
+                "rss@create", "commit@used", "file@used", "rss@used");
   }
   int failures = 0;
   int index = 0;
@@ -275,15 +316,16 @@ int main(int argc, char** argv) {
     }
     if (json) {
       std::printf(
-          "{\"channel\":\"%s\",\"mapped\":%llu,\"file_after_create\":%llu,\"rss_after_create\":%llu,"
-          "\"file_after_1000\":%llu,\"rss_after_1000\":%llu}\n",
-          row.label.c_str(), static_cast<unsigned long long>(f.mapped), static_cast<unsigned long long>(f.file_create),
-          static_cast<unsigned long long>(f.rss_create), static_cast<unsigned long long>(f.file_used),
-          static_cast<unsigned long long>(f.rss_used));
+          "{\"channel\":\"%s\",\"mapped\":%llu,\"committed_after_create\":%llu,\"file_after_create\":%llu,"
+          "\"rss_after_create\":%llu,\"committed_after_use\":%llu,\"file_after_1000\":%llu,\"rss_after_1000\":%llu}\n",
+          row.label.c_str(), static_cast<unsigned long long>(f.mapped),
+          static_cast<unsigned long long>(f.commit_create), static_cast<unsigned long long>(f.file_create),
+          static_cast<unsigned long long>(f.rss_create), static_cast<unsigned long long>(f.commit_used),
+          static_cast<unsigned long long>(f.file_used), static_cast<unsigned long long>(f.rss_used));
     } else {
-      std::printf("%-28s %9s %13s %12s %13s %12s\n", row.label.c_str(), mib(f.mapped).c_str(),
-                  mib(f.file_create).c_str(), mib(f.rss_create).c_str(), mib(f.file_used).c_str(),
-                  mib(f.rss_used).c_str());
+      std::printf("%-30s %8s %13s %11s %10s %12s %11s %10s\n", row.label.c_str(), mib(f.mapped).c_str(),
+                  mib(f.commit_create).c_str(), mib(f.file_create).c_str(), mib(f.rss_create).c_str(),
+                  mib(f.commit_used).c_str(), mib(f.file_used).c_str(), mib(f.rss_used).c_str());
     }
   }
   return failures == 0 ? 0 : 1;

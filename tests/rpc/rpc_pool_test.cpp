@@ -16,6 +16,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <mutex>
@@ -270,6 +271,52 @@ TEST(RpcPool, ClientsGrowingAtOnceInTwoProcessesAllSucceedAndTheWatermarkCoversW
   EXPECT_GE(mark, 2u);
   EXPECT_LE(mark, 16u);
   EXPECT_GE(file_bytes(name.str()), (mark - 2) * (256u << 10));
+}
+
+TEST(RpcPool, ClientAndServerThreadsGrowingAtOnceInOneProcessAllSucceed) {
+  zipc::test::TempName name("rpcpool");
+  auto server = RpcServer::create(name.str(), quarter_mebibyte());
+  // Each reply takes a fresh block (reserve_reply), so server threads grow
+  // the server's pool while client threads grow theirs.
+  std::thread serving([&] {
+    server.serve(
+        [](RpcRequest& req) {
+          Status st = Status::ok;
+          std::span<std::byte> out = req.reserve_reply(req.size(), &st);
+          if (st != Status::ok) return;  // (answered empty: the client reports it)
+          std::copy(req.data().begin(), req.data().end(), out.begin());
+          (void)req.commit(out.size());
+        },
+        4);
+  });
+  std::atomic<int> failures{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 4; ++t) {
+    clients.emplace_back([&, t] {
+      auto c = RpcClient::connect(name.str(), 2s);
+      for (int round = 0; round < 5; ++round) {
+        std::vector<std::vector<std::byte>> sent;
+        std::vector<RpcTicket> tickets;
+        for (int i = 0; i < 8; ++i) {
+          sent.push_back(pattern((64 << 10) + static_cast<std::size_t>(i), t * 100 + i));
+          tickets.push_back(c.call_async(sent.back()));
+        }
+        for (int i = 0; i < 8; ++i) {
+          auto r = tickets[static_cast<std::size_t>(i)].wait(10s);
+          const auto& want = sent[static_cast<std::size_t>(i)];
+          if (!r.ok() || !std::equal(r.data().begin(), r.data().end(), want.begin(), want.end())) ++failures;
+        }
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  server.stop();
+  serving.join();
+  EXPECT_EQ(failures.load(), 0);
+  // At most 64 blocks held at once (32 requests, 32 responses): never past 64.
+  const std::uint64_t mark = committed_blocks(name.str());
+  EXPECT_GT(mark, 2u);
+  EXPECT_LE(mark, 64u);
 }
 
 TEST(RpcPool, ARequestNamingABlockAboveTheWatermarkIsAnsweredCorrupt) {

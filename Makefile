@@ -31,7 +31,8 @@ check-python-dist: deps
 # ASan+UBSan+LeakSanitizer, -O1 with assertions on (the asan preset leaves
 # NDEBUG undefined), every test, the bridge's too. TSan runs without the
 # bridge's tests: the NATS C client (libnats) is not built for it, and TSan
-# cannot see its synchronisation.
+# cannot see its synchronisation. Nor the bench harness's tests (forked
+# transports; tests/bench/CMakeLists.txt), which the release and ASan legs run.
 TSAN_EXCLUDE ?= -LE bridge
 
 test-asan: deps

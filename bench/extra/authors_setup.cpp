@@ -86,7 +86,7 @@ double once(const std::string& prefix, std::size_t size, std::uint64_t iteration
   std::atomic<bool> go{false};
   std::atomic<bool> failed{false};
   auto start_line = [&] {
-    ready.fetch_add(1);  // seq_cst: the main thread's count of ready threads
+    ready.fetch_add(1);                            // seq_cst: the main thread's count of ready threads
     while (!go.load(std::memory_order_acquire)) {  // pairs with the main thread's release of go
     }
   };

@@ -62,6 +62,25 @@ RingProbe ring_probe(std::size_t row_size, int cpu_a, int cpu_b);
 // because where the host places the two vCPUs changes within seconds. 0 when
 // the probe's processes failed.
 double cacheline_probe_ns(int cpu_a, int cpu_b);
+// A short futex wake round-trip probe (about 30 ms here: 50 warm-up rounds,
+// then the median of 400 round trips, each timed alone): two processes on
+// cpu_a and cpu_b sleeping in zipc::Event (WaitStrategy::block) each way, as
+// futex_rtt_ns but shorter. The harness brackets every latency run of a blocking row on two
+// CPUs with it, and every extra program: a blocking hand-off is a wake-up,
+// which no cache-line bounce measures. 0 when the probe's processes failed.
+double futex_probe_ns(int cpu_a, int cpu_b);
+
+// The latency probes by the name the probe log and the rows give them
+// (`kind`, `probe_kind`): the cache-line round trip on two CPUs (busy and
+// adaptive rows: what spinning can reach), on one CPU with sched_yield (every
+// one-CPU row: each hand-off is a context switch, which blocking rows pay
+// too), the futex round trip on two CPUs (blocking rows: a wake-up each way).
+inline constexpr const char* kProbeCacheLine = "2cpu";
+inline constexpr const char* kProbeYield = "1cpu-yield";
+inline constexpr const char* kProbeFutex = "futex";
+// The probe of that kind on those CPUs (ns; 0 when it failed).
+double latency_probe_ns(const std::string& kind, int cpu_a, int cpu_b);
+
 nlohmann::json to_json(const Limits& l);
 Limits limits_from_json(const nlohmann::json& j);
 std::string limits_table(const Limits& l);  // markdown

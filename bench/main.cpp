@@ -228,8 +228,9 @@ int main(int argc, char** argv) {
         const bool name_match = opt.filter.empty() || std::regex_search(e.name, filter);
         prog.show(k, extras.size(), "extra program zipc-bench-" + e.name);
         const double timeout = extra_timeout > 0 ? extra_timeout : (opt.full ? 900 : 120);
-        // Between cache-line probes like the suite's latency rows (once more
-        // when they disagree: the host moved the vCPUs while it ran).
+        // Between cache-line and futex probes like the suite's latency rows
+        // (once more when the cache-line ones disagree: the host moved the
+        // vCPUs while it ran).
         ExtraOutcome out;
         HostBrackets host;
         const auto run_it = [&] {
@@ -270,6 +271,7 @@ int main(int argc, char** argv) {
             if (!std::regex_search(id, filter)) continue;
           }
           if (!no_limits) {
+            add_host_ratio(&r, host);  // round trips: against the probes of their wait class
             apply_ratio(r, limits);
             add_host_probes(&r, host.before_ns, host.after_ns, host.attempts);
             add_host_bandwidth(&r, host, static_cast<int>(std::thread::hardware_concurrency()));
@@ -301,7 +303,9 @@ int main(int argc, char** argv) {
     std::ostringstream md;
     md << "## Results\n\n"
        << "Latency columns: round trip for pingpong/reqrep, one way (send to receipt) for the others. msgs/s: round "
-          "trips/s for pingpong/reqrep. vs limit: latency / cache-line round trip, or throughput / in-process SPSC "
+          "trips/s for pingpong/reqrep. vs limit: latency / the probe of its wait class measured around it (futex "
+          "round trip for block rows on two "
+          "CPUs, else cache-line round trip), or throughput / in-process SPSC "
           "ring (<= 1 KiB) or, larger, the cross-core copy (xcore: that ring copying each message in and out; memcpy "
           "on one CPU).\n\n"
        << results_table(doc) << "\n## Reference figures (docs/design/reference.md) beside ours\n\n"

@@ -121,12 +121,18 @@ void apply_ratio(json& row, const Limits& l) {
   const std::string w = row.value("workload", "");
   const std::size_t size = row.value("size", std::size_t{0});
   if (is_latency_workload(w)) {
+    // By wait class, as the probes (Case::latency_probe): a blocking round
+    // trip on two CPUs against the futex round trip, the others against the
+    // cache-line round trip.
     const double p50 = num(row, "rt_p50_ns");
     const bool one_cpu = row.contains("cpus") && row["cpus"].is_number() && row["cpus"].get<int>() == 1;
-    const double floor = one_cpu ? l.cacheline_rtt_1cpu_yield_ns : l.cacheline_rtt_ns;
+    const bool block = !one_cpu && row.value("wait", "") == "block" && l.futex_rtt_ns > 0;
+    const double floor = one_cpu ? l.cacheline_rtt_1cpu_yield_ns : block ? l.futex_rtt_ns : l.cacheline_rtt_ns;
     if (!std::isnan(p50) && floor > 0) {
       row["ratio_to_limit"] = p50 / floor;
-      row["ratio_basis"] = one_cpu ? "rt_p50_ns / cacheline_rtt_1cpu_yield_ns" : "rt_p50_ns / cacheline_rtt_ns";
+      row["ratio_basis"] = one_cpu ? "rt_p50_ns / cacheline_rtt_1cpu_yield_ns"
+                           : block ? "rt_p50_ns / futex_rtt_ns"
+                                   : "rt_p50_ns / cacheline_rtt_ns";
     }
     return;
   }
@@ -246,7 +252,8 @@ std::string ratio_text(const json& r) {
   const double v = num(r, "ratio_to_limit");
   if (std::isnan(v)) return "-";
   const std::string basis = r.value("ratio_basis", "");
-  if (basis.find("probe_ns") != std::string::npos) return fixed(v, 1) + "x probe";
+  if (basis.find("probe_ns") != std::string::npos)
+    return fixed(v, 1) + (basis.find("futex") != std::string::npos ? "x futex probe" : "x probe");
   if (basis.find(kSameRepetitionMark) != std::string::npos) return fixed(v, 2) + "x one uncontended thread";
   if (basis.find("ring_probe") != std::string::npos) {
     // Stated against the ring measured around each repetition; big rows
@@ -258,6 +265,7 @@ std::string ratio_text(const json& r) {
     return t;
   }
   if (basis.find("cacheline") != std::string::npos) return fixed(v, 1) + "x rtt";
+  if (basis.find("futex") != std::string::npos) return fixed(v, 1) + "x futex rtt";
   if (basis.find("spsc") != std::string::npos) return fixed(v, 3) + " of spsc";
   if (basis.find("xcore") != std::string::npos) return fixed(v, 3) + " of xcore";
   return fixed(v, 3) + " of memcpy";
@@ -387,9 +395,19 @@ std::string reference_table(const json& doc) {
 }
 
 bool ratio_is_per_repetition(const json& r) {
+  return !ratio_probe(r).empty();
+}
+
+std::string ratio_probe(const json& r) {
   const std::string basis = r.value("ratio_basis", "");
-  return basis.find("probe_ns") != std::string::npos || basis.find("ring_probe") != std::string::npos ||
-         basis.find(kSameRepetitionMark) != std::string::npos;
+  if (basis.find(kSameRepetitionMark) != std::string::npos) return kSameRepetitionMark;
+  if (basis.find("ring_probe") != std::string::npos) return "ring";
+  if (basis.find("probe_ns") == std::string::npos) return "";
+  // Files from before the futex probes said "cache-line" in every basis;
+  // every row since names its probe in probe_kind.
+  const std::string kind = r.value("probe_kind", "");
+  if (!kind.empty()) return kind;
+  return basis.find("futex") != std::string::npos ? kProbeFutex : kProbeCacheLine;
 }
 
 namespace {
@@ -492,7 +510,10 @@ std::string compare_documents(const json& old_doc, const json& new_doc, double t
       }
     }
     bool host = false;
-    if ((worse || better) && !by_rate && ratio_is_per_repetition(a) && ratio_is_per_repetition(r)) {
+    // Only ratios to the same kind of probe: an old file's blocking row
+    // against the cache-line probe and a new one's against the futex probe
+    // are judged by their figure alone.
+    if ((worse || better) && !by_rate && ratio_is_per_repetition(a) && ratio_probe(a) == ratio_probe(r)) {
       // Lower is better for a latency row's ratio, higher for a throughput row's.
       const double q0 = num(a, "ratio_to_limit"), q1 = num(r, "ratio_to_limit");
       const bool q_worse = is_round_trip(a) ? q1 > q0 : q1 < q0;

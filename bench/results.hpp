@@ -21,8 +21,11 @@ struct Percentiles {
 // Nearest-rank percentiles of the samples (sorted in place).
 Percentiles percentiles(std::vector<std::uint64_t>& samples);
 
-// Adds ratio_to_limit / ratio_basis to a row when a limit applies:
-// latency workloads (pingpong*, reqrep*, rpc*): rt_p50_ns / cache-line round trip (>= 1, lower is better);
+// Adds ratio_to_limit / ratio_basis to a row that has none (rows measured
+// between their own probes have theirs) when a limit applies:
+// latency workloads (pingpong*, reqrep*, rpc*): rt_p50_ns / the run's round
+// trip of the row's wait class: futex for "block" on two CPUs, cache-line
+// otherwise, with yield for one-CPU rows (>= 1, lower is better);
 // throughput workloads: msgs_per_s / in-process SPSC ring (size <= 1 KiB) or
 // gbytes_per_s / memcpy at the nearest size (<= 1, higher is better).
 void apply_ratio(nlohmann::json& row, const Limits& limits);
@@ -84,9 +87,15 @@ Headline headline(const nlohmann::json& row);
 bool is_round_trip(const nlohmann::json& row);
 
 // True when the row's ratio_to_limit is against the probes measured around
-// each of its repetitions (cache-line or ring) or against a baseline measured
-// in each of its repetitions (kSameRepetitionMark), not the run's limits.
+// each of its repetitions (cache-line, futex or ring) or around its extra
+// program, or against a baseline measured in each of its repetitions
+// (kSameRepetitionMark), not the run's limits.
 bool ratio_is_per_repetition(const nlohmann::json& row);
+// Which probe that ratio is against: "2cpu", "1cpu-yield", "futex" (its
+// probe_kind; older files: from the basis), "ring", kSameRepetitionMark;
+// empty for a ratio to the run's limits or none. --compare weighs two rows'
+// ratios only when they are against the same kind.
+std::string ratio_probe(const nlohmann::json& row);
 
 struct CompareSummary {
   int matched = 0, regressions = 0, improvements = 0, only_old = 0, only_new = 0;
@@ -95,9 +104,9 @@ struct CompareSummary {
 // Markdown table of the change per row; a change in p50 latency or
 // throughput is flagged when it passes threshold (0.10 = 10%) and is wider
 // than both rows' spreads across their repetitions. When both rows were
-// measured between their own probes (cache-line or ring) or against a
-// baseline of each repetition, their ratios to those must have moved the
-// same way too: a change of the figure
+// measured between their own probes of the same kind (ratio_probe) or
+// against a baseline of each repetition, their ratios to those must have
+// moved the same way too: a change of the figure
 // that the probes moved with is the host's ("host moved"), not the code's.
 // An extra program's row is the host's too when either row's program ran
 // while its probes disagreed, or when the two rows' probes disagree and the

@@ -3,10 +3,12 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "host_state.hpp"
 #include "limits.hpp"
+#include "results.hpp"
 
 namespace zipc::bench {
 
@@ -24,6 +26,12 @@ bool ring_kind(const std::string& kind) {
   return kind.rfind("ring-", 0) == 0 || kind.rfind("xcore-", 0) == 0;
 }
 
+// The Prober's key of a latency probe kind, before its CPUs: both
+// cache-line kinds are "cacheline" (one CPU or two tell them apart).
+std::string probe_key(const std::string& kind) {
+  return kind == kProbeFutex ? "futex" : "cacheline";
+}
+
 void probe_cpus(const Case& c, int* a, int* b) {
   const auto& cpus = c.config.cpus;
   *a = cpus.empty() ? 0 : cpus[0];
@@ -37,14 +45,15 @@ Measured run_bracketed(const Case& c, const std::string& what, Prober* prober) {
   int a = 0, b = 0;
   probe_cpus(c, &a, &b);
   const bool ring = !c.latency();
+  const std::string kind = ring ? std::string() : c.latency_probe();
   const std::string key =
       (ring ? "ring " + std::to_string(throughput_basis(c.config.size).size) + " " + std::to_string(c.config.size)
-            : std::string("cacheline")) +
-      " " + std::to_string(a) + "," + std::to_string(b);
+            : probe_key(kind)) +
+      " " + std::to_string(a) + "," + std::to_string(kind == kProbeYield ? a : b);
   const auto measure = [&](ProbeRecord* p) {
     if (!ring) {
-      p->value = cacheline_probe_ns(a, b);
-      p->kind = a == b ? "1cpu-yield" : "2cpu";
+      p->value = latency_probe_ns(kind, a, b);
+      p->kind = kind;
       return;
     }
     const RingProbe r = ring_probe(c.config.size, a, b);
@@ -80,16 +89,14 @@ const ProbeRecord& Prober::take(const std::string& key, const std::string& at, c
   p.t_s = seconds_since(t0_);
   p.at = at;
   log_.push_back(p);
-  last_key_ = key;
-  last_index_ = log_.size() - 1;
-  fresh_ = true;
+  fresh_[key] = log_.size() - 1;
   return log_.back();
 }
 
 const ProbeRecord& Prober::before(const std::string& key, const std::string& at, const Measure& measure) {
-  if (fresh_ && last_key_ == key) {
-    log_[last_index_].at += "; before " + at;
-    return log_[last_index_];
+  if (auto it = fresh_.find(key); it != fresh_.end()) {
+    log_[it->second].at += "; before " + at;
+    return log_[it->second];
   }
   return take(key, "before " + at, measure);
 }
@@ -105,10 +112,27 @@ void Prober::note(const std::string& at, const Measure& measure) {
 HostBrackets run_between_cacheline_probes(const std::string& what, int cpu_a, int cpu_b, int max_retries,
                                           Prober* prober, const std::function<bool()>& run, bool bandwidth) {
   HostBrackets h;
-  const std::string key = "cacheline " + std::to_string(cpu_a) + "," + std::to_string(cpu_b);
-  const auto measure = [&](ProbeRecord* p) {
-    p->value = cacheline_probe_ns(cpu_a, cpu_b);
-    p->kind = cpu_a == cpu_b ? "1cpu-yield" : "2cpu";
+  const bool one_cpu = cpu_a == cpu_b;
+  // The cache-line probe first (its brackets decide a retry), then the others.
+  struct Bracket {
+    std::string kind;
+    int b;  // the second CPU
+    double* before;
+    double* after;
+  };
+  std::vector<Bracket> kinds = {{one_cpu ? kProbeYield : kProbeCacheLine, cpu_b, &h.before_ns, &h.after_ns}};
+  if (!one_cpu) {
+    kinds.push_back({kProbeFutex, cpu_b, &h.futex_before_ns, &h.futex_after_ns});
+    kinds.push_back({kProbeYield, cpu_a, &h.yield_before_ns, &h.yield_after_ns});
+  }
+  const auto probe = [&](const Bracket& k, bool after, const std::string& at) {
+    const std::string key = probe_key(k.kind) + " " + std::to_string(cpu_a) + "," + std::to_string(k.b);
+    const auto measure = [&](ProbeRecord* p) {
+      p->value = latency_probe_ns(k.kind, cpu_a, k.b);
+      p->kind = k.kind;
+    };
+    *(after ? k.after : k.before) =
+        (after ? prober->take(key, "after " + at, measure) : prober->before(key, at, measure)).value;
   };
   double membw = 0;
   const auto measure_membw = [&](ProbeRecord* p) {
@@ -121,7 +145,7 @@ HostBrackets run_between_cacheline_probes(const std::string& what, int cpu_a, in
       prober->note("before " + at, measure_membw);
       h.membw_before_gbps = membw;
     }
-    h.before_ns = prober->before(key, at, measure).value;
+    for (const Bracket& k : kinds) probe(k, false, at);
     const double steal0 = bandwidth ? steal_ms() : -1;
     timespec t0{};
     ::clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -130,7 +154,7 @@ HostBrackets run_between_cacheline_probes(const std::string& what, int cpu_a, in
     const double steal1 = bandwidth ? steal_ms() : -1;
     h.steal_ms = steal0 >= 0 && steal1 >= steal0 ? steal1 - steal0 : -1;
     prober->ran_something();
-    h.after_ns = prober->take(key, "after " + at, measure).value;
+    for (const Bracket& k : kinds) probe(k, true, at);
     if (bandwidth) {
       prober->note("after " + at, measure_membw);
       h.membw_after_gbps = membw;
@@ -138,7 +162,37 @@ HostBrackets run_between_cacheline_probes(const std::string& what, int cpu_a, in
     h.attempts = attempt;
     if (!ok || brackets_agree(h.before_ns, h.after_ns)) break;
   }
+  if (one_cpu) {
+    h.one_cpu = true;
+    h.yield_before_ns = h.before_ns;
+    h.yield_after_ns = h.after_ns;
+  }
   return h;
+}
+
+void add_host_ratio(json* row, const HostBrackets& h) {
+  json& r = *row;
+  if (r.contains("ratio_basis") || !is_round_trip(r)) return;
+  const double p50 = num(r, "rt_p50_ns");
+  if (std::isnan(p50)) return;
+  const bool one_cpu = h.one_cpu || (r.contains("cpus") && r["cpus"].is_number() && r["cpus"].get<int>() == 1);
+  const bool block = r.contains("wait") && r["wait"].is_string() && r["wait"].get<std::string>() == "block";
+  const char* kind = one_cpu ? kProbeYield : block ? kProbeFutex : kProbeCacheLine;
+  const double before = one_cpu ? h.yield_before_ns : block ? h.futex_before_ns : h.before_ns;
+  const double after = one_cpu ? h.yield_after_ns : block ? h.futex_after_ns : h.after_ns;
+  if (before <= 0 || after <= 0) return;
+  const double probe = (before + after) / 2;
+  r["probe_before_ns"] = before;
+  r["probe_after_ns"] = after;
+  r["probe_ns"] = probe;
+  r["probe_kind"] = kind;
+  if (!brackets_agree(before, after)) r["probe_unsettled_runs"] = 1;
+  r["ratio_to_limit"] = p50 / probe;
+  r["ratio_basis"] = std::string("rt_p50_ns / probe_ns (against the ") +
+                     (one_cpu ? "one-CPU cache-line probes with sched_yield"
+                      : block ? "futex round-trip probes"
+                              : "cache-line probes") +
+                     " right before and after its program)";
 }
 
 void add_host_bandwidth(json* row, const HostBrackets& h, int cpus) {

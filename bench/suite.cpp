@@ -55,6 +55,12 @@ bool Case::ring_bracketed() const {
   return config.cpus.size() >= 2 && config.cpus[0] != config.cpus[1];
 }
 
+const char* Case::latency_probe() const {
+  const auto& cpus = config.cpus;
+  if (cpus.size() < 2 || cpus[0] == cpus[1]) return kProbeYield;
+  return config.wait == Wait::block ? kProbeFutex : kProbeCacheLine;
+}
+
 namespace {
 
 bool is_broadcast_capable(Transport& t, std::size_t size) {
@@ -218,8 +224,9 @@ json make_row(const Case& c, std::vector<Measured>* runs_in) {
   row["repetitions"] = runs.size();
   json rates = json::array(), runs_json = json::array();
   std::vector<double> p50s, rate_v, ratios, probes, payload_ratios;
-  // A bracketed latency run's probe is the cache-line round trip; a
-  // bracketed throughput run's, the ring at this basis (Case::ring_bracketed).
+  // A bracketed latency run's probe is the round trip of its wait class
+  // (Case::latency_probe); a bracketed throughput run's, the ring at this
+  // basis (Case::ring_bracketed).
   const ThroughputBasis basis = throughput_basis(r.size);
   int unsettled = 0;  // brackets still apart after the retries
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -257,8 +264,11 @@ json make_row(const Case& c, std::vector<Measured>* runs_in) {
     if (unsettled) row["probe_unsettled_runs"] = unsettled;
     if (round_trip) {
       row["probe_ns"] = median_of(probes);
-      row["probe_kind"] = distinct.size() == 1 ? "1cpu-yield" : "2cpu";
-      row["ratio_basis"] = "rt_p50_ns / probe_ns (each repetition against its bracketing cache-line probes)";
+      const std::string kind = c.latency_probe();
+      row["probe_kind"] = kind;
+      row["ratio_basis"] = kind == kProbeFutex
+                               ? "rt_p50_ns / probe_ns (each repetition against its bracketing futex round-trip probes)"
+                               : "rt_p50_ns / probe_ns (each repetition against its bracketing cache-line probes)";
     } else {
       const std::string ring = std::to_string(basis.size) + " B";
       row["ring_probe"] = median_of(probes);

@@ -42,6 +42,12 @@ struct Case {
   // A flat-out run of two processes on two CPUs: stated against the
   // in-process ring measured around it (the others against the run's limits).
   bool ring_bracketed() const;
+  // The probe a latency run is bracketed with and stated against (limits.hpp):
+  // kProbeYield when its processes share one CPU, else kProbeFutex for a
+  // blocking row and kProbeCacheLine for a busy or adaptive one (adaptive
+  // waits spin first: answered within the spin, a round trip is a cache-line
+  // bounce; one that sleeps pays a wake-up, and its ratio shows it).
+  const char* latency_probe() const;
 };
 
 // Every case the options select; *skipped gets {what, why} for the ones a
@@ -50,8 +56,8 @@ std::vector<Case> build_cases(const std::vector<std::unique_ptr<Transport>>& tra
                               nlohmann::json* skipped);
 
 // One repetition of a case, with the probes taken right before and right
-// after it (0: not probed): the cache-line round trip (ns) around a latency
-// run, the in-process ring (limits.hpp, ring_probe: msgs/s or GB/s, as
+// after it (0: not probed): the round trip of Case::latency_probe() (ns)
+// around a latency run, the in-process ring (limits.hpp, ring_probe: msgs/s or GB/s, as
 // throughput_basis(size) says) around a two-process throughput run.
 struct Measured {
   RunResult run;

@@ -97,11 +97,24 @@ TEST(Percentiles, AreNearestRankOverTheSamples) {
   EXPECT_EQ(sut.max, 1000);
 }
 
-TEST(Ratio, LatencyIsStatedAgainstTheCacheLineRoundTrip) {
-  json sut = sample_row("pipe", 5000, 2e5);
+TEST(Ratio, BusyLatencyIsStatedAgainstTheCacheLineRoundTrip) {
+  json sut = sample_row("shm-spin-slot", 5000, 2e5);
+  sut["wait"] = "busy";
   apply_ratio(sut, sample_limits());
   EXPECT_DOUBLE_EQ(sut["ratio_to_limit"].get<double>(), 50);
-  EXPECT_NE(sut["ratio_basis"].get<std::string>().find("cacheline_rtt_ns"), std::string::npos);
+  EXPECT_EQ(sut["ratio_basis"].get<std::string>(), "rt_p50_ns / cacheline_rtt_ns");
+}
+
+TEST(Ratio, BlockingLatencyIsStatedAgainstTheFutexRoundTripAndOnOneCpuAgainstTheYieldRoundTrip) {
+  json sut = sample_row("pipe", 45000, 2e4);
+  apply_ratio(sut, sample_limits());
+  EXPECT_DOUBLE_EQ(sut["ratio_to_limit"].get<double>(), 1.5);
+  EXPECT_EQ(sut["ratio_basis"].get<std::string>(), "rt_p50_ns / futex_rtt_ns");
+  json one_cpu = sample_row("pipe", 3000, 2e5);
+  one_cpu["cpus"] = 1;
+  apply_ratio(one_cpu, sample_limits());
+  EXPECT_DOUBLE_EQ(one_cpu["ratio_to_limit"].get<double>(), 3);
+  EXPECT_EQ(one_cpu["ratio_basis"].get<std::string>(), "rt_p50_ns / cacheline_rtt_1cpu_yield_ns");
 }
 
 TEST(Ratio, SmallMessageThroughputIsStatedAgainstTheInProcessRing) {

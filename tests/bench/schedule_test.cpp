@@ -144,6 +144,75 @@ TEST(Row, IsTheMedianRepetitionWithTheSpreadAndTheRatioToItsOwnProbes) {
   EXPECT_DOUBLE_EQ(row["ratio_to_limit"].get<double>(), 3);
 }
 
+TEST(Row, ABlockingRowIsStatedAgainstTheFutexProbesAroundEachRepetition) {
+  auto all = all_transports();
+  Case c;
+  c.workload = "pingpong";
+  c.transport = transport_named(all, "pipe");
+  ASSERT_NE(c.transport, nullptr);
+  c.config.shape = Shape::round_trip;
+  c.config.wait = Wait::block;
+  c.config.cpus = {0, 1};
+  ASSERT_STREQ(c.latency_probe(), kProbeFutex);
+  // p50s 40, 60, 45 us against futex probes of 20, 40, 30 us: ratios 2, 1.5, 1.5.
+  std::vector<Measured> runs;
+  runs.push_back(fake_run(40'000, 20'000, 20'000));
+  runs.push_back(fake_run(60'000, 40'000, 40'000));
+  runs.push_back(fake_run(45'000, 30'000, 30'000));
+  const json sut = make_row(c, &runs);
+  EXPECT_EQ(sut["probe_kind"], "futex");
+  EXPECT_DOUBLE_EQ(sut["ratio_to_limit"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(sut["probe_ns"].get<double>(), 30'000);
+  EXPECT_NE(sut["ratio_basis"].get<std::string>().find("futex round-trip probes"), std::string::npos)
+      << sut["ratio_basis"];
+  EXPECT_EQ(ratio_probe(sut), "futex");
+  EXPECT_NE(results_table({{"results", json::array({sut})}}).find("1.5x futex probe"), std::string::npos);
+
+  // The same transport busy-polling, or on one CPU, keeps the cache-line probe.
+  Case busy = c;
+  busy.config.wait = Wait::busy;
+  EXPECT_STREQ(busy.latency_probe(), kProbeCacheLine);
+  Case adaptive = c;
+  adaptive.config.wait = Wait::adaptive;
+  EXPECT_STREQ(adaptive.latency_probe(), kProbeCacheLine);
+  Case one_cpu = c;
+  one_cpu.config.cpus = {0};
+  EXPECT_STREQ(one_cpu.latency_probe(), kProbeYield);
+  std::vector<Measured> busy_runs;
+  busy_runs.push_back(fake_run(400, 100, 100));
+  const json b = make_row(busy, &busy_runs);
+  EXPECT_EQ(b["probe_kind"], "2cpu");
+  EXPECT_DOUBLE_EQ(b["ratio_to_limit"].get<double>(), 4);
+  EXPECT_NE(b["ratio_basis"].get<std::string>().find("cache-line probes"), std::string::npos);
+}
+
+// A probe taken since the last run stands for the next run that takes the
+// same one, also when probes of other kinds were taken in between.
+TEST(Prober, SharesEachKindsProbeUntilSomethingRuns) {
+  Prober sut;
+  int measured = 0;
+  const auto fake = [&](double v, const char* kind) {
+    return [&measured, v, kind](ProbeRecord* p) {
+      ++measured;
+      p->value = v;
+      p->kind = kind;
+    };
+  };
+  sut.take("cacheline 0,1", "after run one", fake(100, "2cpu"));
+  sut.take("futex 0,1", "after run one", fake(30'000, "futex"));
+  EXPECT_DOUBLE_EQ(sut.before("cacheline 0,1", "run two", fake(1, "2cpu")).value, 100);
+  EXPECT_DOUBLE_EQ(sut.before("futex 0,1", "run two", fake(2, "futex")).value, 30'000);
+  EXPECT_EQ(measured, 2);
+  EXPECT_NE(sut.log()[1].at.find("before run two"), std::string::npos) << sut.log()[1].at;
+  sut.ran_something();
+  EXPECT_DOUBLE_EQ(sut.before("futex 0,1", "run three", fake(3, "futex")).value, 3);
+  EXPECT_EQ(measured, 3);
+  const json log = probes_to_json(sut.log());
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_EQ(log[1]["kind"], "futex");
+  EXPECT_DOUBLE_EQ(log[1]["ns"].get<double>(), 30'000);
+}
+
 // A case of `workload` over the named transport, two short repetitions.
 Case short_case(const std::vector<std::unique_ptr<Transport>>& all, const char* name, const char* workload, Shape shape,
                 std::size_t size, const char* tag) {
@@ -191,6 +260,38 @@ TEST(Schedule, RepetitionsAlternateAndEveryLatencyRunIsBracketedByProbes) {
                              [](const ProbeRecord& a, const ProbeRecord& b) { return a.t_s < b.t_s; }));
   const json log = probes_to_json(sut.prober.log());
   EXPECT_TRUE(log[0].contains("t_s") && log[0].contains("ns") && log[0].contains("at"));
+  // Both rows block on two CPUs: bracketed by the futex probe, not the cache line.
+  if (allowed_cpus().size() >= 2) {
+    for (const auto& p : log) EXPECT_EQ(p["kind"], "futex") << p.dump();
+    for (const auto& row : sut.rows) {
+      EXPECT_EQ(row["probe_kind"], "futex") << row.dump();
+      EXPECT_NE(row["ratio_basis"].get<std::string>().find("futex"), std::string::npos);
+    }
+  }
+}
+
+TEST(Schedule, BusyAndBlockingRunsOfOneGroupAreBracketedByTheProbesOfTheirWaitClass) {
+  if (allowed_cpus().size() < 2) GTEST_SKIP() << "needs two CPUs";
+  auto all = all_transports();
+  std::vector<Case> cases;
+  cases.push_back(short_case(all, "shm-futex-slot", "pingpong", Shape::round_trip, 64, "zsw"));
+  ASSERT_NE(cases.back().transport, nullptr);
+  cases.back().config.wait = Wait::busy;
+  cases.back().repetitions = 1;
+  cases.push_back(cases.back());
+  cases.back().config.wait = Wait::block;
+  const ScheduleOutput sut = run_schedule(cases, {});
+  ASSERT_TRUE(sut.errors.empty()) << sut.errors.dump();
+  ASSERT_EQ(sut.rows.size(), 2u);
+  EXPECT_EQ(sut.rows[0]["probe_kind"], "2cpu");
+  EXPECT_EQ(sut.rows[1]["probe_kind"], "futex");
+  // Each run's brackets are of its own kind, in the log's order.
+  std::vector<std::string> kinds;
+  for (const auto& p : sut.prober.log()) kinds.push_back(p.kind);
+  const std::size_t first_futex = std::find(kinds.begin(), kinds.end(), "futex") - kinds.begin();
+  ASSERT_LT(first_futex, kinds.size());
+  EXPECT_GE(first_futex, 2u) << "the busy run's two cache-line probes come first";
+  for (std::size_t k = 0; k < kinds.size(); ++k) EXPECT_EQ(kinds[k], k < first_futex ? "2cpu" : "futex") << k;
 }
 
 TEST(Schedule, EachRepetitionIsOnePassOverEveryGroup) {
@@ -291,9 +392,16 @@ TEST(Schedule, AnExtraProgramRunsBetweenCacheLineProbesThatItsRowsCarry) {
   EXPECT_GT(first.before_ns, 0);
   EXPECT_GT(first.after_ns, 0);
   EXPECT_EQ(second.before_ns, first.after_ns) << "the probe after one program is the one before the next";
-  ASSERT_EQ(prober.log().size(), static_cast<std::size_t>(1 + first.attempts + second.attempts));
+  EXPECT_GT(first.futex_before_ns, 0);
+  EXPECT_GT(first.yield_after_ns, 0);
+  EXPECT_EQ(second.futex_before_ns, first.futex_after_ns);
+  EXPECT_EQ(second.yield_before_ns, first.yield_after_ns);
+  // Three kinds, each taken once before the first program and after every attempt.
+  ASSERT_EQ(prober.log().size(), static_cast<std::size_t>(3 * (1 + first.attempts + second.attempts)));
   EXPECT_NE(prober.log()[0].at.find("before extra one attempt 1"), std::string::npos) << prober.log()[0].at;
   EXPECT_EQ(prober.log()[0].kind, "2cpu");
+  EXPECT_EQ(prober.log()[1].kind, "futex");
+  EXPECT_EQ(prober.log()[2].kind, "1cpu-yield");
 
   json row = {{"workload", "heap_alloc"}};
   add_host_probes(&row, 100, 400, 2);
@@ -328,11 +436,115 @@ TEST(Schedule, AnExtraProgramRunsBetweenBandwidthProbesTooWithoutTakingThemForCa
   std::size_t membw = 0, cacheline = 0;
   for (const auto& p : prober.log()) (p.kind == "membw" ? membw : cacheline) += 1;
   EXPECT_EQ(membw, 4u);
-  EXPECT_EQ(cacheline, 3u);
+  EXPECT_EQ(cacheline, 3u * 3u);  // cache-line, futex and yield, before the first and after each
   json row = {{"workload", "topic-log"}};
   add_host_bandwidth(&row, first, 2);
   EXPECT_GT(row["host_membw_gbps"].get<double>(), 0);
   EXPECT_TRUE(row.contains("host_steal_share"));
+}
+
+// An extra's round-trip rows are stated against the probes of their wait
+// class measured around its program; its other rows keep the run's limits.
+TEST(HostRatio, AnExtrasRoundTripIsStatedAgainstTheProbesOfItsWaitClassAroundItsProgram) {
+  HostBrackets h;
+  h.before_ns = 90;
+  h.after_ns = 110;  // cache-line: 100
+  h.futex_before_ns = 30'000;
+  h.futex_after_ns = 50'000;  // futex: 40 us, brackets 1.67x apart
+  h.yield_before_ns = h.yield_after_ns = 2'000;
+  const auto row = [](const char* wait, json cpus) {
+    return json{{"workload", "pingpong"}, {"transport", "iceoryx2"}, {"size", 64},
+                {"wait", wait},           {"processes", 2},          {"cpus", cpus},
+                {"rt_p50_ns", 800},       {"latency", "round trip"}};
+  };
+  json busy = row("busy", 2);
+  add_host_ratio(&busy, h);
+  EXPECT_EQ(busy["probe_kind"], "2cpu");
+  EXPECT_DOUBLE_EQ(busy["probe_ns"].get<double>(), 100);
+  EXPECT_DOUBLE_EQ(busy["probe_before_ns"].get<double>(), 90);
+  EXPECT_DOUBLE_EQ(busy["ratio_to_limit"].get<double>(), 8);
+  EXPECT_NE(busy["ratio_basis"].get<std::string>().find("cache-line probes right before and after its program"),
+            std::string::npos)
+      << busy["ratio_basis"];
+  EXPECT_FALSE(busy.contains("probe_unsettled_runs"));
+  EXPECT_EQ(ratio_probe(busy), "2cpu");
+
+  json block = row("block", 2);
+  block["rt_p50_ns"] = 60'000;
+  add_host_ratio(&block, h);
+  EXPECT_EQ(block["probe_kind"], "futex");
+  EXPECT_DOUBLE_EQ(block["ratio_to_limit"].get<double>(), 1.5);
+  EXPECT_NE(block["ratio_basis"].get<std::string>().find("futex"), std::string::npos);
+  EXPECT_EQ(block["probe_unsettled_runs"], 1) << "30 and 50 us disagree";
+
+  json one_cpu = row("block", 1);
+  add_host_ratio(&one_cpu, h);
+  EXPECT_EQ(one_cpu["probe_kind"], "1cpu-yield");
+  EXPECT_DOUBLE_EQ(one_cpu["ratio_to_limit"].get<double>(), 0.4);
+
+  json unknown_wait = row("n/a", nullptr);  // an rpc row, unpinned: the cache-line probes
+  add_host_ratio(&unknown_wait, h);
+  EXPECT_EQ(unknown_wait["probe_kind"], "2cpu");
+
+  // A harness with one CPU took only yield probes: every row is stated against them.
+  HostBrackets one;
+  one.one_cpu = true;
+  one.before_ns = one.after_ns = one.yield_before_ns = one.yield_after_ns = 1'000;
+  json on_one = row("block", 2);
+  add_host_ratio(&on_one, one);
+  EXPECT_EQ(on_one["probe_kind"], "1cpu-yield");
+  EXPECT_DOUBLE_EQ(on_one["ratio_to_limit"].get<double>(), 0.8);
+
+  // The run-wide limits do not overwrite it.
+  Limits l;
+  l.cacheline_rtt_ns = 50;
+  l.futex_rtt_ns = 1'000;
+  apply_ratio(block, l);
+  EXPECT_DOUBLE_EQ(block["ratio_to_limit"].get<double>(), 1.5);
+
+  // A throughput row, a row with its own basis, or missing probes: left to
+  // the run's limits (or to its own basis).
+  json stream = {{"workload", "stream"}, {"transport", "iceoryx2"}, {"size", 100},
+                 {"wait", "busy"},       {"msgs_per_s", 1e6},       {"rt_p50_ns", 5'000}};
+  add_host_ratio(&stream, h);
+  EXPECT_FALSE(stream.contains("ratio_basis"));
+  json own = row("busy", 2);
+  own["ratio_basis"] = "ratio_to_raw_nats";
+  add_host_ratio(&own, h);
+  EXPECT_EQ(own["ratio_basis"], "ratio_to_raw_nats");
+  EXPECT_FALSE(own.contains("probe_ns"));
+  json unprobed = row("block", 2);
+  add_host_ratio(&unprobed, HostBrackets{});
+  EXPECT_FALSE(unprobed.contains("ratio_basis"));
+  apply_ratio(unprobed, l);
+  EXPECT_EQ(unprobed["ratio_basis"], "rt_p50_ns / futex_rtt_ns");
+  EXPECT_DOUBLE_EQ(unprobed["ratio_to_limit"].get<double>(), 0.8);
+}
+
+// An old file's blocking row was stated against the cache-line probe, a new
+// one's against the futex probe: their ratios are not compared, the figure is.
+TEST(CompareWithSpreads, RatiosToDifferentProbesAreNotWeighedAgainstEachOther) {
+  json old_row = probed_row(40'000, 100);  // ratio 400 to the cache-line probe (old basis, no probe_kind)
+  old_row["wait"] = "block";
+  json new_row = probed_row(60'000, 20'000);  // +50%, ratio 3 to the futex probe
+  new_row["wait"] = "block";
+  new_row["probe_kind"] = "futex";
+  new_row["ratio_basis"] = "rt_p50_ns / probe_ns (each repetition against its bracketing futex round-trip probes)";
+  EXPECT_EQ(ratio_probe(old_row), "2cpu");
+  EXPECT_EQ(ratio_probe(new_row), "futex");
+  CompareSummary s;
+  const std::string out =
+      compare_documents({{"results", json::array({old_row})}}, {{"results", json::array({new_row})}}, 0.10, &s);
+  EXPECT_EQ(s.regressions, 1) << out;
+  EXPECT_EQ(s.host_moved, 0) << out;
+  // Two rows against the futex probe are weighed as before: the probe moved with the figure.
+  json before = new_row;
+  before["rt_p50_ns"] = 40'000;
+  before["ratio_to_limit"] = 3.0;
+  before["spread"] = probed_row(40'000, 13'333)["spread"];
+  compare_documents({{"results", json::array({before})}}, {{"results", json::array({new_row})}}, 0.10, &s);
+  EXPECT_EQ(s.regressions, 0);
+  EXPECT_EQ(s.host_moved, 1);
 }
 
 TEST(Row, AThroughputRowIsStatedAgainstTheRingMeasuredAroundEachRepetition) {

@@ -167,6 +167,10 @@ TEST(Row, ABlockingRowIsStatedAgainstTheFutexProbesAroundEachRepetition) {
       << sut["ratio_basis"];
   EXPECT_EQ(ratio_probe(sut), "futex");
   EXPECT_NE(results_table({{"results", json::array({sut})}}).find("1.5x futex probe"), std::string::npos);
+  // A blocking wait that caught the reply before it slept reads far under 1, legibly.
+  json polled = sut;
+  polled["ratio_to_limit"] = 240.0 / 78'000;
+  EXPECT_NE(results_table({{"results", json::array({polled})}}).find("0.003x futex probe"), std::string::npos);
 
   // The same transport busy-polling, or on one CPU, keeps the cache-line probe.
   Case busy = c;

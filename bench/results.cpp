@@ -409,7 +409,7 @@ std::string ratio_probe(const json& r) {
   if (basis.find("probe_ns") == std::string::npos) return "";
   // Files from before the futex probes said "cache-line" in every basis;
   // every row since names its probe in probe_kind.
-  const std::string kind = r.value("probe_kind", "");
+  std::string kind = r.value("probe_kind", "");
   if (!kind.empty()) return kind;
   return basis.find("futex") != std::string::npos ? kProbeFutex : kProbeCacheLine;
 }

@@ -35,6 +35,7 @@ std::vector<ExtraProgram> find_extras(const std::string& dir) {
 const std::vector<std::pair<std::string, std::string>>& expected_peer_programs() {
   static const std::vector<std::pair<std::string, std::string>> v = {
       {"iceoryx2", "iceoryx2 (crates.io) built with cargo by scripts/run-bench.sh"},
+      {"zenoh", "Zenoh with shared memory (crates.io) built with cargo by scripts/run-bench.sh"},
       {"aeron", "Aeron IPC (Maven io.aeron:aeron-all) built with Maven and javac by scripts/run-bench.sh"},
       {"chronicle",
        "Chronicle Queue (Maven net.openhft:chronicle-queue) built with Maven and javac by scripts/run-bench.sh"},

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# `make bench` (after the release build): builds the iceoryx2 peer with cargo
-# and the Aeron peer with Maven and javac when it can, runs zipc-bench (limits
+# `make bench` (after the release build): builds the iceoryx2 and Zenoh peers
+# with cargo and the Aeron peer with Maven and javac when it can, runs zipc-bench (limits
 # probe first, then every workload over every transport, then the extra
 # programs) and draws the charts. Everything
 # it writes goes to $BUILD/bench-results/ (build/release/bench-results/ by
 # default, ignored by git): it never touches a tracked file. To show a run in
 # the README: make bench-cite RUN=<the new json> (docs/design/bench.md).
 #   bash scripts/run-bench.sh [zipc-bench options, e.g. --full or --filter pingpong]
-# Environment: ZIPC_BENCH_NO_ICEORYX2=1 skips the cargo build, ZIPC_BENCH_NO_AERON=1
+# Environment: ZIPC_BENCH_NO_ICEORYX2=1 and ZIPC_BENCH_NO_ZENOH=1 skip the cargo builds, ZIPC_BENCH_NO_AERON=1
 # and ZIPC_BENCH_NO_CHRONICLE=1 the Maven/javac ones; ZIPC_BUILD_DIR picks the build directory (default build/release).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +35,28 @@ elif command -v cargo >/dev/null 2>&1; then
 else
   echo "skipped: iceoryx2 (cargo not installed: https://rustup.rs, then make bench again)"
   rm -f "$BIN/zipc-bench-iceoryx2"
+fi
+
+# Peer from crates.io: Zenoh with shared memory, a small Rust program
+# (bench/peers/zenoh). A big crate: the first build takes 10-30 minutes on two
+# cores; cargo keeps it in $BUILD/zenoh-target, so later runs only check it.
+if [ "${ZIPC_BENCH_NO_ZENOH:-0}" = "1" ]; then
+  echo "skipped: zenoh (ZIPC_BENCH_NO_ZENOH=1)"
+  rm -f "$BIN/zipc-bench-zenoh"
+elif command -v cargo >/dev/null 2>&1; then
+  echo "run-bench: building the zenoh peer with cargo (first time: 10-30 minutes)"
+  t0=$(date +%s)
+  if cargo build --release --locked --quiet --manifest-path bench/peers/zenoh/Cargo.toml \
+       --target-dir "$BUILD/zenoh-target"; then
+    cp "$BUILD/zenoh-target/release/zipc-bench-zenoh" "$BIN/zipc-bench-zenoh"
+    echo "run-bench: built the zenoh peer in $(($(date +%s) - t0)) s"
+  else
+    echo "skipped: zenoh (cargo build failed; see above)"
+    rm -f "$BIN/zipc-bench-zenoh"
+  fi
+else
+  echo "skipped: zenoh (cargo not installed: https://rustup.rs, then make bench again)"
+  rm -f "$BIN/zipc-bench-zenoh"
 fi
 
 # Peer from Maven Central: Aeron IPC, a small Java program (bench/peers/aeron),

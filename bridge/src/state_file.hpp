@@ -12,7 +12,9 @@ namespace zipc::bridge_detail {
 
 class StateFile {
  public:
-  using Record = std::array<std::uint64_t, 4>;
+  // Five numbers; their meaning is the writer's. A file written before the
+  // fifth was added reads with it 0.
+  using Record = std::array<std::uint64_t, 5>;
   StateFile() = default;
   ~StateFile();
   StateFile(const StateFile&) = delete;
@@ -22,6 +24,7 @@ class StateFile {
   void open(const std::string& path);
   // The stored record, if any (a torn or foreign file reads as none).
   [[nodiscard]] std::optional<Record> read();
+  // One pwrite() at offset 0 (nothing when the file is not open).
   void write(const Record& r);
   [[nodiscard]] bool is_open() const noexcept { return file_ != nullptr; }
 

@@ -13,6 +13,7 @@
 // ones after them. Only a gap not filled within BridgeMapping::reorder_wait
 // is counted lost.
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -34,15 +35,37 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-// The state record is {position, delivering, local next before, seed}: every
-// stream message up to `position` reached the local channel, and so did the
-// one at `delivering` when the local channel moved past `local next before`
-// (it is then the position). `seed` is the stream sequence of the message
+// The state record is {position, delivering, local next before, seed, run}:
+// every stream message up to `position` reached the local channel; after it
+// come, at their places in the stream, the messages at stream sequences
+// `delivering`, `delivering` + 1, ... (at most `run` of them; 0 reads as 1, a
+// record of an older bridge), each the next local message from `local next
+// before` on. So when the local channel moved k past `local next before`
+// (k <= run), the first k of them reached it and the position is
+// `delivering` + k - 1. One record covers a run of consecutive stream
+// messages all delivered (a fetched batch, typically): it is written before
+// the first of them, and anything else (a message not delivered, one out of
+// its place, a gap in the stream sequence) ends the run and writes a record
+// of its own before it is done. `seed` is the stream sequence of the message
 // delivered last before this record (0: none): after a restart its origin
 // sequence is where that origin's accounting resumes, so that what was
 // delivered ahead of its place in the stream (a gap filled, see Reorder) is a
 // duplicate. Flags in `seed`: kLateFlag, `delivering` is such a message and
 // the position stays; kNoneFlag, nothing is being delivered.
+//
+// The record, not the consumer's acknowledgements, says where delivery
+// resumes after a restart (consume_from() makes the consumer start after
+// `position`), and it is written before the messages it covers are
+// delivered, which is before their batch is acknowledged (AckAll, once per
+// batch). A SIGKILL between any two of these steps: record written, nothing
+// delivered (k = 0: the position stays, the run is fetched again); part of
+// the run delivered (k of them: resumes after the k-th); all delivered, not
+// acknowledged (resumes after the run; the server's redelivery of the
+// unacknowledged ones, if the consumer survived, is below the position and
+// dropped as a duplicate). Counting k from the local channel needs the
+// bridge to be that channel's only publisher, as the one-message record
+// before it did; a `both` mapping (local publishers on the same topic)
+// keeps runs of one.
 constexpr std::uint64_t kLateFlag = 1ULL << 63;
 constexpr std::uint64_t kNoneFlag = 1ULL << 62;
 constexpr std::uint64_t kSeedMask = kNoneFlag - 1;
@@ -59,13 +82,19 @@ std::uint64_t local_next(MappingRuntime& m) {
   return m.cfg.kind == BridgeKind::topic ? m.topic.next_sequence() : m.queue_in.stats().sent;
 }
 
-// A message's identity across a server restart: origin, channel and sequence headers.
-std::string identity(const Headers& h) {
-  std::string s(h.origin);
+// A message's identity across a server restart: origin, channel and
+// sequence headers. Into s, in place (no allocation once s has room).
+void identity(const Headers& h, std::string& s) {
+  s.assign(h.origin);
   s += '/';
   s += h.channel;
   s += '/';
-  s += std::to_string(h.seq);
+  char digits[24];
+  s.append(digits, std::to_chars(digits, digits + sizeof(digits), h.seq).ptr);
+}
+std::string identity(const Headers& h) {
+  std::string s;
+  identity(h, s);
   return s;
 }
 
@@ -373,8 +402,19 @@ class JsInbound {
   bool starts_gap(const Headers& h, std::uint64_t* from, std::uint64_t* to);
   void seed(std::uint64_t sseq);
   void drop_reorder();
+  // A record for one message (ends any run).
   void write_state(std::uint64_t delivering, std::uint64_t local_before, std::uint64_t flags) {
-    m_.in_state.write({position_, delivering, local_before, flags | last_delivered_});
+    run_next_ = 0;
+    m_.in_state.write({position_, delivering, local_before, flags | last_delivered_, 1});
+  }
+  // Before the in-place delivery of the message at sseq: a record, unless it
+  // continues the run the last record covers.
+  void cover(std::uint64_t sseq) {
+    if (run_next_ != 0 && sseq == run_next_ && run_left_ != 0) return;
+    run_left_ =
+        m_.cfg.direction == BridgeDirection::both ? 1 : std::max<std::uint64_t>(batch_left_, 1);  // (a held one: 0)
+    m_.in_state.write({position_, sseq, local_next(m_), last_delivered_, run_left_});
+    run_next_ = sseq;
   }
 
   MappingRuntime& m_;
@@ -385,6 +425,10 @@ class JsInbound {
   std::string position_id_;           // identity() of the message at position_, once one was seen
   std::uint64_t last_delivered_ = 0;  // stream sequence of the message delivered last (0: none)
   Reorder reorder_;
+  // The run the last record covers: the stream sequence that continues it
+  // (0: none) and how many more it may take. batch_left_: the fetched
+  // messages not yet processed, this one included (a run's bound).
+  std::uint64_t run_next_ = 0, run_left_ = 0, batch_left_ = 0;
 };
 
 // Restores the expected origin sequence of the message at stream sequence
@@ -451,7 +495,7 @@ JsInbound::Outcome JsInbound::pass_rejected(Item& item) {
   ack(item);
   if (item.sseq > position_) {
     position_ = item.sseq;
-    position_id_ = identity(read_headers(item.msg));
+    identity(read_headers(item.msg), position_id_);
     write_state(item.sseq, 0, kNoneFlag);
   }
   natsMsg_Destroy(item.msg);
@@ -469,7 +513,7 @@ JsInbound::Outcome JsInbound::process(Item item) {
     if (!item.done) m_.counters.duplicates.fetch_add(1, std::memory_order_relaxed);
     if (item.sseq > position_) {  // a late one, delivered before: its place passed
       position_ = item.sseq;
-      if (item.h.has_seq) position_id_ = identity(item.h);
+      if (item.h.has_seq) identity(item.h, position_id_);
     }
     ack(item);
     natsMsg_Destroy(item.msg);
@@ -504,12 +548,15 @@ JsInbound::Outcome JsInbound::deliver_in_place(Item& item) {
   if (v == Verdict::loop) m_.counters.loops.fetch_add(1, std::memory_order_relaxed);
   if (v == Verdict::duplicate) m_.counters.duplicates.fetch_add(1, std::memory_order_relaxed);
   if (v == Verdict::deliver) {
-    write_state(item.sseq, local_next(m_), 0);
+    cover(item.sseq);
     if (deliver(m_, item.h, natsMsg_GetData(item.msg), static_cast<std::size_t>(natsMsg_GetDataLength(item.msg)))) {
       m_.counters.received.fetch_add(1, std::memory_order_relaxed);
       last_delivered_ = item.sseq;
-    } else if (stop_.load(std::memory_order_relaxed)) {
-      return Outcome::stopped;  // not delivered: delivered again after a restart
+      run_next_ = item.sseq + 1;
+      --run_left_;
+    } else {
+      run_next_ = 0;  // it did not land: the next one needs a record of its own
+      if (stop_.load(std::memory_order_relaxed)) return Outcome::stopped;  // delivered again after a restart
     }
   }
   if (item.sseq > position_) {
@@ -517,7 +564,7 @@ JsInbound::Outcome JsInbound::deliver_in_place(Item& item) {
       position_ = item.sseq;
       write_state(item.sseq, 0, kNoneFlag);
     }
-    if (item.h.has_seq) position_id_ = identity(item.h);
+    if (item.h.has_seq) identity(item.h, position_id_);
     position_ = item.sseq;
   }
   return Outcome::handled;
@@ -577,14 +624,18 @@ JsInbound::Outcome JsInbound::flush(bool filled) {
 void JsInbound::run() {
   std::uint64_t seed_at = 0;
   if (auto r = m_.in_state.read()) {
-    const bool landed = local_next(m_) > (*r)[2];
+    const std::uint64_t now = local_next(m_), run = std::max<std::uint64_t>((*r)[4], 1);
+    const std::uint64_t landed = now > (*r)[2] ? std::min(now - (*r)[2], run) : 0;  // of the run
     const std::uint64_t flags = (*r)[3] & ~kSeedMask, before = (*r)[3] & kSeedMask;
     if (flags == kNoneFlag || ((*r)[3] == 0 && (*r)[2] == 0)) {  // (the second: an older bridge's record)
       position_ = (*r)[0];
       seed_at = before;
+    } else if (flags == kLateFlag) {
+      position_ = (*r)[0];
+      seed_at = landed != 0 ? (*r)[1] : before;
     } else {
-      position_ = flags == kLateFlag || !landed ? (*r)[0] : (*r)[1];
-      seed_at = landed ? (*r)[1] : before;
+      position_ = landed != 0 ? (*r)[1] + landed - 1 : (*r)[0];
+      seed_at = landed != 0 ? position_ : before;
     }
   }
   {
@@ -610,6 +661,7 @@ void JsInbound::run() {
       // right after what was delivered, so that the order stays whole.
       seen_reconnects = link_.reconnects();
       drop_reorder();     // fetched again from the position
+      run_next_ = 0;      // (the next delivery writes a record of its own)
       puller_.discard();  // (what the old consumer still sends is passed as already delivered)
       if (!consume_from(m_, link_, stop_, position_, position_id_)) return;
       if (position_ == 0) last_delivered_ = 0;  // the stream went back: read again from its start
@@ -617,6 +669,7 @@ void JsInbound::run() {
     batch.clear();
     puller_.fetch(m_, batch, 256, 200ms);
     Outcome o = Outcome::handled;
+    batch_left_ = batch.size();
     for (natsMsg* msg : batch) {
       if (o == Outcome::stopped) {
         natsMsg_Destroy(msg);  // not acked: delivered again after a restart
@@ -626,6 +679,7 @@ void JsInbound::run() {
       item.reject = read_message(m_, msg, false, &item.h);
       if (item.reject != Reject::none) item.h = Headers{};
       o = process(item);
+      --batch_left_;
     }
     puller_.send_acks();
     if (o == Outcome::stopped) break;

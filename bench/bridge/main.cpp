@@ -389,7 +389,8 @@ double pct(std::vector<std::uint64_t>& v, double p) {
 }
 
 // Flat out: n messages; delivered rate = arrivals / (last arrival - first send).
-void throughput(Transport& t, std::size_t size, std::uint64_t n, Run& r) {
+// Waits for the last arrival until nothing more came for `quiet`.
+void throughput(Transport& t, std::size_t size, std::uint64_t n, std::chrono::milliseconds quiet, Run& r) {
   std::vector<std::byte> buf(size, std::byte{1});
   const std::uint64_t base = t.sink.count.load();
   const std::uint64_t t0 = now_ns();
@@ -399,10 +400,10 @@ void throughput(Transport& t, std::size_t size, std::uint64_t n, Run& r) {
     t.send(buf.data(), size);
   }
   t.flush();
-  // Until everything arrived, or nothing more for 300 ms.
+  // Until everything arrived, or nothing more for `quiet`.
   std::uint64_t seen = 0;
   auto quiet_since = Clock::now();
-  while (t.sink.count.load() - base < n && Clock::now() - quiet_since < 300ms) {
+  while (t.sink.count.load() - base < n && Clock::now() - quiet_since < quiet) {
     std::this_thread::sleep_for(1ms);
     if (t.sink.count.load() != seen) seen = t.sink.count.load(), quiet_since = Clock::now();
   }
@@ -453,6 +454,7 @@ int run(int argc, char** argv) {
   int reps = zipc::bench::kDefaultRepetitions;
   std::uint64_t n_small = 200000, n_large = 40000, n_lat = 5000;
   double rate = 5000;
+  int quiet_ms = 300;
   app.add_option("--server", server, "an existing nats-server URL (default: start one)");
   app.add_option("--repetitions", reps, "alternating runs per row; the median is reported");
   app.add_option("--json", json_out, "write the rows here (every row unless --transports)");
@@ -462,6 +464,8 @@ int run(int argc, char** argv) {
   app.add_option("--messages-4k", n_large, "throughput messages, 4 KiB");
   app.add_option("--latency-messages", n_lat, "latency samples per run");
   app.add_option("--rate", rate, "latency runs: messages per second");
+  app.add_option("--quiet-ms", quiet_ms,
+                 "throughput runs end this long after the last arrival (longer under valgrind)");
   std::vector<std::size_t> sizes{100, 4096};
   app.add_option("--sizes", sizes, "message sizes to run (bytes)");
   std::vector<std::string> only;
@@ -499,7 +503,7 @@ int run(int argc, char** argv) {
         Run warm;
         latency(*tr, size, 200, rate, warm);  // connections, pages and wait strategies warm
         latency(*tr, size, js ? n_lat / 2 : n_lat, js ? rate / 2 : rate, r);
-        throughput(*tr, size, n, r);
+        throughput(*tr, size, n, std::chrono::milliseconds(quiet_ms), r);
         if (auto* b = dynamic_cast<Bridged*>(tr.get())) r.lost += b->lost();
         runs[{name, size}].push_back(r);
         std::fprintf(stderr, "rep %d %-17s %5zu B: %10.0f msgs/s lost %llu  p50 %.1f p99 %.1f p99.9 %.1f us\n", rep,

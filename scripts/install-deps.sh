@@ -13,6 +13,7 @@ want_apt=(
   nats-server libnats-dev openssl liburing-dev libflatbuffers-dev flatbuffers-compiler
   libprotobuf-dev protobuf-compiler
   doxygen # the API reference (make docs, test docs.doxygen); draws no graphs, so no graphviz
+  spin # the Promela model checker of tests/model (test model.queue_recovery)
 )
 if [ "${ZIPC_DEPS:-full}" != "minimal" ]; then
   # Peers measured by the benchmark suite (bench/peers): Debian packages only.

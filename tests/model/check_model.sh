@@ -5,6 +5,8 @@
 # (one safety step of recovery removed) must make spin find an error, so the
 # checker is shown able to fail.
 #   check_model.sh <model.pml> <work dir> [mutation ...]
+# Environment: MODEL_BOUNDS replaces the bounds below (spin -D options);
+# MODEL_DEFINES adds spin -D options to every run.
 # Exits 77 (skipped) when spin or a C compiler is missing.
 set -euo pipefail
 
@@ -27,7 +29,10 @@ fi
 # (lossless); MEMLIM turns running out of memory into an incomplete search,
 # which fails below.
 pan_flags=(-O2 -DSAFETY -DCOLLAPSE -DMEMLIM=4000)
-bounds=(-DMSGS=1)
+# shellcheck disable=SC2206 # (word splitting wanted: lists of -D options)
+bounds=(${MODEL_BOUNDS:--DMSGS=1})
+# shellcheck disable=SC2206
+bounds+=(${MODEL_DEFINES:-})
 
 # run <name> <spin -D defines...>: builds and runs pan in <work>/<name>;
 # leaves its output in <work>/<name>/pan.out and returns pan's exit status.

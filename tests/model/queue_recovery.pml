@@ -81,7 +81,7 @@ byte reads[NMSG + 1];  /* times a consumer read the message */
 byte releases[NMSG + 1];
 byte g_dead_reservations; /* producers that died holding a reservation */
 byte g_cons_ok;        /* consumers that ended with `closed` */
-byte g_closing;        /* consumers that saw `closed` and run their last recover() */
+byte g_closing;        /* consumers that saw `closed` and run their last recover() and try */
 byte g_cons_last;      /* ... of which after every producer had ended */
 byte g_cons_dead;
 byte g_prod_done;      /* producers ended (or dead) */
@@ -98,7 +98,7 @@ bit g_stuck;           /* a timeout fired and nothing has progressed since */
   :: else -> g_cons_dead++; \
     if :: (holding && g_closing > 0 && !STRICT_CLOSE) -> g_unserved[pos_msg[pos]] = 1 :: else -> skip fi \
   fi
-#define W(s) if :: atomic { crashes < MAXCRASH -> crashes++; alive[me] = 0; CRASHED; goto dead } :: atomic { s } fi
+#define W(s) if :: atomic { crashes < MAXCRASH -> crashes++; alive[me] = 0; CRASHED; PROGRESS; goto dead } :: atomic { s } fi
 
 /* ---------------------------------------------------------------- recover()
  * Locals it uses (declared by the caller): rs rp rbase ri rj ro1 rcl rhd rtl
@@ -313,6 +313,7 @@ proctype Consumer(byte me) {
   bit again = 0;         /* acquire_wait's one more try after a recovery */
   bit late = 0;          /* (ghost) saw `closed` after every producer had ended */
   bit holding = 0;       /* (ghost) holds position pos (acquired, not yet released) */
+  bit closing = 0;       /* (ghost) saw `closed`: in its last recover() and try */
   byte id;
   byte rs, rp, rbase, ri, rj, ro1, rcl, rhd, rtl, rrec; bit rdead, rfound, rok; bit rseen[NR];
 
@@ -393,16 +394,16 @@ missed:
   /* acquire_wait: closed and drained, unless a dead consumer left orphans */
   if
   :: (st == 2 && !again) ->
-    g_closing++;
+    atomic { closing = 1; g_closing++ };
     recover();
     if
-    :: rrec > 0 -> g_closing--; again = 1; goto acquire   /* one more try, whose `closed` is final */
+    :: rrec > 0 -> again = 1; goto acquire   /* one more try, whose `closed` is final */
     :: else -> goto finish
     fi
-  :: (st == 2 && again) -> g_closing++; goto finish
+  :: (st == 2 && again) -> goto finish
   :: else -> skip
   fi;
-  again = 0;
+  atomic { again = 0; if :: closing -> closing = 0; g_closing-- :: else -> skip fi };
   stall_wait(ocount != 0 || seq[head % CAP] == head + 1 || seq[head % CAP] == ((head + 1) | AB) ||
              (closed && tail <= head));
   goto acquire;
@@ -410,6 +411,7 @@ missed:
 deliver:
   /* read the payload, then release it (a copy receive, or a read loan) */
   atomic {
+    if :: closing -> closing = 0; g_closing-- :: else -> skip fi;
     id = cell_msg[pos % CAP];
     assert(id != 0 && committed[id] && pos_msg[pos] == id);  /* never garbage, never uncommitted */
     reads[id]++

@@ -14,16 +14,17 @@
  *
  * Switches (spin -D...):
  *   MAXCRASH   crashes in one run (default 1)
- *   MSGS       messages per producer (default 2)
+ *   MSGS       messages per producer (default 2; the test uses 1)
+ *   MSGS1      the second producer's, when it differs (0: one producer)
  *   MUTATION   0 the protocol as written; 1 recovery takes a position without
  *              asking whether its holder is alive; 2 recovery acts on the
  *              holder it looked up without re-reading the owner and seq words
  *              (the guard against a holder that moved on meanwhile)
  *   STRICT_CLOSE 1: also require delivery of a message whose consumer died
- *              holding it after every other consumer had already returned
- *              `closed` (fails: see docs/design/queue.md, "A machine-checked
- *              model", for the interleaving; the library leaves such a
- *              message for a later receive call)
+ *              holding it while another consumer was ending on `closed`
+ *              (fails: docs/design/queue.md, "A machine-checked model", the
+ *              first finding; the library leaves such a message for a later
+ *              receive call)
  */
 #ifndef MAXCRASH
 #define MAXCRASH 1

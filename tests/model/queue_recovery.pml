@@ -398,7 +398,8 @@ missed:
     atomic { closing = 1; g_closing++ };
     recover();
     if
-    :: rrec > 0 -> again = 1; goto acquire   /* one more try, whose `closed` is final */
+    :: (rrec > 0 || ocount != 0) -> again = 1; goto acquire   /* one more try, whose `closed` is final;
+                                  also for an orphan whose count recover() repaired */
     :: else -> goto finish
     fi
   :: (st == 2 && again) -> goto finish

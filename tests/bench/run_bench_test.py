@@ -40,7 +40,8 @@ def tracked_state(root):
 
 def run_bench(root, build):
     """Runs scripts/run-bench.sh with `build` as its build directory; returns (exit status, output)."""
-    env = dict(os.environ, ZIPC_BUILD_DIR=build, ZIPC_BENCH_NO_ICEORYX2="1", ZIPC_BENCH_NO_AERON="1", MPLBACKEND="Agg")
+    env = dict(os.environ, ZIPC_BUILD_DIR=build, ZIPC_BENCH_NO_ICEORYX2="1", ZIPC_BENCH_NO_AERON="1",
+               ZIPC_BENCH_NO_ZENOH="1", MPLBACKEND="Agg")
     p = subprocess.run(["bash", os.path.join(root, "scripts", "run-bench.sh"), *SMOKE], capture_output=True,
                        text=True, env=env, timeout=300)
     return p.returncode, p.stdout + p.stderr

@@ -166,43 +166,23 @@ std::shared_ptr<RpcConnection> RpcClientImpl::open(std::string_view name, Deadli
   }
 }
 
-RpcResponse RpcClientImpl::detached_response() noexcept {
+RpcResponse RpcClientImpl::failed_response(Status why) noexcept {
   RpcResponse r;
-  r.status_ = Status::detached;
+  r.status_ = why;
   return r;
 }
 
-RpcTicket RpcClientImpl::detached_ticket() noexcept {
+RpcTicket RpcClientImpl::failed_ticket(Status why) noexcept {
   RpcTicket t;
-  t.status_ = Status::detached;
+  t.status_ = why;
   return t;
 }
 
-RpcWriteLoan RpcClientImpl::detached_loan() noexcept {
+RpcWriteLoan RpcClientImpl::failed_loan(Status why) noexcept {
   RpcWriteLoan l;
-  l.status_ = Status::detached;
+  l.status_ = why;
   return l;
 }
-
-#ifndef NDEBUG
-RpcResponse RpcClientImpl::refused_response() noexcept {
-  RpcResponse r;
-  r.status_ = Status::busy;
-  return r;
-}
-
-RpcTicket RpcClientImpl::refused_ticket() noexcept {
-  RpcTicket t;
-  t.status_ = Status::busy;
-  return t;
-}
-
-RpcWriteLoan RpcClientImpl::refused_loan() noexcept {
-  RpcWriteLoan l;
-  l.status_ = Status::busy;
-  return l;
-}
-#endif
 
 bool RpcClientImpl::ensure_live(Status* status) noexcept {
   if (!attached) {  // never connected, or detached
@@ -337,7 +317,7 @@ bool RpcClientImpl::ready(const RpcTicket& t) const noexcept {
 }
 
 RpcResponse RpcClientImpl::wait(RpcTicket& t, Deadline deadline) noexcept {
-  ZIPC_USE_CHECK(use, refused_response());  // (debug builds; the ticket stays valid)
+  ZIPC_USE_CHECK(use, failed_response(Status::busy));  // (debug builds; the ticket stays valid)
   RpcResponse out;
   if (!t.conn_ || t.status_ != Status::ok) {
     out.status_ = t.status_ == Status::ok ? Status::closed : t.status_;

@@ -46,8 +46,8 @@ RpcClient& RpcClient::operator=(RpcClient&&) noexcept = default;
 RpcClient::~RpcClient() = default;
 
 RpcResponse RpcClient::call(std::span<const std::byte> request, std::chrono::nanoseconds timeout) noexcept {
-  if (!impl_ || !impl_->attached) return detail::RpcClientImpl::detached_response();
-  ZIPC_USE_CHECK(impl_->use, detail::RpcClientImpl::refused_response());
+  if (!impl_ || !impl_->attached) return detail::RpcClientImpl::failed_response(Status::detached);
+  ZIPC_USE_CHECK(impl_->use, detail::RpcClientImpl::failed_response(Status::busy));
   const Deadline deadline = Deadline::after(timeout);
   RpcWriteLoan l = impl_->reserve(request.size());
   while (l.status() == Status::full && !deadline.expired()) {
@@ -67,17 +67,17 @@ RpcResponse RpcClient::call(std::span<const std::byte> request, std::chrono::nan
 RpcResponse RpcClient::call(RpcWriteLoan&& loan, std::chrono::nanoseconds timeout) noexcept {
   if (!impl_ || !impl_->attached) {
     loan.abort();
-    return detail::RpcClientImpl::detached_response();
+    return detail::RpcClientImpl::failed_response(Status::detached);
   }
-  ZIPC_USE_CHECK(impl_->use, detail::RpcClientImpl::refused_response());  // (the loan stays with the caller)
+  ZIPC_USE_CHECK(impl_->use, detail::RpcClientImpl::failed_response(Status::busy));  // (the loan stays with the caller)
   const Deadline deadline = Deadline::after(timeout);
   RpcTicket t = impl_->send(std::move(loan));
   return impl_->wait(t, deadline);
 }
 
 RpcTicket RpcClient::call_async(std::span<const std::byte> request) noexcept {
-  if (!impl_ || !impl_->attached) return detail::RpcClientImpl::detached_ticket();
-  ZIPC_USE_CHECK(impl_->use, detail::RpcClientImpl::refused_ticket());
+  if (!impl_ || !impl_->attached) return detail::RpcClientImpl::failed_ticket(Status::detached);
+  ZIPC_USE_CHECK(impl_->use, detail::RpcClientImpl::failed_ticket(Status::busy));
   RpcWriteLoan l = impl_->reserve(request.size());
   if (l && !request.empty()) std::memcpy(l.data().data(), request.data(), request.size());
   return impl_->send(std::move(l));
@@ -86,15 +86,15 @@ RpcTicket RpcClient::call_async(std::span<const std::byte> request) noexcept {
 RpcTicket RpcClient::call_async(RpcWriteLoan&& loan) noexcept {
   if (!impl_ || !impl_->attached) {
     loan.abort();
-    return detail::RpcClientImpl::detached_ticket();
+    return detail::RpcClientImpl::failed_ticket(Status::detached);
   }
-  ZIPC_USE_CHECK(impl_->use, detail::RpcClientImpl::refused_ticket());  // (the loan stays with the caller)
+  ZIPC_USE_CHECK(impl_->use, detail::RpcClientImpl::failed_ticket(Status::busy));  // (the loan stays with the caller)
   return impl_->send(std::move(loan));
 }
 
 RpcWriteLoan RpcClient::reserve(std::size_t n) noexcept {
-  if (!impl_ || !impl_->attached) return detail::RpcClientImpl::detached_loan();
-  ZIPC_USE_CHECK(impl_->use, detail::RpcClientImpl::refused_loan());
+  if (!impl_ || !impl_->attached) return detail::RpcClientImpl::failed_loan(Status::detached);
+  ZIPC_USE_CHECK(impl_->use, detail::RpcClientImpl::failed_loan(Status::busy));
   return impl_->reserve(n);
 }
 
@@ -187,7 +187,7 @@ RpcTicket::~RpcTicket() {
 
 RpcResponse RpcTicket::wait(std::chrono::nanoseconds timeout) noexcept {
   if (client_ == nullptr) {  // never sent (or already waited on): closed, or detached from an empty client
-    return status_ == Status::detached ? detail::RpcClientImpl::detached_response() : RpcResponse();
+    return status_ == Status::detached ? detail::RpcClientImpl::failed_response(Status::detached) : RpcResponse();
   }
   return client_->wait(*this, Deadline::after(timeout));
 }

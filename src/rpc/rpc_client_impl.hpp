@@ -68,17 +68,13 @@ class RpcClientImpl {
   // Checks the server at most every liveness_ns; reconnects a dead connection
   // once (no waiting). False (with *status) when no live server is there.
   bool ensure_live(Status* status) noexcept;
-  // What calls on a client that holds nothing (never connected, moved from,
-  // detached) give: Status::detached, as every channel's handle does.
-  static RpcResponse detached_response() noexcept;
-  static RpcTicket detached_ticket() noexcept;
-  static RpcWriteLoan detached_loan() noexcept;
-#ifndef NDEBUG
-  // What a second thread inside the client gets (debug builds): Status::busy.
-  static RpcResponse refused_response() noexcept;
-  static RpcTicket refused_ticket() noexcept;
-  static RpcWriteLoan refused_loan() noexcept;
-#endif
+  // A call's outcome that carries only a status: Status::detached for a client
+  // that holds nothing (never connected, moved from, detached), as every
+  // channel's handle gives; Status::busy for a second thread inside the client
+  // (debug builds).
+  static RpcResponse failed_response(Status why) noexcept;
+  static RpcTicket failed_ticket(Status why) noexcept;
+  static RpcWriteLoan failed_loan(Status why) noexcept;
   RpcWriteLoan reserve(std::size_t n) noexcept;
   RpcTicket send(RpcWriteLoan&& loan) noexcept;
   RpcResponse wait(RpcTicket& ticket, Deadline deadline) noexcept;

@@ -24,6 +24,10 @@
 //! carries the SHM descriptors, whatever the application does, so there is no
 //! busy-polling row: a try_recv() spin would spin over the last hop only.
 
+#[path = "../../common/peer.rs"]
+mod peer;
+
+use peer::*;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -35,175 +39,19 @@ use zenoh::{
     Config, Session, Wait,
 };
 
-const HEADER: usize = 32;
-const FLAG_DATA: u32 = 0;
-const FLAG_WARMUP: u32 = 1;
-const FLAG_STOP: u32 = 2;
-
 /// Any set-up step (matching, first round trip, a full SHM pool) longer than this fails the run.
 const SETUP_BOUND: Duration = Duration::from_secs(10);
 
 type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 type Provider = ShmProvider<PosixShmProviderBackend>;
 
-fn now_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes into the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// Pins the calling thread; called before the session opens, so Zenoh's
-/// runtime threads inherit the mask and the whole process stays on its CPU.
-fn pin(cpu: i64) {
-    if cpu < 0 {
-        return;
-    }
-    // SAFETY: a zeroed cpu_set_t is valid; we set one bit and pass its size.
-    unsafe {
-        let mut set: libc::cpu_set_t = core::mem::zeroed();
-        libc::CPU_SET(cpu as usize, &mut set);
-        libc::sched_setaffinity(0, core::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
-}
-
-fn allowed_cpus() -> Vec<i64> {
-    let mut out = Vec::new();
-    // SAFETY: sched_getaffinity fills the set we own.
-    unsafe {
-        let mut set: libc::cpu_set_t = core::mem::zeroed();
-        if libc::sched_getaffinity(0, core::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0 {
-            for i in 0..libc::CPU_SETSIZE as usize {
-                if libc::CPU_ISSET(i, &set) {
-                    out.push(i as i64);
-                }
-            }
-        }
-    }
-    if out.is_empty() {
-        out.push(0);
-    }
-    out
-}
-
-fn seed(seq: u64, sender: u32, flags: u32) -> u64 {
-    seq.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((sender as u64) << 48) ^ flags as u64
-}
-
-/// Writes the zipc-bench message pattern (identical to bench/payload.cpp).
-#[inline(always)]
-fn fill_words(buf: &mut [u8], seq: u64, t_send: u64, sender: u32, flags: u32) {
-    let (hdr, body) = buf.split_at_mut(HEADER);
-    hdr[0..8].copy_from_slice(&seq.to_le_bytes());
-    hdr[8..16].copy_from_slice(&t_send.to_le_bytes());
-    hdr[16..20].copy_from_slice(&sender.to_le_bytes());
-    hdr[20..24].copy_from_slice(&flags.to_le_bytes());
-    hdr[24..32].fill(0);
-    let s = seed(seq, sender, flags);
-    let mut words = body.chunks_exact_mut(8);
-    let mut i: u64 = 0;
-    for w in &mut words {
-        w.copy_from_slice(&s.wrapping_add(i).to_le_bytes());
-        i += 1;
-    }
-    for b in words.into_remainder() {
-        *b = s.wrapping_add(i) as u8;
-        i += 1;
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn fill_avx2(buf: &mut [u8], seq: u64, t_send: u64, sender: u32, flags: u32) {
-    fill_words(buf, seq, t_send, sender, flags)
-}
-
-/// The AVX2 version where the CPU has it, as bench/payload.cpp's target_clones.
-fn fill(buf: &mut [u8], seq: u64, t_send: u64, sender: u32, flags: u32) {
-    assert!(buf.len() >= HEADER);
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above).
-        return unsafe { fill_avx2(buf, seq, t_send, sender, flags) };
-    }
-    fill_words(buf, seq, t_send, sender, flags)
-}
-
-struct Header {
-    seq: u64,
-    t_send: u64,
-    sender: u32,
-    flags: u32,
-}
-
-/// Reads every byte; None if any differs from the pattern.
-#[inline(always)]
-fn check_words(buf: &[u8]) -> Option<Header> {
-    if buf.len() < HEADER {
-        return None;
-    }
-    let (hdr, body) = buf.split_at(HEADER);
-    let u64_at = |o: usize| u64::from_le_bytes(hdr[o..o + 8].try_into().unwrap());
-    let u32_at = |o: usize| u32::from_le_bytes(hdr[o..o + 4].try_into().unwrap());
-    let h = Header { seq: u64_at(0), t_send: u64_at(8), sender: u32_at(16), flags: u32_at(20) };
-    let s = seed(h.seq, h.sender, h.flags);
-    let mut diff: u64 = 0;
-    let mut words = body.chunks_exact(8);
-    let mut i: u64 = 0;
-    for w in &mut words {
-        diff |= u64::from_le_bytes(w.try_into().unwrap()) ^ s.wrapping_add(i);
-        i += 1;
-    }
-    for b in words.remainder() {
-        diff |= (*b ^ (s.wrapping_add(i) as u8)) as u64;
-        i += 1;
-    }
-    if diff == 0 {
-        Some(h)
-    } else {
-        None
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn check_avx2(buf: &[u8]) -> Option<Header> {
-    check_words(buf)
-}
-
-fn check_bytes(buf: &[u8]) -> Option<Header> {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked just above).
-        return unsafe { check_avx2(buf) };
-    }
-    check_words(buf)
-}
-
 /// Checks a received payload in place, in the sender's SHM buffer.
-fn check(payload: &ZBytes) -> Res<Header> {
+fn check_shm(payload: &ZBytes) -> Res<Header> {
     let Some(shm) = payload.as_shm() else {
         return Err(format!("a {} B message arrived without shared memory (SHM not negotiated)", payload.len()).into());
     };
-    check_bytes(shm).ok_or_else(|| "checksum mismatch: a byte differs from what the sender wrote".into())
+    check(shm).ok_or_else(|| "checksum mismatch: a byte differs from what the sender wrote".into())
 }
-
-/// Messages a zipc-bench queue of this message size holds (bench/transports/zipc_queue.cpp):
-/// 1024, halved while they would take more than ~64 MiB.
-fn queue_depth(size: usize) -> usize {
-    let block = size.div_ceil(8) * 8 + 64;
-    let mut want = 1024usize;
-    while want > 2 && want * block > 64 << 20 {
-        want /= 2;
-    }
-    want
-}
-
-/// Clock stamps: one flat-out message in 64 carries its send time (bench/runner.cpp).
-const LATENCY_EVERY: u64 = 64;
-const UNTIMED: u64 = 0;
-/// Latency samples the sink keeps (allocated before the timed loop; more are counted, not kept).
-const SINK_SAMPLES: usize = 1 << 20;
 
 // ---- Zenoh set-up -----------------------------------------------------------
 
@@ -264,18 +112,6 @@ fn wait_matching(publisher: &zenoh::pubsub::Publisher<'_>, what: &str) -> Res<()
     Ok(())
 }
 
-fn percentiles(mut v: Vec<u64>) -> (f64, f64, f64, f64) {
-    if v.is_empty() {
-        return (0.0, 0.0, 0.0, 0.0);
-    }
-    v.sort_unstable();
-    let at = |q: f64| {
-        let r = (q * v.len() as f64).ceil() as usize;
-        v[r.max(1).min(v.len()) - 1] as f64
-    };
-    (at(0.5), at(0.99), at(0.999), *v.last().unwrap() as f64)
-}
-
 // ---- child roles -------------------------------------------------------------
 
 /// Argument list of a child: role, key prefix, size, cpu, endpoint, depth.
@@ -301,7 +137,7 @@ fn role_pong(a: &RoleArgs) -> Res<()> {
     let sub = s
         .declare_subscriber(format!("{}/req", a.prefix))
         .callback(move |sample| {
-            let r = check(sample.payload()).and_then(|h| {
+            let r = check_shm(sample.payload()).and_then(|h| {
                 drop(sample); // the request's buffer goes back to the ping side first
                 send(&prov, &publisher, if h.flags == FLAG_STOP { HEADER } else { size }, h.seq, h.t_send, 1, h.flags)?;
                 Ok(h.flags)
@@ -345,7 +181,7 @@ fn role_sink(a: &RoleArgs) -> Res<()> {
             if st.lat.capacity() == 0 {
                 return; // already reported
             }
-            let h = match check(sample.payload()) {
+            let h = match check_shm(sample.payload()) {
                 Ok(h) => h,
                 Err(e) => {
                     st.error = Some(e.to_string());
@@ -493,7 +329,7 @@ fn pingpong(prefix: &str, size: usize, cpus: &[i64], full: bool) -> Res<String> 
         send(&prov, &publisher, size, i, t0, 0, if timed { FLAG_DATA } else { FLAG_WARMUP })?;
         let h = loop {
             let sample = sub.recv()?;
-            let h = check(sample.payload())?;
+            let h = check_shm(sample.payload())?;
             if h.flags == FLAG_WARMUP && h.seq != i {
                 continue; // a late reply to a repeated first request
             }

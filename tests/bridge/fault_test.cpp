@@ -39,34 +39,49 @@ BridgeConfig jetstream_host(const std::string& host, const NatsServer& server, c
   return c;
 }
 
+// Two bridge processes of one JetStream mapping of "prices" (stream `stream`):
+// hostA sends its topic out, hostB receives it; each can be killed and
+// restarted with the same arguments (it resumes from its state file).
+struct JetStreamBridges {
+  JetStreamBridges(const TempDir& dir, const Hosts& h, const NatsServer& server, const std::string& stream)
+      : args_a(bridge_args("hostA", server.url(), dir.path() + "/a", h.a("prices"), h.subject("prices"), "out",
+                           "jetstream", stream)),
+        args_b(bridge_args("hostB", server.url(), dir.path() + "/b", h.b("prices"), h.subject("prices"), "in",
+                           "jetstream", stream)),
+        log_a(dir.path() + "/a.log"),
+        log_b(dir.path() + "/b.log"),
+        a(args_a, log_a),
+        b(args_b, log_b) {}
+  bool ready() const {
+    return wait_for([&] { return log_has(log_a, "ready") && log_has(log_b, "ready"); }, 15s);
+  }
+  std::string logs() const { return read_file(log_a) + read_file(log_b); }
+  std::vector<std::string> args_a, args_b;
+  std::string log_a, log_b;
+  Proc a, b;
+};
+
 TEST(BridgeJetStream, BridgesKilledMidStreamAndRestartedLoseAndDuplicateNothing) {
   TempDir dir;
   Hosts h;
   NatsServer server(dir.path());
   const std::string stream = "K" + std::to_string(::getpid());
-  const auto args_a = bridge_args("hostA", server.url(), dir.path() + "/a", h.a("prices"), h.subject("prices"), "out",
-                                  "jetstream", stream);
-  const auto args_b = bridge_args("hostB", server.url(), dir.path() + "/b", h.b("prices"), h.subject("prices"), "in",
-                                  "jetstream", stream);
-  const std::string log_a = dir.path() + "/a.log", log_b = dir.path() + "/b.log";
-  Proc a(args_a, log_a), b(args_b, log_b);
-  ASSERT_TRUE(wait_for([&] { return log_has(log_a, "ready") && log_has(log_b, "ready"); }, 15s))
-      << read_file(log_a) << read_file(log_b);
+  JetStreamBridges br(dir, h, server, stream);
+  ASSERT_TRUE(br.ready()) << br.logs();
   RemoteReader reader(h.b("prices"));
   auto topic = Topic::open(h.a("prices"));
   const std::uint64_t n = 12000;
   std::thread producer([&] { publish_range(topic, 0, n, 2ms); });
-  ASSERT_TRUE(wait_for([&] { return reader.count() > n / 5; }, 30s)) << read_file(log_a) << read_file(log_b);
-  a.kill(SIGKILL);
-  EXPECT_EQ(a.wait(5s), 128 + SIGKILL);
-  a = Proc(args_a, log_a);  // restarted: resumes from its position file
-  ASSERT_TRUE(wait_for([&] { return reader.count() > n / 2; }, 30s)) << read_file(log_a) << read_file(log_b);
-  b.kill(SIGKILL);
-  EXPECT_EQ(b.wait(5s), 128 + SIGKILL);
-  b = Proc(args_b, log_b);
+  ASSERT_TRUE(wait_for([&] { return reader.count() > n / 5; }, 30s)) << br.logs();
+  br.a.kill(SIGKILL);
+  EXPECT_EQ(br.a.wait(5s), 128 + SIGKILL);
+  br.a = Proc(br.args_a, br.log_a);  // restarted: resumes from its position file
+  ASSERT_TRUE(wait_for([&] { return reader.count() > n / 2; }, 30s)) << br.logs();
+  br.b.kill(SIGKILL);
+  EXPECT_EQ(br.b.wait(5s), 128 + SIGKILL);
+  br.b = Proc(br.args_b, br.log_b);
   producer.join();
-  ASSERT_TRUE(wait_for([&] { return reader.count() >= n; }, 40s)) << reader.count() << "\n"
-                                                                  << read_file(log_a) << read_file(log_b);
+  ASSERT_TRUE(wait_for([&] { return reader.count() >= n; }, 40s)) << reader.count() << "\n" << br.logs();
   std::this_thread::sleep_for(500ms);  // a duplicate would arrive by now
   expect_exactly(reader, n);
 }
@@ -80,27 +95,20 @@ TEST(BridgeJetStream, AReceiverKilledRepeatedlyInTheMiddleOfFullBatchesLosesAndD
   Hosts h;
   NatsServer server(dir.path());
   const std::string stream = "R" + std::to_string(::getpid());
-  const auto args_a = bridge_args("hostA", server.url(), dir.path() + "/a", h.a("prices"), h.subject("prices"), "out",
-                                  "jetstream", stream);
-  const auto args_b = bridge_args("hostB", server.url(), dir.path() + "/b", h.b("prices"), h.subject("prices"), "in",
-                                  "jetstream", stream);
-  const std::string log_a = dir.path() + "/a.log", log_b = dir.path() + "/b.log";
-  Proc a(args_a, log_a), b(args_b, log_b);
-  ASSERT_TRUE(wait_for([&] { return log_has(log_a, "ready") && log_has(log_b, "ready"); }, 15s))
-      << read_file(log_a) << read_file(log_b);
+  JetStreamBridges br(dir, h, server, stream);
+  ASSERT_TRUE(br.ready()) << br.logs();
   RemoteReader reader(h.b("prices"));
   auto topic = Topic::open(h.a("prices"));
   const std::uint64_t n = 30000;
   std::thread producer([&] { publish_range(topic, 0, n); });  // flat out: a backlog in the stream
   for (int kill = 1; kill <= 4; ++kill) {
-    ASSERT_TRUE(wait_for([&] { return reader.count() > n * kill / 6; }, 40s)) << read_file(log_a) << read_file(log_b);
-    b.kill(SIGKILL);
-    EXPECT_EQ(b.wait(5s), 128 + SIGKILL);
-    b = Proc(args_b, log_b);
+    ASSERT_TRUE(wait_for([&] { return reader.count() > n * kill / 6; }, 40s)) << br.logs();
+    br.b.kill(SIGKILL);
+    EXPECT_EQ(br.b.wait(5s), 128 + SIGKILL);
+    br.b = Proc(br.args_b, br.log_b);
   }
   producer.join();
-  ASSERT_TRUE(wait_for([&] { return reader.count() >= n; }, 60s)) << reader.count() << "\n"
-                                                                  << read_file(log_a) << read_file(log_b);
+  ASSERT_TRUE(wait_for([&] { return reader.count() >= n; }, 60s)) << reader.count() << "\n" << br.logs();
   std::this_thread::sleep_for(500ms);  // a duplicate would arrive by now
   expect_exactly(reader, n);
 }

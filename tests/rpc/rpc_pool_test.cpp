@@ -10,8 +10,6 @@
 // are skipped.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sched.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -27,6 +25,7 @@
 
 #include "layout/rpc_layout.hpp"
 #include "rpc/rpc_shared.hpp"
+#include "small_shm.hpp"
 #include "zipc/introspect.hpp"
 #include "zipc/log.hpp"
 #include "zipc/process.hpp"
@@ -46,8 +45,9 @@ namespace layout = zipc::layout;
 
 namespace {
 
+using zipc::test::with_small_shm;
+
 constexpr std::uint64_t kMiB = 1 << 20;
-constexpr int kSkip = 77;  // child: no mount namespace here
 
 // The pool's watermark as `zipc stat` shows it.
 std::uint64_t committed_blocks(const std::string& name) {
@@ -83,27 +83,6 @@ std::vector<std::byte> pattern(std::size_t n, int seed) {
 
 void echo(RpcRequest& req) {
   (void)req.reply(req.data());
-}
-
-// In a child: a fresh tmpfs of `size` over dir, seen by this process only.
-bool mount_private_tmpfs(const char* dir, const std::string& size) {
-  if (::unshare(CLONE_NEWNS) != 0 && ::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return false;
-  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return false;
-  const std::string opts = "size=" + size;
-  return ::mount("tmpfs", dir, "tmpfs", 0, opts.c_str()) == 0;
-}
-
-// Runs body in a child whose /dev/shm is a private tmpfs of `size`; a
-// SIGBUS (the failure this file guards against) shows as the child's signal.
-void with_small_shm(const std::string& size, const std::function<int()>& body) {
-  auto child = zipc::test::spawn([&] {
-    if (!mount_private_tmpfs("/dev/shm", size)) return kSkip;
-    return body();
-  });
-  const zipc::test::ChildResult r = child.wait();
-  if (r.exited && r.exit_code == kSkip) GTEST_SKIP() << "cannot mount a tmpfs in a private mount namespace here";
-  EXPECT_TRUE(r.exited) << "signal " << r.signal << (r.timed_out ? " (timed out)" : "") << "\n" << r.output;
-  EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
 // Sends n large requests at once (each holds a request block), claims them

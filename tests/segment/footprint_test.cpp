@@ -7,8 +7,6 @@
 // (unshare: root, or an unprivileged user namespace). Where neither is
 // allowed they skip.
 #include <gtest/gtest.h>
-#include <sched.h>
-#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -21,6 +19,7 @@
 #include <fstream>
 #include <string>
 
+#include "small_shm.hpp"
 #include "zipc/queue.hpp"
 #include "zipc/segment.hpp"
 #include "zipc/topic.hpp"
@@ -32,9 +31,10 @@ using zipc::Segment;
 
 namespace {
 
+using zipc::test::with_small_shm;
+
 constexpr std::uint64_t kMiB = 1 << 20;
 constexpr std::uint64_t kGoal = 2 * kMiB;  // resident goal of a default queue or topic
-constexpr int kSkip = 77;                  // child: no mount namespace here
 
 // Bytes of shared memory this process has mapped in (RssShmem).
 std::uint64_t rss_shmem() {
@@ -51,14 +51,6 @@ std::uint64_t rss_shmem() {
   return 0;
 }
 
-// In a child: a fresh tmpfs of `size` over dir, seen by this process only.
-bool mount_private_tmpfs(const char* dir, const std::string& size) {
-  if (::unshare(CLONE_NEWNS) != 0 && ::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return false;
-  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return false;
-  const std::string opts = "size=" + size;
-  return ::mount("tmpfs", dir, "tmpfs", 0, opts.c_str()) == 0;
-}
-
 // In a child that must die of SIGBUS: the kernel's default action, set with
 // the raw system call (the sanitizers intercept sigaction to report faults).
 void default_sigbus_action() noexcept {
@@ -69,18 +61,6 @@ void default_sigbus_action() noexcept {
     unsigned long mask = 0;
   } action;
   (void)::syscall(SYS_rt_sigaction, SIGBUS, &action, nullptr, sizeof action.mask);
-}
-
-// Runs body in a child whose /dev/shm is a private tmpfs of `size`.
-void with_small_shm(const std::string& size, const std::function<int()>& body) {
-  auto child = zipc::test::spawn([&] {
-    if (!mount_private_tmpfs("/dev/shm", size)) return kSkip;
-    return body();
-  });
-  const zipc::test::ChildResult r = child.wait();
-  if (r.exited && r.exit_code == kSkip) GTEST_SKIP() << "cannot mount a tmpfs in a private mount namespace here";
-  EXPECT_TRUE(r.exited) << "signal " << r.signal << (r.timed_out ? " (timed out)" : "") << "\n" << r.output;
-  EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
 // Whether all of text matches the POSIX extended regular expression ere.

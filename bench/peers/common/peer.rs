@@ -173,3 +173,30 @@ pub fn percentiles(mut v: Vec<u64>) -> (f64, f64, f64, f64) {
     (at(0.5), at(0.99), at(0.999), *v.last().unwrap() as f64)
 }
 
+
+/// The extra-program contract (docs/design/bench.md): `[--full] --out FILE`.
+/// Returns (full, out); prints the usage with `what` and exits 2 on anything else.
+pub fn parse_peer_args(args: &[String], what: &str) -> (bool, String) {
+    let usage = || -> ! {
+        eprintln!("usage: {} [--full] --out FILE\n  {what}", args[0]);
+        std::process::exit(2);
+    };
+    let mut full = false;
+    let mut out = None;
+    let mut i = 1;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--full" => full = true,
+            "--out" if i + 1 < args.len() => {
+                out = Some(args[i + 1].clone());
+                i += 1;
+            }
+            _ => usage(),
+        }
+        i += 1;
+    }
+    match out {
+        Some(out) => (full, out),
+        None => usage(),
+    }
+}

@@ -448,27 +448,7 @@ fn main() {
         }
         return;
     }
-    let mut full = false;
-    let mut out = None;
-    let mut i = 1;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--full" => full = true,
-            "--out" if i + 1 < args.len() => {
-                out = Some(args[i + 1].clone());
-                i += 1;
-            }
-            _ => {
-                eprintln!("usage: {} [--full] --out FILE\n  iceoryx2 publish-subscribe between two processes", args[0]);
-                std::process::exit(2);
-            }
-        }
-        i += 1;
-    }
-    let Some(out) = out else {
-        eprintln!("usage: {} [--full] --out FILE", args[0]);
-        std::process::exit(2);
-    };
+    let (full, out) = parse_peer_args(&args, "iceoryx2 publish-subscribe between two processes");
     let cpus = allowed_cpus();
     if !cpus.is_empty() {
         pin(cpus[0]);

@@ -409,11 +409,6 @@ fn stream(prefix: &str, size: usize, cpus: &[i64], full: bool) -> Res<String> {
     Ok(row("stream", size, "one way", percentiles(lat), received as usize, rate, gbps, lost, cpus.len().min(2)))
 }
 
-fn usage(prog: &str) -> ! {
-    eprintln!("usage: {prog} [--full] --out FILE\n  Zenoh publish-subscribe over shared memory between two processes");
-    std::process::exit(2);
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() == 8 && args[1] == "--role" {
@@ -431,21 +426,7 @@ fn main() {
         }
         return;
     }
-    let mut full = false;
-    let mut out = None;
-    let mut i = 1;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--full" => full = true,
-            "--out" if i + 1 < args.len() => {
-                out = Some(args[i + 1].clone());
-                i += 1;
-            }
-            _ => usage(&args[0]),
-        }
-        i += 1;
-    }
-    let Some(out) = out else { usage(&args[0]) };
+    let (full, out) = parse_peer_args(&args, "Zenoh publish-subscribe over shared memory between two processes");
     let cpus = allowed_cpus();
     pin(cpus[0]); // before any session opens: Zenoh's threads inherit this CPU
     let pid = std::process::id();

@@ -53,6 +53,7 @@ TEST(EventChannel, AListenerInAnotherProcessWakesWithTheNotifiedIdsEachOnceInOrd
   zipc::test::TempName name("evc");
   auto channel = zipc::EventChannel::create(name.str());
   Pipe ready;
+  Pipe sent;  // the parent's last notify is done: the listener may detach
   auto child = zipc::test::spawn([&] {
     auto c = zipc::EventChannel::open(name.str());
     auto l = c.listener();
@@ -64,6 +65,8 @@ TEST(EventChannel, AListenerInAnotherProcessWakesWithTheNotifiedIdsEachOnceInOrd
       for (std::uint32_t id : got) seen.insert(id);
     }
     if (seen != std::set<std::uint32_t>{3, 64, 255}) return 3;
+    // Attached until the parent's notifies are all sent, so each reaches it.
+    if (!sent.await()) return 5;
     return l.received() >= 3 ? 0 : 4;
   });
   ASSERT_TRUE(ready.await());
@@ -72,6 +75,7 @@ TEST(EventChannel, AListenerInAnotherProcessWakesWithTheNotifiedIdsEachOnceInOrd
     ASSERT_EQ(n.notify(id), zipc::Status::ok);
     EXPECT_EQ(n.last_reach(), 1u);
   }
+  sent.signal();
   auto res = child.wait();
   EXPECT_EQ(res.exit_code, 0) << res.output;
   EXPECT_EQ(channel.notifications(), 5u);

@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
   app.add_flag("--no-extras", no_extras, "do not run the zipc-bench-* programs");
   app.add_flag("--no-limits", no_limits, "skip the limits probe (ratios are then omitted)");
   app.add_flag("--list", list, "print the cases the options select, then exit");
-  app.add_option("--extra-timeout", extra_timeout, "seconds an extra program may run (default 120, --full 900)");
+  app.add_option("--extra-timeout", extra_timeout, "seconds an extra program may run (default 300, --full 900)");
   app.footer(help_footer());
   CLI11_PARSE(app, argc, argv);
 
@@ -227,7 +227,7 @@ int main(int argc, char** argv) {
         ++k;
         const bool name_match = opt.filter.empty() || std::regex_search(e.name, filter);
         prog.show(k, extras.size(), "extra program zipc-bench-" + e.name);
-        const double timeout = extra_timeout > 0 ? extra_timeout : (opt.full ? 900 : 120);
+        const double timeout = extra_timeout > 0 ? extra_timeout : (opt.full ? 900 : 300);
         // Between cache-line and futex probes like the suite's latency rows
         // (once more when the cache-line ones disagree: the host moved the
         // vCPUs while it ran).

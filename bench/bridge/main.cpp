@@ -124,18 +124,21 @@ struct RawNats : Transport {
   void flush() override { natsConnection_Flush(pub); }
 };
 
-// The NATS C client on its own with JetStream, as its documentation shows it:
-// js_PublishAsync into a file-storage stream (no msg ids: a plain
-// publisher), js_PublishAsyncComplete to await the acknowledgements (flush),
-// and a durable pull consumer that fetches batches of 256 and acknowledges
-// each message. The bridge's JetStream row is measured against this one.
+// The NATS C client on its own with JetStream, as its documentation and
+// examples (examples/js-sub.c) show it: js_PublishAsync into a file-storage
+// stream (no msg ids: a plain publisher), js_PublishAsyncComplete to await
+// the acknowledgements (flush), and a durable consumer read by an
+// asynchronous subscription (the example's default) that acknowledges each
+// message explicitly. Not a pull consumer: the C client Debian ships (3.4.1)
+// overflows its fetch array when a timed-out fetch's messages arrive late
+// (fixed upstream in 3.8.3), and the paced latency runs time fetches out
+// (docs/guide/bridge.md, "Measured costs"). The bridge's JetStream
+// row is measured against this one.
 struct RawJetStream : Transport {
   natsConnection *pub = nullptr, *sub_conn = nullptr;
   jsCtx *js = nullptr, *sub_js = nullptr;
   natsSubscription* sub = nullptr;
   std::string subject, stream;
-  std::atomic<bool> stop{false};
-  std::thread reader;
   RawJetStream(const std::string& url, const std::string& tag) : subject("bench.rawjs." + tag), stream("RAWJS_" + tag) {
     if (natsConnection_ConnectTo(&pub, url.c_str()) != NATS_OK ||
         natsConnection_ConnectTo(&sub_conn, url.c_str()) != NATS_OK ||
@@ -152,30 +155,27 @@ struct RawJetStream : Transport {
     jsStreamInfo* si = nullptr;
     if (js_AddStream(&si, js, &sc, nullptr, nullptr) != NATS_OK) throw std::runtime_error("raw jetstream: no stream");
     jsStreamInfo_Destroy(si);
-    jsConsumerConfig cc;
-    jsConsumerConfig_Init(&cc);
-    cc.AckPolicy = js_AckExplicit;
-    cc.MaxAckPending = 65536;  // as the bridge's consumers
     jsSubOptions so;
     jsSubOptions_Init(&so);
-    so.Config = cc;
-    if (js_PullSubscribe(&sub, sub_js, subject.c_str(), ("raw" + tag).c_str(), nullptr, &so, nullptr) != NATS_OK)
-      throw std::runtime_error("raw jetstream: no pull subscription");
-    reader = std::thread([this] {
-      while (!stop.load(std::memory_order_relaxed)) {
-        natsMsgList list{};
-        if (natsSubscription_Fetch(&list, sub, 256, 100, nullptr) != NATS_OK) continue;
-        for (int i = 0; i < list.Count; ++i) {
-          sink.on(natsMsg_GetData(list.Msgs[i]), static_cast<std::size_t>(natsMsg_GetDataLength(list.Msgs[i])));
-          natsMsg_Ack(list.Msgs[i], nullptr);
-        }
-        natsMsgList_Destroy(&list);
-      }
-    });
+    so.Stream = stream.c_str();
+    so.ManualAck = true;  // acknowledged below, one by one, as the pull consumer did
+    so.Config.AckPolicy = js_AckExplicit;
+    so.Config.MaxAckPending = 65536;  // as the bridge's consumers
+    const std::string durable = "raw" + tag;
+    so.Config.Durable = durable.c_str();
+    if (js_Subscribe(
+            &sub, sub_js, subject.c_str(),
+            [](natsConnection*, natsSubscription*, natsMsg* m, void* c) {
+              static_cast<Sink*>(c)->on(natsMsg_GetData(m), static_cast<std::size_t>(natsMsg_GetDataLength(m)));
+              natsMsg_Ack(m, nullptr);
+              natsMsg_Destroy(m);
+            },
+            &sink, nullptr, &so, nullptr) != NATS_OK)
+      throw std::runtime_error("raw jetstream: no subscription");
+    natsSubscription_SetPendingLimits(sub, -1, -1);  // as the example
   }
   ~RawJetStream() override {
-    stop = true;
-    reader.join();
+    natsSubscription_Unsubscribe(sub);
     natsSubscription_Destroy(sub);
     js_DeleteStream(js, stream.c_str(), nullptr, nullptr);
     jsCtx_Destroy(js);

@@ -131,9 +131,13 @@ ChannelReport inspect_channel(std::string_view name, const SegmentOptions& optio
 
 std::vector<ChannelReport> inspect_channels() {
   std::vector<ChannelReport> out;
+  // A listed name carries its name space ("ns:x"); one without is of none,
+  // whatever ZIPC_NAMESPACE says (else "x" would read its namesake "ns:x").
+  SegmentOptions exact;
+  exact.name_space = std::string();
   for (const SegmentInfo& info : Segment::list()) {
     try {
-      out.push_back(inspect_channel(info.name));
+      out.push_back(inspect_channel(info.name, exact));
     } catch (const Error& e) {
       if (e.errc() == Errc::not_found) continue;  // removed meanwhile
       ChannelReport r;

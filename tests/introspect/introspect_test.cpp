@@ -122,6 +122,35 @@ TEST(Introspect, ADeadParticipantIsReportedDead) {
   EXPECT_EQ(r.dead_count(), 1u);
 }
 
+TEST(Introspect, EveryListedChannelIsReadUnderItsOwnNameWhateverZipcNamespaceSays) {
+  TempName name("intro-ns");
+  const std::string ns = "intro" + std::to_string(::getpid());
+  zipc::SegmentOptions in_ns;
+  in_ns.name_space = ns;
+  zipc::Queue plain = zipc::Queue::create(name.str(), zipc::QueueOptions{});
+  zipc::QueueOptions qo;
+  qo.segment = in_ns;
+  zipc::Queue namesake = zipc::Queue::create(name.str(), qo);
+  ASSERT_EQ(plain.send(bytes_of("one"), 0s), zipc::Status::ok);
+  ASSERT_EQ(namesake.send(bytes_of("two"), 0s), zipc::Status::ok);
+  ASSERT_EQ(namesake.send(bytes_of("three"), 0s), zipc::Status::ok);
+  ::setenv("ZIPC_NAMESPACE", ns.c_str(), 1);
+  const std::vector<zipc::ChannelReport> all = zipc::inspect_channels();
+  ::unsetenv("ZIPC_NAMESPACE");
+  zipc::Queue::remove(name.str(), in_ns);
+  int seen = 0;
+  for (const zipc::ChannelReport& r : all) {
+    if (r.segment.name == name.str()) {
+      ++seen;
+      EXPECT_EQ(r.backlog, 1u) << "the channel of no name space, not its namesake";
+    } else if (r.segment.name == ns + ":" + name.str()) {
+      ++seen;
+      EXPECT_EQ(r.backlog, 2u);
+    }
+  }
+  EXPECT_EQ(seen, 2);
+}
+
 TEST(Introspect, AMissingChannelThrowsNotFound) {
   try {
     (void)zipc::inspect_channel(zipc::test::unique_name("intro-absent"));

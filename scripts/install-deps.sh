@@ -25,10 +25,10 @@ if [ "${ZIPC_DEPS:-full}" != "minimal" ]; then
   # hoofs headers and libraries, and iox-roudi, which the bench starts per row.
   want_apt+=(libiceoryx-posh-dev libiceoryx-hoofs-dev iceoryx)
 fi
-want_pip=(matplotlib nanobind scikit_build_core build.util numpy pytest zmq mypy pdoc)
+want_pip=(matplotlib nanobind scikit_build_core build.util numpy pytest zmq mypy pdoc prometheus_client)
 # pip names where the import name differs (PyPI `build`, the sdist/wheel
 # builder, is checked by a submodule: a bare `import build` finds ./build/)
-declare -A pip_name=([scikit_build_core]=scikit-build-core [zmq]=pyzmq [build.util]=build)
+declare -A pip_name=([scikit_build_core]=scikit-build-core [zmq]=pyzmq [build.util]=build [prometheus_client]=prometheus-client)
 
 missing_apt=()
 for p in "${want_apt[@]}"; do

@@ -27,11 +27,12 @@ Command add_gc(CLI::App& root);
 Command add_create(CLI::App& root);
 Command add_bench(CLI::App& root);
 Command add_metrics(CLI::App& root);
+Command add_exporter(CLI::App& root);
 
 const std::vector<Registrar>& registrars() {
-  static const std::vector<Registrar> all = {add_ls,   add_stat,   add_top,    add_pub,    add_sub,
-                                             add_call, add_serve,  add_record, add_replay, add_rm,
-                                             add_gc,   add_create, add_bench,  add_metrics};
+  static const std::vector<Registrar> all = {add_ls,   add_stat,   add_top,    add_pub,     add_sub,
+                                             add_call, add_serve,  add_record, add_replay,  add_rm,
+                                             add_gc,   add_create, add_bench,  add_metrics, add_exporter};
   return all;
 }
 }  // namespace zipc_tool

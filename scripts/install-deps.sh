@@ -15,6 +15,7 @@ want_apt=(
   doxygen # the API reference (make docs, test docs.doxygen); draws no graphs, so no graphviz
   spin # the Promela model checker of tests/model (test model.queue_recovery)
   libcpp-httplib-dev # the HTTP server of zipc exporter
+  prometheus # scrapes zipc exporter in test tool.zipc_exporter
 )
 if [ "${ZIPC_DEPS:-full}" != "minimal" ]; then
   # Peers measured by the benchmark suite (bench/peers): Debian packages only.

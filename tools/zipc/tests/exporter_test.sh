@@ -3,9 +3,11 @@
 # scrapes it on loopback, and a PromQL query through its HTTP API returns the
 # rate `zipc pub --rate` publishes at. Also: content negotiation, 404,
 # concurrent scrapes, a removed channel leaving /metrics, a clean stop on
-# SIGTERM.
+# SIGTERM, and the Grafana dashboard using only names the exporter serves.
 set -euo pipefail
 zipc=$1
+here=$(cd "$(dirname "$0")" && pwd)
+dashboard="$here/../../../docs/ops/grafana-zipc.json"
 if ! command -v prometheus >/dev/null; then
   echo "exporter test: skipped (prometheus missing; scripts/install-deps.sh installs it)"
   exit 77
@@ -122,6 +124,38 @@ backlog=$(query "zipc_backlog_messages{channel=\"$queue\"}")
 "$zipc" rm "$queue"
 if curl -sf "$url" | grep -q "channel=\"$queue\""; then echo "removed queue still served"; exit 1; fi
 curl -sf "$url" | grep -q "channel=\"$topic\""
+
+# The Grafana dashboard: valid JSON, every zipc_* name in its queries is
+# served, and every query runs in Prometheus.
+"$zipc" metrics --names >"$work/names"
+python3 - "$dashboard" "$work/names" "$api" <<'EOF'
+import json, re, sys, urllib.parse, urllib.request
+dashboard, names, api = sys.argv[1:]
+served = set(open(names).read().split())
+exprs = []
+def walk(node):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k in ("expr", "query", "definition") and isinstance(v, str):
+                exprs.append(v)
+            walk(v)
+    elif isinstance(node, list):
+        for v in node:
+            walk(v)
+walk(json.load(open(dashboard)))
+assert exprs, "no queries in the dashboard"
+used = {n for e in exprs for n in re.findall(r"\bzipc_[a-z_]+", e)}
+assert used, "the dashboard queries no zipc metric"
+unknown = used - served
+assert not unknown, f"the dashboard uses names the exporter does not serve: {sorted(unknown)}"
+# Every query parses and runs in Prometheus (Grafana's variables filled in).
+for e in exprs:
+    q = e.replace("$__rate_interval", "10s").replace("$channel", ".*")
+    if not q.startswith("label_values("):
+        url = api + "/query?" + urllib.parse.urlencode({"query": q})
+        with urllib.request.urlopen(url) as r:
+            assert json.load(r)["status"] == "success", q
+EOF
 
 # SIGTERM: a clean stop, exit 0.
 kill -TERM "$exporter"

@@ -1,7 +1,7 @@
 // zipc exporter: serves every channel's metrics on GET /metrics for
 // Prometheus (OpenMetrics 1.0, or the text format 0.0.4 to a scraper that
 // does not ask for OpenMetrics). Each scrape reads the segments read-only
-// (zipc::inspect_channels): no participant slot, no write to shared memory.
+// (zipc::inspect_channel): no participant slot, no write to shared memory.
 // HTTP is cpp-httplib's; without it the command only says so.
 #include <atomic>
 #include <cctype>
@@ -79,7 +79,7 @@ int run_exporter(const ExporterOptions& o) {
   server.Get("/metrics", [&filter](const httplib::Request& req, httplib::Response& res) {
     const MetricsFormat format = metrics_format_for_accept(req.get_header_value("Accept"));
     try {
-      res.set_content(render_metrics(zipc::inspect_channels(), filter, format), metrics_content_type(format));
+      res.set_content(render_metrics(inspect_matching_channels(filter), filter, format), metrics_content_type(format));
     } catch (const std::exception& e) {
       res.status = 500;
       res.set_content(std::string("zipc exporter: ") + e.what() + "\n", "text/plain; charset=utf-8");

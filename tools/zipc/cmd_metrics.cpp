@@ -52,7 +52,7 @@ int run_metrics(const MetricsCmdOptions& o) {
   }
   const MetricsFilter filter = make_metrics_filter(o.filter);
   const MetricsFormat format = o.format == "openmetrics" ? MetricsFormat::openmetrics : MetricsFormat::prometheus_text;
-  const std::string text = render_metrics(zipc::inspect_channels(), filter, format);
+  const std::string text = render_metrics(inspect_matching_channels(filter), filter, format);
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
     fail(kIo, "stdout", std::strerror(errno));
   }

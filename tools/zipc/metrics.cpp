@@ -179,6 +179,23 @@ bool metrics_filter_matches(const MetricsFilter& filter, std::string_view name) 
   return true;
 }
 
+std::vector<zipc::ChannelReport> inspect_matching_channels(const MetricsFilter& filter) {
+  std::vector<zipc::ChannelReport> out;
+  for (const zipc::SegmentInfo& info : zipc::Segment::list()) {
+    if (!metrics_filter_matches(filter, info.name)) continue;
+    try {
+      out.push_back(zipc::inspect_channel(info.name));
+    } catch (const zipc::Error& e) {
+      if (e.errc() == zipc::Errc::not_found) continue;  // removed meanwhile
+      zipc::ChannelReport r;
+      r.segment = info;
+      r.problem = e.what();
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
 const char* metrics_content_type(MetricsFormat format) noexcept {
   return format == MetricsFormat::openmetrics ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
                                               : "text/plain; version=0.0.4; charset=utf-8";

@@ -30,6 +30,11 @@ enum class MetricsFormat {
 // The Content-Type header of a format.
 [[nodiscard]] const char* metrics_content_type(MetricsFormat format) noexcept;
 
+// The reports of the channels that pass the filter (zipc::inspect_channels,
+// with the filter applied before a segment is mapped): one removed meanwhile
+// is left out, one that cannot be read is reported with its problem.
+[[nodiscard]] std::vector<zipc::ChannelReport> inspect_matching_channels(const MetricsFilter& filter);
+
 // The format a scraper asks for with its Accept header: OpenMetrics when it
 // names application/openmetrics-text, else the Prometheus text format.
 [[nodiscard]] MetricsFormat metrics_format_for_accept(std::string_view accept);

@@ -57,6 +57,21 @@ assert not [s for f in families.values() for s in f.samples
             if s.labels.get("channel") == bad and s.name != "zipc_channel_readable"]
 EOF
 
+# A live subscriber: counted alive, and its lag reported with its pid.
+"$zipc" sub "$topic" >/dev/null &
+sub=$!
+trap 'kill $sub 2>/dev/null || true; cleanup; rm -f /tmp/zipc-metrics.$$.*' EXIT
+for _ in $(seq 100); do
+  "$zipc" metrics --match "$topic" | grep -q "^zipc_participants{channel=\"$topic\",kind=\"topic\",state=\"alive\"} 1$" && break
+  sleep 0.1
+done
+"$zipc" metrics --match "$topic" | grep -q "^zipc_participants{channel=\"$topic\",kind=\"topic\",state=\"alive\"} 1$" ||
+  { echo "the subscriber is not counted alive"; exit 1; }
+"$zipc" metrics --match "$topic" | grep -q "^zipc_lag_messages{channel=\"$topic\",kind=\"topic\",subscriber=\"[0-9]*\",pid=\"$sub\",mode=\"reliable\"} [0-9]*$" ||
+  { echo "no lag sample for subscriber pid $sub"; "$zipc" metrics --match "$topic" | grep lag; exit 1; }
+kill "$sub"
+wait "$sub" || true
+
 # The Prometheus text format 0.0.4: parsed by its parser, and promtool agrees.
 "$zipc" metrics --match "$base" --format prometheus >"/tmp/zipc-metrics.$$.txt"
 python3 - "/tmp/zipc-metrics.$$.txt" "$topic" <<'EOF'

@@ -15,7 +15,8 @@ ns="met$$"
 bad="$base.bad\"q\\
 x"
 cleanup() {
-  rm -f "/dev/shm/zipc.$topic" "/dev/shm/zipc.$queue" "/dev/shm/zipc.$ns:$base.n" "/dev/shm/zipc.$bad"
+  rm -f "/dev/shm/zipc.$topic" "/dev/shm/zipc.$queue" "/dev/shm/zipc.$ns:$base.n" "/dev/shm/zipc.$ns:$queue"
+  rm -f "/dev/shm/zipc.$bad"
 }
 trap cleanup EXIT
 
@@ -97,6 +98,13 @@ out=$("$zipc" metrics --namespace "$ns" | grep '^zipc_channel_readable')
 [ "$out" = "zipc_channel_readable{channel=\"$ns:$base.n\",kind=\"queue\"} 1" ] || { echo "namespace: $out"; exit 1; }
 "$zipc" metrics --namespace "" --match "$base" | grep -q "channel=\"$queue\""
 if "$zipc" metrics --namespace "" --match "$base" | grep -q "$ns:"; then echo "--namespace '' kept $ns:"; exit 1; fi
+
+# With ZIPC_NAMESPACE set, a channel of no name space still shows its own
+# numbers, not those of its namesake in that name space.
+ZIPC_NAMESPACE=$ns "$zipc" create "$queue" --kind queue >/dev/null
+ZIPC_NAMESPACE=$ns "$zipc" metrics --match "$queue" |
+  grep -q "^zipc_messages_total{channel=\"$queue\",kind=\"queue\",direction=\"out\"} 3$" ||
+  { echo "ZIPC_NAMESPACE changed the channel shown"; exit 1; }
 
 # A removed channel is gone from the next scrape.
 "$zipc" rm "$queue"

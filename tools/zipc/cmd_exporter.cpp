@@ -15,6 +15,7 @@
 
 #if ZIPC_TOOL_HAVE_HTTPLIB
 #include <httplib.h>
+#include <sys/socket.h>
 #endif
 
 namespace zipc_tool {
@@ -76,6 +77,12 @@ int run_exporter(const ExporterOptions& o) {
   server.set_read_timeout(5, 0);
   server.set_write_timeout(5, 0);
   server.set_keep_alive_timeout(5);
+  // SO_REUSEADDR (a restart binds at once) but not httplib's SO_REUSEPORT,
+  // with which a second exporter would share the port and half the scrapes.
+  server.set_socket_options([](int sock) {
+    const int yes = 1;
+    (void)::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   server.Get("/metrics", [&filter](const httplib::Request& req, httplib::Response& res) {
     const MetricsFormat format = metrics_format_for_accept(req.get_header_value("Accept"));
     try {

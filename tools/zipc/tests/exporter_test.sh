@@ -52,6 +52,18 @@ wait_for 100 grep -q "serving http" "$work/exporter.out"
 port=$(sed -n 's|.*127\.0\.0\.1:\([0-9]*\)/metrics|\1|p' "$work/exporter.out")
 url="http://127.0.0.1:$port/metrics"
 
+# A bad --listen is a usage error (exit 2, one line); a taken port exits 1
+# (timeout: a bind that wrongly succeeds would serve forever).
+for listen in 127.0.0.1 :9464 127.0.0.1: 127.0.0.1:65536 127.0.0.1:-1 127.0.0.1:x "a b:1" "[::1:9464" ::1:9464; do
+  rc=0
+  err=$(timeout 10 "$zipc" exporter --listen "$listen" 2>&1 >/dev/null) || rc=$?
+  [ "$rc" = 2 ] || { echo "--listen '$listen': exit $rc, want 2"; exit 1; }
+  [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] || { echo "--listen '$listen': more than one line: $err"; exit 1; }
+done
+rc=0
+timeout 10 "$zipc" exporter --listen "127.0.0.1:$port" 2>"$work/taken.err" >/dev/null || rc=$?
+[ "$rc" = 1 ] && grep -q "in use" "$work/taken.err" || { echo "taken port: exit $rc"; cat "$work/taken.err"; exit 1; }
+
 # Content negotiation and 404.
 ctype=$(curl -sf -o /dev/null -w '%{content_type}' "$url")
 [ "$ctype" = "text/plain; version=0.0.4; charset=utf-8" ] || { echo "plain Content-Type: $ctype"; exit 1; }

@@ -107,13 +107,16 @@ bit g_stuck;                 /* a timeout fired and nothing has progressed since
 #define PROGRESS g_stuck = 0
 #define READS(r, id) reads[(r) * (NMSG + 1) + (id)]
 
-/* A crash before the store or CAS `s`, or `s` itself. */
+/* A crash before the store or CAS `s`, or `s` itself. `(1) ->` keeps an
+ * `if` that `s` starts with from being merged into this selection, where
+ * its `else` would mean "and no crash is possible" instead of "no other
+ * guard of s holds". */
 #define CRASHED \
   if \
   :: me < NP -> g_pub_done++; if :: claiming -> g_dead_claims++ :: else -> skip fi \
   :: else -> skip \
   fi
-#define W(s) if :: atomic { crashes < MAXCRASH -> crashes++; alive[me] = 0; CRASHED; PROGRESS; goto dead } :: atomic { s } fi
+#define W(s) if :: atomic { crashes < MAXCRASH -> crashes++; alive[me] = 0; CRASHED; PROGRESS; goto dead } :: atomic { (1) -> s } fi
 
 /* ---------------------------------------------------- write_commit_pair
  * (token_passes: the last version store is a CAS from our own odd value) */

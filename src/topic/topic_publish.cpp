@@ -114,7 +114,10 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, TopicWriteLoan& l
     }
     if (multi) {
       auto& slot = s.control->publishers[slot_];
-      slot.intent.store(p, std::memory_order_relaxed);  // relaxed: published by the CAS (release) below
+      // release: our previous commit (its cursor store) happens before a
+      // recoverer that reads this intent (acquire) and so looks for the claim
+      // it replaced in vain; the CAS (release) below publishes it for claims.
+      slot.intent.store(p, std::memory_order_release);
       detail::test_point(detail::TestPoint::before_claim_cas, p);
       std::uint64_t expect = p;
       // acq_rel: release publishes our intent to recoverers; acquire orders after earlier claims.
@@ -122,8 +125,9 @@ Status Publisher::reserve(std::size_t size, Deadline deadline, TopicWriteLoan& l
         // Lost: p is another publisher's claim now. An intent left at p would
         // make recovery take us for the owner of that claim (alive) and never
         // abandon it if that publisher dies while we wait for room.
-        // relaxed: coherence suffices; a recoverer that still sees p retries later.
-        slot.intent.store(~0ull, std::memory_order_relaxed);
+        // release: as the intent store above (our last commit happens before
+        // a recoverer that reads this); one that still sees p retries later.
+        slot.intent.store(~0ull, std::memory_order_release);
         continue;
       }
     } else {
@@ -213,7 +217,8 @@ Status Publisher::await_token(std::uint64_t position) noexcept {
     }
     if (insane || now - last_progress_ns > give_up_ns) {
       // Disown the claim so that recovery turns it into a hole once the cursor reaches it.
-      s.control->publishers[slot_].intent.store(~0ull, std::memory_order_relaxed);  // relaxed: a hint for recovery
+      // release: pairs with recover_claim's acquire load (nothing of ours was committed at the claim).
+      s.control->publishers[slot_].intent.store(~0ull, std::memory_order_release);
       return insane ? Status::corrupt : Status::timeout;
     }
     // Until the cursor moves (or the give-up time): the one recovery-sliced

@@ -153,7 +153,9 @@ Publisher::~Publisher() {
     s.admin().single_publisher.compare_exchange_strong(me, 0, std::memory_order_release);
   } else {
     auto& slot = s.control->publishers[slot_];
-    slot.intent.store(~0ull, std::memory_order_relaxed);  // relaxed: the owner release below publishes it
+    // release: our last commit happens before a recoverer that reads this
+    // (acquire) while our owner word still stands (recover_claim's re-read).
+    slot.intent.store(~0ull, std::memory_order_release);
     std::uint64_t me = s.me;
     slot.owner.compare_exchange_strong(me, 0, std::memory_order_release);  // release: slot free for reuse
   }

@@ -47,10 +47,13 @@ bool no_live_committer(const TopicState& s) noexcept {
   const std::uint64_t c = s.pub().cursor.load(std::memory_order_acquire);
   for (auto& slot : s.control->publishers) {
     const std::uint64_t owner = slot.owner.load(std::memory_order_acquire);  // acquire: pairs with attach
-    // relaxed: made visible by the tail's acquire above.
-    if (owner != 0 && slot.intent.load(std::memory_order_relaxed) == c && is_alive_packed(owner)) return false;
+    // acquire: the claim's intent is visible through the tail's acquire above;
+    // a later one pairs with its release store, which follows a commit.
+    if (owner != 0 && slot.intent.load(std::memory_order_acquire) == c && is_alive_packed(owner)) return false;
   }
-  return true;
+  // A committer the scan missed had moved its intent on after committing:
+  // the cursor moved (as in recover_claim). acquire: as the load above.
+  return s.pub().cursor.load(std::memory_order_acquire) == c;
 }
 
 // One claim at the frontier `stalled_cursor`: if its owner is dead, keeps what
@@ -65,6 +68,7 @@ bool recover_claim(const TopicState& s, std::uint64_t stalled_cursor) noexcept {
   // acquire: pairs with the claim CAS (release), which publishes the claimant's intent.
   const std::uint64_t t = pub.tail.load(std::memory_order_acquire);
   if (c == stalled_cursor && t > c && t - c <= s.capacity && aligned(c) && aligned(t)) {
+    detail::test_point(detail::TestPoint::recovery_read_frontier, c);
     std::uint64_t end = t;
     bool owner_alive = false;
     bool owner_known = false;
@@ -77,8 +81,10 @@ bool recover_claim(const TopicState& s, std::uint64_t stalled_cursor) noexcept {
       for (auto& slot : s.control->publishers) {
         const std::uint64_t owner = slot.owner.load(std::memory_order_acquire);  // acquire: pairs with attach
         if (owner == 0) continue;
-        // relaxed: made visible by the tail acquire above (intent precedes the claim CAS).
-        const std::uint64_t intent = slot.intent.load(std::memory_order_relaxed);
+        // acquire: the claim's intent is made visible by the tail acquire above
+        // (intent precedes the claim CAS); a later intent pairs with its release
+        // store, which follows that publisher's commit (see the re-read below).
+        const std::uint64_t intent = slot.intent.load(std::memory_order_acquire);
         if (intent == c) {
           owner_known = true;
           if (is_alive_packed(owner)) owner_alive = true;
@@ -88,6 +94,14 @@ bool recover_claim(const TopicState& s, std::uint64_t stalled_cursor) noexcept {
       }
     }
     (void)owner_known;
+    // A live claimant keeps its intent at its claim until it has committed,
+    // so a scan that missed the owner of the claim at c came after that
+    // commit: the cursor has moved, and the claim is no hole. (Without this
+    // re-read, a record committed between our cursor load and the scan was
+    // overwritten by a hole: docs/design/topic.md, "A machine-checked model".)
+    // acquire: pairs with the committer's release store of the cursor, which
+    // precedes its next intent store (release), read above.
+    if (!owner_alive && pub.cursor.load(std::memory_order_acquire) != c) return false;
     if (!owner_alive) {
       // The dead publisher may have finished records (tag stored, the commit's
       // last step) without moving the cursor: those are committed, keep them.

@@ -166,10 +166,11 @@ void recover_frontier(TopicState& s) noexcept;
 // symbol that only the topic tests define: elsewhere its address is null, so
 // a point costs one compare with a link-time constant.
 enum class TestPoint : std::uint8_t {
-  reader_checked_record,  // a reliable reader validated the record at `position`, before using it
-  subscriber_slot_freed,  // a publisher freed the slot of a dead subscriber (`position`: slot index)
-  before_claim_cas,       // multi mode: a publisher stored its intent `position`, before the tail CAS
-  before_last_version,    // multi mode or recovery: the cursor moved to `position`, before the last version store
+  reader_checked_record,   // a reliable reader validated the record at `position`, before using it
+  subscriber_slot_freed,   // a publisher freed the slot of a dead subscriber (`position`: slot index)
+  before_claim_cas,        // multi mode: a publisher stored its intent `position`, before the tail CAS
+  before_last_version,     // multi mode or recovery: the cursor moved to `position`, before the last version store
+  recovery_read_frontier,  // recovery read the cursor `position` of a stalled claim, before it scans the owners
 };
 void topic_test_point(TestPoint point, std::uint64_t position) noexcept __attribute__((weak));
 inline void test_point(TestPoint point, std::uint64_t position) noexcept {

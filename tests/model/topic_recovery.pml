@@ -27,14 +27,14 @@
  *              (default 1)
  *   GIVEUP     1: a publisher waiting for the commit token may give up and
  *              disown its claim (await_token's give-up time) (default 0)
- *   RECHECK    1: recover_claim re-reads the cursor after its scan of the
- *              publisher slots and stops if it moved (not in the library:
- *              the fix of the finding in docs/design/topic.md) (default 0)
  *   MUTATION   0 the protocol as written; 1 recovery takes the claim at the
  *              cursor without asking whether its owner is alive; 2 a
  *              publisher stores its intent after its tail CAS instead of
  *              before; 3 recovery keeps none of the records a dead
- *              publisher finished (the hole starts at the cursor)
+ *              publisher finished (the hole starts at the cursor); 4
+ *              recover_claim does not re-read the cursor after its scan of
+ *              the publisher slots (the library before the finding in
+ *              docs/design/topic.md was fixed)
  */
 #ifndef MSGS
 #define MSGS 1
@@ -50,9 +50,6 @@
 #endif
 #ifndef GIVEUP
 #define GIVEUP 0
-#endif
-#ifndef RECHECK
-#define RECHECK 0
 #endif
 #ifndef MUTATION
 #define MUTATION 0
@@ -160,7 +157,7 @@ inline recover_claim() {
 #if MUTATION == 1
     rlive = 0;
 #endif
-#if RECHECK
+#if MUTATION != 4
     if :: cursor != rc -> rlive = 1 :: else -> skip fi;   /* moved meanwhile: not ours to judge */
 #endif
     if

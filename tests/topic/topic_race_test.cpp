@@ -298,6 +298,58 @@ TEST(TopicRace, PublisherThatLostTheClaimRaceDoesNotShieldTheDeadWinnersClaimFro
   EXPECT_TRUE(std::equal(m.begin(), m.end(), buf.begin()));
 }
 
+// Regression (found by the model, tests/model/topic_recovery.pml): recovery
+// read the cursor, then scanned the publisher slots for the owner of the
+// claim there. A live publisher that committed that claim and detached in
+// between was not found, and recovery wrote a hole over its committed
+// message. It now re-reads the cursor after the scan and stops if it moved.
+TEST(TopicRace, RecoveryDoesNotHoleAMessageCommittedWhileItLookedForTheClaimsOwner) {
+  zipc::test::TempName name("topic");
+  TopicOptions o = small_ring();
+  o.publishers = zipc::Multiplicity::multi;
+  o.recovery_time = 20ms;
+  auto topic = Topic::create(name.str(), o);
+  auto reader = topic.subscribe({From::oldest(), Delivery::reliable});
+  auto* ctl = control_of(topic);
+  // A publisher claimed [0, 256) and died before committing.
+  auto& dead_slot = ctl->publishers[zipc::layout::kMaxPublishers - 1];
+  dead_slot.owner.store(dead_process());
+  dead_slot.intent.store(0);
+  header_at(topic, 0)->position = ~0ull;  // its tag: not committed
+  ctl->pub.tail.store(256);
+  const auto m = bytes(100, 7);
+  std::thread live;  // publishes m behind the dead claim, then detaches
+  std::atomic<bool> committed{false};
+  const std::thread::id recoverer = std::this_thread::get_id();
+  int frontier_reads = 0;
+  AtPoint race([&](TestPoint p, std::uint64_t position) {
+    if (p != TestPoint::recovery_read_frontier || std::this_thread::get_id() != recoverer) return;
+    ++frontier_reads;
+    if (position == 0) {
+      // The first round, at the dead claim: the live publisher claims behind it.
+      live = std::thread([&] {
+        auto pub = topic.publisher();
+        committed = pub.publish(m, 5s).status == Status::ok;
+      });
+      const auto until = std::chrono::steady_clock::now() + 5s;
+      while (ctl->pub.tail.load() == 256 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+    } else {
+      // The next round, at the live publisher's claim: it commits and
+      // detaches before this recovery looks for the claim's owner.
+      live.join();
+    }
+  });
+  std::array<std::byte, 256> buf;
+  const auto r = reader.read(buf, 5s);
+  if (live.joinable()) live.join();
+  ASSERT_TRUE(committed);
+  ASSERT_GE(frontier_reads, 1);
+  EXPECT_EQ(topic.abandoned(), 1u) << "only the dead claim is a hole";
+  ASSERT_EQ(r.status, Status::ok);
+  EXPECT_EQ(r.sequence, 0u);
+  EXPECT_TRUE(std::equal(m.begin(), m.end(), buf.begin()));
+}
+
 // Regression: in multi mode a publisher may wait for room that only a
 // commit makes (claims fill the ring); commits did not wake it.
 TEST(TopicRace, CommitInMultiModeWakesPublishersWaitingForRoom) {

@@ -99,7 +99,7 @@ bit g_stuck;           /* a timeout fired and nothing has progressed since */
   :: else -> g_cons_dead++; \
     if :: (holding && g_closing > 0 && !STRICT_CLOSE) -> g_unserved[pos_msg[pos]] = 1 :: else -> skip fi \
   fi
-#define W(s) if :: atomic { crashes < MAXCRASH -> crashes++; alive[me] = 0; CRASHED; PROGRESS; goto dead } :: atomic { s } fi
+#define W(s) if :: atomic { crashes < MAXCRASH -> crashes++; alive[me] = 0; CRASHED; PROGRESS; goto dead } :: atomic { (1) -> s } fi
 
 /* ---------------------------------------------------------------- recover()
  * Locals it uses (declared by the caller): rs rp rbase ri rj ro1 rcl rhd rtl

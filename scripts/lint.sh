@@ -53,12 +53,13 @@ else
     grep -vE '^tests/(typed/compile_fail|install/consumer)/')
 fi
 if [ -n "$unity" ]; then
-  # A file of the tool stands for its batches; without one, no batch is linted.
-  if echo "$files" | tr ' ' '\n' | grep -q '^tools/zipc/.*\.cpp$'; then
-    files=$(echo "$files" | tr ' ' '\n' | grep -v '^tools/zipc/.*\.cpp$' || true)
-  else
-    unity=""
-  fi
+  # A file of the tool in a batch stands for its batches; without one, no batch
+  # is linted. A file kept out of the batches (cmd_exporter.cpp) has its own
+  # entry in the database and is linted itself.
+  alone=$(python3 -c 'import json, sys; print("\n".join(e["file"].removeprefix(sys.argv[2] + "/") for e in json.load(open(sys.argv[1])) if "/tools/zipc/" in e["file"] and e["file"].endswith(".cpp")))' "$build/db/compile_commands.json" "$root")
+  tool=$(echo "$files" | tr ' ' '\n' | grep '^tools/zipc/.*\.cpp$' || true)
+  { [ -n "$tool" ] && echo "$tool" | grep -qvxF "${alone:-/}"; } || unity=""
+  files="$(echo "$files" | tr ' ' '\n' | grep -v '^tools/zipc/.*\.cpp$' || true) $(echo "$tool" | grep -xF "${alone:-/}" || true)"
 fi
 # Headers are checked through the files that include them; generated ones (under build/) are not ours.
 filter="^$root/(include|src|tools|bridge|tests|examples|python/src)/"

@@ -11,7 +11,7 @@ namespace zipc_tool {
 
 void add_metrics_filter_options(CLI::App* app, MetricsFilterOptions& o) {
   app->add_option("--match", o.prefix, "only channels whose name starts with this");
-  app->add_option("--regex", o.regex, "only channels whose name contains a match of this ECMAScript regex");
+  app->add_option("--regex", o.regex, "only channels whose name contains a match of this POSIX extended regex");
   app->add_option("--namespace", o.name_space, "only channels of this name space (\"\": those of none)")
       ->each([&o](const std::string&) { o.name_space_set = true; });
 }
@@ -21,8 +21,8 @@ MetricsFilter make_metrics_filter(const MetricsFilterOptions& o) {
   f.prefix = o.prefix;
   if (!o.regex.empty()) {
     try {
-      f.regex.emplace(o.regex, std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error& e) {
+      f.regex.emplace(o.regex);
+    } catch (const std::invalid_argument& e) {
       fail(kUsage, o.regex, std::string("--regex: not a regex: ") + e.what());
     }
   }

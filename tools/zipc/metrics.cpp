@@ -1,8 +1,10 @@
 // Channel reports as Prometheus / OpenMetrics text (metrics.hpp).
 #include "metrics.hpp"
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 
 namespace zipc_tool {
 namespace {
@@ -168,6 +170,25 @@ std::string escape_label_value(std::string_view value) {
   return out;
 }
 
+NameRegex::NameRegex(const std::string& pattern) {
+  auto re = std::make_unique<regex_t>();
+  const int rc = regcomp(re.get(), pattern.c_str(), REG_EXTENDED | REG_NOSUB);
+  if (rc != 0) {
+    std::array<char, 256> why{};
+    regerror(rc, re.get(), why.data(), why.size());
+    throw std::invalid_argument(why.data());
+  }
+  compiled_ = std::shared_ptr<regex_t>(re.release(), [](regex_t* r) {
+    regfree(r);
+    delete r;  // from make_unique above
+  });
+}
+
+bool NameRegex::found_in(std::string_view name) const {
+  const std::string text(name);  // regexec reads up to a NUL
+  return regexec(compiled_.get(), text.c_str(), 0, nullptr, 0) == 0;
+}
+
 bool metrics_filter_matches(const MetricsFilter& filter, std::string_view name) {
   if (name.substr(0, filter.prefix.size()) != filter.prefix) return false;
   if (filter.name_space) {
@@ -175,7 +196,7 @@ bool metrics_filter_matches(const MetricsFilter& filter, std::string_view name) 
     const std::string_view ns = colon == std::string_view::npos ? std::string_view{} : name.substr(0, colon);
     if (ns != *filter.name_space) return false;
   }
-  if (filter.regex && !std::regex_search(name.begin(), name.end(), *filter.regex)) return false;
+  if (filter.regex && !filter.regex->found_in(name)) return false;
   return true;
 }
 

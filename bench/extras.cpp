@@ -61,6 +61,11 @@ double now_s() {
 
 }  // namespace
 
+std::string extra_row_id(const json& r) {
+  return r.value("workload", "") + "/" + r.value("transport", "") + "/" + std::to_string(r.value("size", 0)) + "/" +
+         r.value("wait", "");
+}
+
 ExtraOutcome run_extra(const ExtraProgram& p, bool full, double timeout_s, const std::string& tmp_dir) {
   ExtraOutcome out;
   const std::string file = tmp_dir + "/zipc-bench-" + p.name + "." + std::to_string(::getpid()) + ".json";
@@ -138,6 +143,12 @@ ExtraOutcome run_extra(const ExtraProgram& p, bool full, double timeout_s, const
     }
     if (!r.contains("size")) r["size"] = 0;
     if (!r.contains("wait")) r["wait"] = "n/a";
+    if (r.contains("error")) {
+      const json& why = r["error"];
+      out.row_errors.push_back(
+          {{"what", extra_row_id(r)}, {"error", why.is_string() ? why.get<std::string>() : why.dump()}});
+      continue;
+    }
     if (!r.contains("processes")) r["processes"] = nullptr;
     if (!r.contains("cpus")) r["cpus"] = nullptr;
     if (!r.contains("family")) r["family"] = r["transport"].get<std::string>().rfind("zipc", 0) == 0 ? "zipc" : "peer";

@@ -26,8 +26,15 @@ struct ExtraOutcome {
   bool ok = false;
   std::string error;  // when !ok
   nlohmann::json rows = nlohmann::json::array();
+  // Rows the program wrote as failed ({"workload", ..., "error": "why"}: a row
+  // it killed after a time limit, say), as {"what", "error"}; not in rows.
+  nlohmann::json row_errors = nlohmann::json::array();
   double seconds = 0;
 };
+// "workload/transport/size/wait": what --filter matches an extra's row by,
+// and what an error names it by.
+std::string extra_row_id(const nlohmann::json& row);
+
 // Runs one program with a hard timeout; validates the rows it wrote.
 ExtraOutcome run_extra(const ExtraProgram& p, bool full, double timeout_s, const std::string& tmp_dir);
 

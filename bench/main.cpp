@@ -12,6 +12,7 @@
 #include <ctime>
 #include <iostream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -246,6 +247,7 @@ int main(int argc, char** argv) {
               return false;
             }
             out.seconds += again.seconds;
+            for (auto& x : again.row_errors) out.row_errors.push_back(std::move(x));
             invocations.push_back(std::move(again.rows));
           }
           out.rows = merge_invocations(invocations);
@@ -266,9 +268,7 @@ int main(int argc, char** argv) {
         std::size_t kept = 0;
         for (auto& r : out.rows) {
           if (!name_match) {
-            const std::string id = r.value("workload", "") + "/" + r.value("transport", "") + "/" +
-                                   std::to_string(r.value("size", 0)) + "/" + r.value("wait", "");
-            if (!std::regex_search(id, filter)) continue;
+            if (!std::regex_search(extra_row_id(r), filter)) continue;
           }
           if (!no_limits) {
             add_host_ratio(&r, host);  // round trips: against the probes of their wait class
@@ -278,6 +278,15 @@ int main(int argc, char** argv) {
           }
           rows.push_back(r);
           ++kept;
+        }
+        // A row the program gave up on (in any invocation) is an error, once.
+        std::set<std::string> failed;
+        for (const auto& x : out.row_errors) {
+          const std::string what = x["what"].get<std::string>();
+          if ((!name_match && !std::regex_search(what, filter)) || !failed.insert(what).second) continue;
+          std::printf("ERROR extra zipc-bench-%s: %s: %s\n", e.name.c_str(), what.c_str(),
+                      x["error"].get<std::string>().c_str());
+          errors.push_back(x);
         }
         std::fprintf(stderr, "zipc-bench-%s: %zu rows in %.1f s\n", e.name.c_str(), kept, out.seconds);
       }

@@ -423,6 +423,32 @@ TEST(Extras, AProgramFollowingTheContractHasItsRowsMerged) {
   EXPECT_EQ(sut.rows[0]["source"], "zipc-bench-fake");
 }
 
+// A row the program gave up on ("error" in it) is reported as an error that
+// names the row, and is not a result.
+TEST(Extras, ARowWrittenAsAnErrorIsReportedAndNotMerged) {
+  const std::string dir = (std::filesystem::temp_directory_path() / zipc::test::unique_name("extras")).string();
+  std::filesystem::create_directories(dir);
+  const std::string prog = dir + "/zipc-bench-stall";
+  {
+    std::ofstream f(prog);
+    f << "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --out ] && out=$2; shift; done\n"
+         "echo '[{\"workload\":\"stream\",\"transport\":\"peer\",\"size\":100,\"wait\":\"busy\",\"msgs_per_s\":5},"
+         "{\"workload\":\"fanout-4\",\"transport\":\"peer\",\"size\":100,\"wait\":\"block\","
+         "\"error\":\"did not finish within 40 s; killed\"}]' > \"$out\"\n";
+  }
+  std::filesystem::permissions(prog, std::filesystem::perms::owner_all);
+  const auto found = find_extras(dir);
+  ASSERT_EQ(found.size(), 1u);
+  const ExtraOutcome sut = run_extra(found[0], false, 30, dir);
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(sut.ok) << sut.error;
+  ASSERT_EQ(sut.rows.size(), 1u);
+  EXPECT_EQ(sut.rows[0]["workload"], "stream");
+  ASSERT_EQ(sut.row_errors.size(), 1u);
+  EXPECT_EQ(sut.row_errors[0]["what"], "fanout-4/peer/100/block");
+  EXPECT_EQ(sut.row_errors[0]["error"], "did not finish within 40 s; killed");
+}
+
 // A peer program that measures once per invocation is invoked again; its
 // rows are merged into the median invocation with the spread of all.
 TEST(Extras, InvocationsOfAProgramWithoutSpreadsAreMergedIntoMedianAndSpread) {

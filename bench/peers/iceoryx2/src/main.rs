@@ -432,6 +432,121 @@ fn fanout(prefix: &str, workload: &str, size: usize, subs: usize, depth: usize, 
     Ok(row(workload, size, wait, "one way", percentiles(lat), delivered as usize, rate, gbps, 0, procs, cpus.len().min(procs)))
 }
 
+/// One row (or, for `Authors`, the reference rows) of the run.
+#[derive(Clone, Copy)]
+enum Spec {
+    Ping { size: usize, wait: Wait, one_cpu: bool },
+    Fan { workload: &'static str, size: usize, subs: usize, depth: usize, wait: Wait },
+    Authors,
+}
+
+impl Spec {
+    /// workload, size and wait: what the harness names a row by.
+    fn id(self) -> (String, usize, &'static str) {
+        match self {
+            Spec::Ping { size, wait, one_cpu } => ((if one_cpu { "pingpong-1cpu" } else { "pingpong" }).into(), size, wait.name()),
+            Spec::Fan { workload, size, wait, .. } => (workload.into(), size, wait.name()),
+            Spec::Authors => ("pingpong-authors".into(), 0, "busy"),
+        }
+    }
+}
+
+/// Busy rows (compared with zipc's busy rows), then blocking rows on
+/// iceoryx2's event service (compared with zipc's block rows), then the
+/// authors' reference rows.
+fn specs(full: bool) -> Vec<Spec> {
+    let mut v = Vec::new();
+    for size in [64usize, 128, 1024, 4096, 65536] {
+        v.push(Spec::Ping { size, wait: Wait::Busy, one_cpu: false });
+    }
+    for size in [64usize, 4096] {
+        v.push(Spec::Ping { size, wait: Wait::Block, one_cpu: false });
+    }
+    // Both processes on ONE CPU: where busy polling collapses.
+    for wait in [Wait::Busy, Wait::Block] {
+        v.push(Spec::Ping { size: 64, wait, one_cpu: true });
+    }
+    for (size, wait) in [(100usize, Wait::Busy), (3000, Wait::Busy), (65536, Wait::Busy), (262144, Wait::Busy), (100, Wait::Block), (65536, Wait::Block)] {
+        v.push(Spec::Fan { workload: "stream", size, subs: 1, depth: queue_depth(size), wait });
+    }
+    let fan_sizes: &[usize] = if full { &[100, 65536] } else { &[100] };
+    for wait in [Wait::Busy, Wait::Block] {
+        for &size in fan_sizes {
+            for (subs, workload) in [(1usize, "fanout-1"), (2, "fanout-2"), (4, "fanout-4")] {
+                v.push(Spec::Fan { workload, size, subs, depth: TOPIC_DEPTH, wait });
+            }
+        }
+    }
+    v.push(Spec::Authors);
+    v
+}
+
+/// Runs one spec in this process (the `--row` role): its rows as JSON objects.
+fn run_spec(spec: Spec, prefix: &str, cpus: &[i64], full: bool) -> Res<Vec<String>> {
+    pin(cpus[0]);
+    match spec {
+        Spec::Ping { size, wait, one_cpu } => {
+            let (workload, cpus) = if one_cpu { ("pingpong-1cpu", &cpus[..1]) } else { ("pingpong", cpus) };
+            Ok(vec![pingpong(prefix, workload, size, wait, cpus, full)?])
+        }
+        Spec::Fan { workload, size, subs, depth, wait } => Ok(vec![fanout(prefix, workload, size, subs, depth, wait, cpus, full)?]),
+        Spec::Authors => authors::rows(prefix, full, cpus, pin, now_ns),
+    }
+}
+
+/// How long one spec may take before it is killed: a row measures for at most
+/// 0.3 s (3 s with --full); the rest is set-up, and time slices lost to other
+/// processes on a busy host. ZIPC_BENCH_ROW_LIMIT_S sets another limit.
+fn row_limit(full: bool) -> std::time::Duration {
+    let s = std::env::var("ZIPC_BENCH_ROW_LIMIT_S").ok().and_then(|v| v.parse::<f64>().ok()).filter(|s| *s > 0.0 && *s < 1e6);
+    std::time::Duration::from_secs_f64(s.unwrap_or(if full { 120.0 } else { 40.0 }))
+}
+
+/// Runs spec `k` in a process of its own (`--row k`), in a process group of
+/// its own: a row that stalls past `row_limit` (a starved subscriber behind
+/// `RetryUntilDelivered`, on a host with more busy processes than CPUs) is
+/// killed with its subscribers, and becomes an error, not a hung program.
+fn run_row_process(k: usize, full: bool) -> Res<String> {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe()?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("--row").arg(k.to_string());
+    if full {
+        cmd.arg("--full");
+    }
+    let mut child = cmd.stdout(Stdio::piped()).process_group(0).spawn()?;
+    let mut stdout = child.stdout.take().ok_or("no stdout")?;
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut text);
+        text
+    });
+    let deadline = std::time::Instant::now() + row_limit(full);
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break st;
+        }
+        if std::time::Instant::now() > deadline {
+            // SAFETY: kill has no memory preconditions; the group is the row's own.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            let _ = reader.join();
+            // The killed processes' nodes and services stay in /dev/shm until
+            // a live node removes them, as iceoryx2 leaves it to.
+            if let Ok(node) = NodeBuilder::new().create::<ipc::Service>() {
+                let _ = node.try_cleanup_dead_nodes();
+            }
+            return Err(format!("did not finish within {:.1} s; killed", row_limit(full).as_secs_f64()).into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let text = reader.join().map_err(|_| "reader thread failed")?;
+    if !status.success() {
+        return Err(format!("row process failed: {status}").into());
+    }
+    Ok(text.trim().to_string())
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     set_log_level(LogLevel::Error);
@@ -448,64 +563,50 @@ fn main() {
         }
         return;
     }
-    let (full, out) = parse_peer_args(&args, "iceoryx2 publish-subscribe between two processes");
     let cpus = allowed_cpus();
-    if !cpus.is_empty() {
-        pin(cpus[0]);
+    if cpus.is_empty() {
+        eprintln!("zipc-bench-iceoryx2: no CPU is allowed to this process");
+        std::process::exit(1);
     }
-    let pid = std::process::id();
-    let mut rows = Vec::new();
-    let mut k = 0u32;
-    let run = |rows: &mut Vec<String>, r: Res<String>, what: &str| match r {
-        Ok(s) => rows.push(s),
-        Err(e) => {
-            eprintln!("zipc-bench-iceoryx2: {what}: {e}");
-            std::process::exit(1);
+    if args.len() >= 3 && args[1] == "--row" {
+        let full = args.get(3).is_some_and(|a| a == "--full");
+        let specs = specs(full);
+        let Some(&spec) = args[2].parse::<usize>().ok().and_then(|k| specs.get(k)) else {
+            eprintln!("zipc-bench-iceoryx2: --row {}: no such row", args[2]);
+            std::process::exit(2);
+        };
+        let prefix = format!("zipcb/{}/{}", std::process::id(), args[2]);
+        match run_spec(spec, &prefix, &cpus, full) {
+            Ok(rows) => println!("{}", rows.join(",\n")),
+            Err(e) => {
+                eprintln!("zipc-bench-iceoryx2: {}: {e}", spec.id().0);
+                std::process::exit(1);
+            }
         }
-    };
-    // Busy rows (compared with zipc's busy rows), then blocking rows on
-    // iceoryx2's event service (compared with zipc's block rows).
-    let mut next = || {
-        k += 1;
-        format!("zipcb/{pid}/{k}")
-    };
-    for size in [64usize, 128, 1024, 4096, 65536] {
-        let r = pingpong(&next(), "pingpong", size, Wait::Busy, &cpus, full);
-        run(&mut rows, r, &format!("pingpong {size} B busy"));
+        return;
     }
-    for size in [64usize, 4096] {
-        let r = pingpong(&next(), "pingpong", size, Wait::Block, &cpus, full);
-        run(&mut rows, r, &format!("pingpong {size} B block"));
-    }
-    // Both processes on ONE CPU: where busy polling collapses.
-    for wait in [Wait::Busy, Wait::Block] {
-        let r = pingpong(&next(), "pingpong-1cpu", 64, wait, &cpus[..1], full);
-        run(&mut rows, r, &format!("pingpong-1cpu 64 B {}", wait.name()));
-        pin(cpus[0]);
-    }
-    for (size, wait) in [(100usize, Wait::Busy), (3000, Wait::Busy), (65536, Wait::Busy), (262144, Wait::Busy), (100, Wait::Block), (65536, Wait::Block)] {
-        let r = fanout(&next(), "stream", size, 1, queue_depth(size), wait, &cpus, full);
-        run(&mut rows, r, &format!("stream {size} B {}", wait.name()));
-    }
-    let fan_sizes: &[usize] = if full { &[100, 65536] } else { &[100] };
-    for wait in [Wait::Busy, Wait::Block] {
-        for &size in fan_sizes {
-            for subs in [1usize, 2, 4] {
-                let r = fanout(&next(), &format!("fanout-{subs}"), size, subs, TOPIC_DEPTH, wait, &cpus, full);
-                run(&mut rows, r, &format!("fanout-{subs} {size} B {}", wait.name()));
+    let (full, out) = parse_peer_args(&args, "iceoryx2 publish-subscribe between two processes");
+    // Each row in a process of its own, tried twice: a row that fails or
+    // stalls both times is written as an error row, and the rows after it
+    // still run.
+    let mut rows = Vec::new();
+    for (k, spec) in specs(full).into_iter().enumerate() {
+        let (workload, size, wait) = spec.id();
+        let mut result = run_row_process(k, full);
+        if let Err(e) = &result {
+            eprintln!("zipc-bench-iceoryx2: {workload} {size} B {wait}: {e}; trying once more");
+            result = run_row_process(k, full);
+        }
+        match result {
+            Ok(text) if text.is_empty() => {} // no row: the authors' set-up needs two CPUs
+            Ok(text) => rows.push(text),
+            Err(e) => {
+                eprintln!("zipc-bench-iceoryx2: {workload} {size} B {wait}: {e}");
+                let e = e.to_string().replace('\\', "\\\\").replace('"', "\\\"");
+                rows.push(format!("{{\"workload\":\"{workload}\",\"transport\":\"iceoryx2\",\"size\":{size},\"wait\":\"{wait}\",\"error\":\"{e}\"}}"));
             }
         }
     }
-    // iceoryx2 as its own benchmark measures it (threads of one process, payload
-    // untouched): a reference row beside the fair ones, not compared with them.
-    match authors::rows(&next(), full, &cpus, pin, now_ns) {
-        Ok(r) => rows.extend(r),
-        Err(e) => {
-            eprintln!("zipc-bench-iceoryx2: pingpong-authors: {e}");
-            std::process::exit(1);
-        }
-    }
-    pin(cpus[0]);
     let text = format!("[\n{}\n]\n", rows.join(",\n"));
     if let Err(e) = std::fs::write(&out, text) {
         eprintln!("zipc-bench-iceoryx2: cannot write {out}: {e}");

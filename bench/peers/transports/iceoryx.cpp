@@ -22,10 +22,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <stdexcept>
@@ -322,8 +324,24 @@ class Roudi {
       ::shm_unlink("iceoryx_mgmt");
       // NOLINTNEXTLINE(concurrency-mt-unsafe): the harness's parent is single-threaded
       if (const passwd* pw = ::getpwuid(::geteuid())) ::shm_unlink(pw->pw_name);
+      remove_worker_locks();
     }
     if (!config_.empty()) std::remove(config_.c_str());
+  }
+
+  // Each worker's runtime ("zipcb-<pid>") keeps a lock file /tmp/zipcb-<pid>.lock
+  // that its runtime removes only on an orderly shutdown, which a worker's
+  // _exit skips. Those of workers no longer alive go when RouDi does.
+  static void remove_worker_locks() {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/tmp", ec)) {
+      const std::string n = e.path().filename().string();
+      if (n.rfind("zipcb-", 0) != 0 || n.size() <= 11 || n.compare(n.size() - 5, 5, ".lock") != 0) continue;
+      const std::string digits = n.substr(6, n.size() - 11);
+      if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
+      const pid_t pid = static_cast<pid_t>(std::stol(digits));
+      if (::kill(pid, 0) != 0 && errno == ESRCH) std::filesystem::remove(e.path(), ec);
+    }
   }
 
   int users_ = 0;

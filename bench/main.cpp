@@ -305,6 +305,7 @@ int main(int argc, char** argv) {
                      {"agreement", kProbeAgreement},
                      {"max_retries", kMaxRetries},
                      {"max_retries_extras", kMaxExtraRetries},
+                     {"retry_max_seconds", kRetryMaxSeconds},
                      {"log", probes_to_json(ran.prober.log())}};
     if (json_path.empty()) json_path = default_json_path(machine["host"].get<std::string>());
     write_document(json_path, doc);

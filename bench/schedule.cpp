@@ -160,7 +160,7 @@ HostBrackets run_between_cacheline_probes(const std::string& what, int cpu_a, in
       h.membw_after_gbps = membw;
     }
     h.attempts = attempt;
-    if (!ok || brackets_agree(h.before_ns, h.after_ns)) break;
+    if (!worth_another_attempt(ok, h.before_ns, h.after_ns, h.seconds)) break;
   }
   if (one_cpu) {
     h.one_cpu = true;

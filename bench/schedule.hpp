@@ -27,10 +27,23 @@ namespace zipc::bench {
 inline constexpr double kProbeAgreement = 1.25;  // max/min of a run's two brackets (either kind)
 inline constexpr int kMaxRetries = 2;            // extra attempts of a run whose brackets disagree
 inline constexpr int kMaxExtraRetries = 2;       // the same for an extra program (seconds to a minute each)
+// A run longer than this is not tried again, whatever its brackets say: the
+// host moves the vCPUs every few seconds, so probes around minutes of work
+// nearly always disagree, and show only the host at the run's two edges.
+// (The suite's runs take well under it; Aeron's and the bridge's programs
+// take two to three minutes, which a retry tripled.)
+inline constexpr double kRetryMaxSeconds = 30;
 
 // Both brackets measured and within kProbeAgreement of each other.
 inline bool brackets_agree(double before, double after) {
   return before > 0 && after > 0 && std::max(before, after) <= kProbeAgreement * std::min(before, after);
+}
+
+// Whether an extra program that ran `seconds` between these brackets is run
+// again: it succeeded, the brackets disagree, and it ran no longer than
+// kRetryMaxSeconds.
+inline bool worth_another_attempt(bool ok, double before, double after, double seconds) {
+  return ok && !brackets_agree(before, after) && seconds <= kRetryMaxSeconds;
 }
 
 struct ProbeRecord {

@@ -420,6 +420,17 @@ TEST(Schedule, AnExtraProgramRunsBetweenCacheLineProbesThatItsRowsCarry) {
   EXPECT_FALSE(unmeasured.contains("host_probe_ns")) << "a failed probe is not recorded";
 }
 
+// An extra program is run again only when it succeeded, its brackets
+// disagree, and it was short: one of minutes is kept as it is.
+TEST(Schedule, OnlyAShortExtraProgramWhoseBracketsDisagreeIsRunAgain) {
+  EXPECT_TRUE(worth_another_attempt(true, 100, 400, 5));
+  EXPECT_TRUE(worth_another_attempt(true, 100, 400, kRetryMaxSeconds));
+  EXPECT_FALSE(worth_another_attempt(true, 100, 400, kRetryMaxSeconds + 1)) << "a long program is not run again";
+  EXPECT_FALSE(worth_another_attempt(true, 100, 110, 5)) << "brackets that agree";
+  EXPECT_FALSE(worth_another_attempt(false, 100, 400, 5)) << "a failed program is reported, not run again";
+  EXPECT_TRUE(worth_another_attempt(true, 0, 110, 5)) << "a failed probe cannot vouch for the host";
+}
+
 // The same with the memory-bandwidth probes and steal time around each
 // program: the bandwidth probes are logged too, but the cache-line probe
 // after one program is still the one before the next (run 21 of 2026-11-27

@@ -200,3 +200,102 @@ pub fn parse_peer_args(args: &[String], what: &str) -> (bool, String) {
         None => usage(),
     }
 }
+
+// ---- rows in processes of their own -------------------------------------
+
+/// What an error row names a row by: workload, size and wait (with the
+/// program's transport, what the harness calls it).
+pub struct RowName {
+    pub workload: String,
+    pub size: usize,
+    pub wait: &'static str,
+}
+
+/// How long one row may take before it is killed: a row measures for at most
+/// 0.3 s (3 s with --full); the rest is set-up, and time slices lost to other
+/// processes on a busy host. ZIPC_BENCH_ROW_LIMIT_S sets another limit.
+pub fn row_limit(full: bool) -> std::time::Duration {
+    let s = std::env::var("ZIPC_BENCH_ROW_LIMIT_S").ok().and_then(|v| v.parse::<f64>().ok()).filter(|s| *s > 0.0 && *s < 1e6);
+    std::time::Duration::from_secs_f64(s.unwrap_or(if full { 120.0 } else { 40.0 }))
+}
+
+/// `--row K [--full]`: the row this process is to run, when it is a row
+/// process (see run_rows), else None.
+pub fn row_arg(args: &[String]) -> Option<(String, bool)> {
+    if args.len() >= 3 && args[1] == "--row" {
+        Some((args[2].clone(), args.get(3).is_some_and(|a| a == "--full")))
+    } else {
+        None
+    }
+}
+
+/// Runs row `k` as `<this program> --row k [--full]` in a process group of
+/// its own and returns what it printed (its rows as JSON objects). One past
+/// `row_limit` is killed with every process it started, `after_kill` removes
+/// what the killed processes left, and the row is an error.
+fn run_row_process(k: usize, full: bool, after_kill: &dyn Fn()) -> Result<String, String> {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("--row").arg(k.to_string());
+    if full {
+        cmd.arg("--full");
+    }
+    let mut child = cmd.stdout(std::process::Stdio::piped()).process_group(0).spawn().map_err(|e| e.to_string())?;
+    let mut stdout = child.stdout.take().ok_or("no stdout")?;
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut text);
+        text
+    });
+    let limit = row_limit(full);
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
+            break st;
+        }
+        if std::time::Instant::now() > deadline {
+            // SAFETY: kill has no memory preconditions; the group is the row's own.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            let _ = reader.join();
+            after_kill();
+            return Err(format!("did not finish within {:.1} s; killed", limit.as_secs_f64()));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let text = reader.join().map_err(|_| "reader thread failed")?;
+    if !status.success() {
+        return Err(format!("row process failed: {status}"));
+    }
+    Ok(text.trim().to_string())
+}
+
+/// Runs every row in a process of its own (run_row_process), each tried
+/// twice: one that fails or stalls both times becomes an error row
+/// (docs/design/bench.md), and the rows after it still run. Returns the
+/// rows, to be written as a JSON array.
+pub fn run_rows(program: &str, transport: &str, rows: &[RowName], full: bool, after_kill: &dyn Fn()) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, r) in rows.iter().enumerate() {
+        let what = format!("{} {} B {}", r.workload, r.size, r.wait);
+        let mut result = run_row_process(k, full, after_kill);
+        if let Err(e) = &result {
+            eprintln!("{program}: {what}: {e}; trying once more");
+            result = run_row_process(k, full, after_kill);
+        }
+        match result {
+            Ok(text) if text.is_empty() => {} // the row chose to write nothing (a set-up it cannot make here)
+            Ok(text) => out.push(text),
+            Err(e) => {
+                eprintln!("{program}: {what}: {e}");
+                let e = e.replace('\\', "\\\\").replace('"', "\\\"");
+                out.push(format!(
+                    "{{\"workload\":\"{}\",\"transport\":\"{transport}\",\"size\":{},\"wait\":\"{}\",\"error\":\"{e}\"}}",
+                    r.workload, r.size, r.wait
+                ));
+            }
+        }
+    }
+    out
+}

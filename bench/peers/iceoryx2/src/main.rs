@@ -441,13 +441,14 @@ enum Spec {
 }
 
 impl Spec {
-    /// workload, size and wait: what the harness names a row by.
-    fn id(self) -> (String, usize, &'static str) {
-        match self {
-            Spec::Ping { size, wait, one_cpu } => ((if one_cpu { "pingpong-1cpu" } else { "pingpong" }).into(), size, wait.name()),
-            Spec::Fan { workload, size, wait, .. } => (workload.into(), size, wait.name()),
-            Spec::Authors => ("pingpong-authors".into(), 0, "busy"),
-        }
+    /// What the harness names the row by.
+    fn name(self) -> RowName {
+        let (workload, size, wait) = match self {
+            Spec::Ping { size, wait, one_cpu } => (if one_cpu { "pingpong-1cpu" } else { "pingpong" }, size, wait.name()),
+            Spec::Fan { workload, size, wait, .. } => (workload, size, wait.name()),
+            Spec::Authors => ("pingpong-authors", 0, "busy"),
+        };
+        RowName { workload: workload.into(), size, wait }
     }
 }
 
@@ -494,59 +495,6 @@ fn run_spec(spec: Spec, prefix: &str, cpus: &[i64], full: bool) -> Res<Vec<Strin
     }
 }
 
-/// How long one spec may take before it is killed: a row measures for at most
-/// 0.3 s (3 s with --full); the rest is set-up, and time slices lost to other
-/// processes on a busy host. ZIPC_BENCH_ROW_LIMIT_S sets another limit.
-fn row_limit(full: bool) -> std::time::Duration {
-    let s = std::env::var("ZIPC_BENCH_ROW_LIMIT_S").ok().and_then(|v| v.parse::<f64>().ok()).filter(|s| *s > 0.0 && *s < 1e6);
-    std::time::Duration::from_secs_f64(s.unwrap_or(if full { 120.0 } else { 40.0 }))
-}
-
-/// Runs spec `k` in a process of its own (`--row k`), in a process group of
-/// its own: a row that stalls past `row_limit` (a starved subscriber behind
-/// `RetryUntilDelivered`, on a host with more busy processes than CPUs) is
-/// killed with its subscribers, and becomes an error, not a hung program.
-fn run_row_process(k: usize, full: bool) -> Res<String> {
-    use std::os::unix::process::CommandExt;
-    let exe = std::env::current_exe()?;
-    let mut cmd = Command::new(exe);
-    cmd.arg("--row").arg(k.to_string());
-    if full {
-        cmd.arg("--full");
-    }
-    let mut child = cmd.stdout(Stdio::piped()).process_group(0).spawn()?;
-    let mut stdout = child.stdout.take().ok_or("no stdout")?;
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = std::io::Read::read_to_string(&mut stdout, &mut text);
-        text
-    });
-    let deadline = std::time::Instant::now() + row_limit(full);
-    let status = loop {
-        if let Some(st) = child.try_wait()? {
-            break st;
-        }
-        if std::time::Instant::now() > deadline {
-            // SAFETY: kill has no memory preconditions; the group is the row's own.
-            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-            let _ = child.wait();
-            let _ = reader.join();
-            // The killed processes' nodes and services stay in /dev/shm until
-            // a live node removes them, as iceoryx2 leaves it to.
-            if let Ok(node) = NodeBuilder::new().create::<ipc::Service>() {
-                let _ = node.try_cleanup_dead_nodes();
-            }
-            return Err(format!("did not finish within {:.1} s; killed", row_limit(full).as_secs_f64()).into());
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
-    let text = reader.join().map_err(|_| "reader thread failed")?;
-    if !status.success() {
-        return Err(format!("row process failed: {status}").into());
-    }
-    Ok(text.trim().to_string())
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     set_log_level(LogLevel::Error);
@@ -568,45 +516,33 @@ fn main() {
         eprintln!("zipc-bench-iceoryx2: no CPU is allowed to this process");
         std::process::exit(1);
     }
-    if args.len() >= 3 && args[1] == "--row" {
-        let full = args.get(3).is_some_and(|a| a == "--full");
+    if let Some((k, full)) = row_arg(&args) {
         let specs = specs(full);
-        let Some(&spec) = args[2].parse::<usize>().ok().and_then(|k| specs.get(k)) else {
-            eprintln!("zipc-bench-iceoryx2: --row {}: no such row", args[2]);
+        let Some(&spec) = k.parse::<usize>().ok().and_then(|k| specs.get(k)) else {
+            eprintln!("zipc-bench-iceoryx2: --row {k}: no such row");
             std::process::exit(2);
         };
-        let prefix = format!("zipcb/{}/{}", std::process::id(), args[2]);
+        let prefix = format!("zipcb/{}/{k}", std::process::id());
         match run_spec(spec, &prefix, &cpus, full) {
             Ok(rows) => println!("{}", rows.join(",\n")),
             Err(e) => {
-                eprintln!("zipc-bench-iceoryx2: {}: {e}", spec.id().0);
+                eprintln!("zipc-bench-iceoryx2: {}: {e}", spec.name().workload);
                 std::process::exit(1);
             }
         }
         return;
     }
     let (full, out) = parse_peer_args(&args, "iceoryx2 publish-subscribe between two processes");
-    // Each row in a process of its own, tried twice: a row that fails or
-    // stalls both times is written as an error row, and the rows after it
-    // still run.
-    let mut rows = Vec::new();
-    for (k, spec) in specs(full).into_iter().enumerate() {
-        let (workload, size, wait) = spec.id();
-        let mut result = run_row_process(k, full);
-        if let Err(e) = &result {
-            eprintln!("zipc-bench-iceoryx2: {workload} {size} B {wait}: {e}; trying once more");
-            result = run_row_process(k, full);
+    // Each row in a process of its own (peer::run_rows). The nodes and
+    // services of a killed row stay in /dev/shm until a live node removes
+    // them, as iceoryx2 leaves it to.
+    let names: Vec<RowName> = specs(full).into_iter().map(Spec::name).collect();
+    let cleanup = || {
+        if let Ok(node) = NodeBuilder::new().create::<ipc::Service>() {
+            let _ = node.try_cleanup_dead_nodes();
         }
-        match result {
-            Ok(text) if text.is_empty() => {} // no row: the authors' set-up needs two CPUs
-            Ok(text) => rows.push(text),
-            Err(e) => {
-                eprintln!("zipc-bench-iceoryx2: {workload} {size} B {wait}: {e}");
-                let e = e.to_string().replace('\\', "\\\\").replace('"', "\\\"");
-                rows.push(format!("{{\"workload\":\"{workload}\",\"transport\":\"iceoryx2\",\"size\":{size},\"wait\":\"{wait}\",\"error\":\"{e}\"}}"));
-            }
-        }
-    }
+    };
+    let rows = run_rows("zipc-bench-iceoryx2", "iceoryx2", &names, full, &cleanup);
     let text = format!("[\n{}\n]\n", rows.join(",\n"));
     if let Err(e) = std::fs::write(&out, text) {
         eprintln!("zipc-bench-iceoryx2: cannot write {out}: {e}");

@@ -426,29 +426,37 @@ fn main() {
         }
         return;
     }
-    let (full, out) = parse_peer_args(&args, "Zenoh publish-subscribe over shared memory between two processes");
+    // Rows: ping-pong 64 B and 4 KiB, stream 100 B and 64 KiB; each in a
+    // process of its own (peer::run_rows), so one that stalls (a stream whose
+    // STOP never reached the sink, seen once) is killed and named, and the
+    // others still run.
+    let names: Vec<RowName> = [("pingpong", 64usize), ("pingpong", 4096), ("stream", 100), ("stream", 65536)]
+        .into_iter()
+        .map(|(workload, size)| RowName { workload: workload.into(), size, wait: "block" })
+        .collect();
     let cpus = allowed_cpus();
-    pin(cpus[0]); // before any session opens: Zenoh's threads inherit this CPU
-    let pid = std::process::id();
-    let mut rows = Vec::new();
-    let mut k = 0u32;
-    let mut next = || {
-        k += 1;
-        format!("zipcb/{pid}/{k}")
-    };
-    let mut run = |r: Res<String>, what: &str| match r {
-        Ok(s) => rows.push(s),
-        Err(e) => {
-            eprintln!("zipc-bench-zenoh: {what}: {e}");
-            std::process::exit(1);
+    if let Some((k, full)) = row_arg(&args) {
+        let Some(r) = k.parse::<usize>().ok().and_then(|k| names.get(k)) else {
+            eprintln!("zipc-bench-zenoh: --row {k}: no such row");
+            std::process::exit(2);
+        };
+        pin(cpus[0]); // before any session opens: Zenoh's threads inherit this CPU
+        let prefix = format!("zipcb/{}/{k}", std::process::id());
+        let result = if r.workload == "pingpong" { pingpong(&prefix, r.size, &cpus, full) } else { stream(&prefix, r.size, &cpus, full) };
+        match result {
+            Ok(row) => println!("{row}"),
+            Err(e) => {
+                eprintln!("zipc-bench-zenoh: {} {} B: {e}", r.workload, r.size);
+                std::process::exit(1);
+            }
         }
-    };
-    for size in [64usize, 4096] {
-        run(pingpong(&next(), size, &cpus, full), &format!("pingpong {size} B"));
+        return;
     }
-    for size in [100usize, 65536] {
-        run(stream(&next(), size, &cpus, full), &format!("stream {size} B"));
-    }
+    let (full, out) = parse_peer_args(&args, "Zenoh publish-subscribe over shared memory between two processes");
+    // A killed row's SHM segments stay in /dev/shm until someone removes the
+    // orphans, as Zenoh leaves it to; so do those of rows that ended normally.
+    let rows = run_rows("zipc-bench-zenoh", "zenoh", &names, full, &zenoh::shm::cleanup_orphaned_shm_segments);
+    zenoh::shm::cleanup_orphaned_shm_segments();
     let text = format!("[\n{}\n]\n", rows.join(",\n"));
     if let Err(e) = std::fs::write(&out, text) {
         eprintln!("zipc-bench-zenoh: cannot write {out}: {e}");

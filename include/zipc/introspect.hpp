@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -100,6 +101,9 @@ struct ChannelReport {
 /// Every zipc segment in /dev/shm; one that vanished meanwhile is left out,
 /// one that cannot be read is reported with its problem.
 [[nodiscard]] std::vector<ChannelReport> inspect_channels();
+/// The same for the segments whose listed name (with its name space, "ns:x")
+/// `only` accepts; the others are not opened.
+[[nodiscard]] std::vector<ChannelReport> inspect_channels(const std::function<bool(std::string_view name)>& only);
 
 /// A field by key, or nullptr.
 [[nodiscard]] const std::uint64_t* find_field(const ReportFields& fields, std::string_view key) noexcept;

@@ -130,12 +130,17 @@ ChannelReport inspect_channel(std::string_view name, const SegmentOptions& optio
 }
 
 std::vector<ChannelReport> inspect_channels() {
+  return inspect_channels(nullptr);
+}
+
+std::vector<ChannelReport> inspect_channels(const std::function<bool(std::string_view name)>& only) {
   std::vector<ChannelReport> out;
   // A listed name carries its name space ("ns:x"); one without is of none,
   // whatever ZIPC_NAMESPACE says (else "x" would read its namesake "ns:x").
   SegmentOptions exact;
   exact.name_space = std::string();
   for (const SegmentInfo& info : Segment::list()) {
+    if (only && !only(info.name)) continue;
     try {
       out.push_back(inspect_channel(info.name, exact));
     } catch (const Error& e) {

@@ -1,6 +1,7 @@
 // Channel introspection (zipc/introspect.hpp): what zipc ls/stat/top read.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <zipc/zipc.hpp>
@@ -149,6 +150,27 @@ TEST(Introspect, EveryListedChannelIsReadUnderItsOwnNameWhateverZipcNamespaceSay
     }
   }
   EXPECT_EQ(seen, 2);
+}
+
+// A filter is asked about every listed name, with its name space, and only
+// the names it accepts are reported.
+TEST(Introspect, OnlyTheChannelsTheFilterAcceptsAreReported) {
+  TempName keep("intro-keep");
+  TempName drop("intro-drop");
+  zipc::Queue kept = zipc::Queue::create(keep.str(), zipc::QueueOptions{});
+  zipc::Queue dropped = zipc::Queue::create(drop.str(), zipc::QueueOptions{});
+  ASSERT_EQ(kept.send(bytes_of("one"), 0s), zipc::Status::ok);
+  std::vector<std::string> asked;
+  const std::vector<zipc::ChannelReport> sut = zipc::inspect_channels([&](std::string_view name) {
+    asked.emplace_back(name);
+    return name == keep.str();
+  });
+  ASSERT_EQ(sut.size(), 1u);
+  EXPECT_EQ(sut[0].segment.name, keep.str());
+  EXPECT_EQ(sut[0].backlog, 1u);
+  EXPECT_NE(std::find(asked.begin(), asked.end(), drop.str()), asked.end()) << "every listed name is offered";
+  const std::vector<zipc::ChannelReport> none = zipc::inspect_channels([](std::string_view) { return false; });
+  EXPECT_TRUE(none.empty());
 }
 
 TEST(Introspect, AMissingChannelThrowsNotFound) {

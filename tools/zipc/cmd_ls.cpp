@@ -15,8 +15,8 @@ std::string participants_cell(const zipc::ChannelReport& r) {
 }
 
 int run_ls(const LsOptions& o) {
-  std::vector<zipc::ChannelReport> all = zipc::inspect_channels();
-  std::erase_if(all, [&](const zipc::ChannelReport& r) { return r.segment.name.rfind(o.prefix, 0) != 0; });
+  const std::vector<zipc::ChannelReport> all =
+      zipc::inspect_channels([&](std::string_view name) { return name.starts_with(o.prefix); });
   if (o.json) {
     nlohmann::ordered_json j;
     j["schema"] = "zipc.ls/1";

@@ -152,9 +152,7 @@ void print_json(const std::vector<Row>& rows, double dt) {
 }
 
 std::vector<zipc::ChannelReport> gather(const std::string& prefix) {
-  std::vector<zipc::ChannelReport> all = zipc::inspect_channels();
-  std::erase_if(all, [&](const zipc::ChannelReport& r) { return r.segment.name.rfind(prefix, 0) != 0; });
-  return all;
+  return zipc::inspect_channels([&](std::string_view name) { return name.starts_with(prefix); });
 }
 
 int run_top(const TopOptions& o) {

@@ -201,24 +201,7 @@ bool metrics_filter_matches(const MetricsFilter& filter, std::string_view name) 
 }
 
 std::vector<zipc::ChannelReport> inspect_matching_channels(const MetricsFilter& filter) {
-  std::vector<zipc::ChannelReport> out;
-  // The listed name carries its name space ("ns:x"); a name without one is
-  // of none, whatever ZIPC_NAMESPACE says.
-  zipc::SegmentOptions exact;
-  exact.name_space = std::string();
-  for (const zipc::SegmentInfo& info : zipc::Segment::list()) {
-    if (!metrics_filter_matches(filter, info.name)) continue;
-    try {
-      out.push_back(zipc::inspect_channel(info.name, exact));
-    } catch (const zipc::Error& e) {
-      if (e.errc() == zipc::Errc::not_found) continue;  // removed meanwhile
-      zipc::ChannelReport r;
-      r.segment = info;
-      r.problem = e.what();
-      out.push_back(std::move(r));
-    }
-  }
-  return out;
+  return zipc::inspect_channels([&](std::string_view name) { return metrics_filter_matches(filter, name); });
 }
 
 const char* metrics_content_type(MetricsFormat format) noexcept {

@@ -207,6 +207,64 @@ def authors_table(rows):
     return out
 
 
+# Rows of family "peer" that are not IPC peers: the heap extras' allocators and
+# locks, and the NATS client (the bridge's table sets zipc beside it).
+NOT_IPC_PEERS = ("glibc-malloc", "zipc::", "std::mutex", "nats-c-client")
+
+
+def headline_metric(row):
+    """The figure a row is judged by: a round trip's p50, else its rate."""
+    if row.get("rt_p50_ns") is not None and str(row.get("latency", "round trip")) == "round trip":
+        return "rt_p50_ns"
+    return "msgs_per_s" if row.get("msgs_per_s") is not None else None
+
+
+def peers_table(rows):
+    """Per peer library: every row it shares with zipc (workload, size, wait
+    class), zipc's best row there against it; how often zipc is ahead, the
+    median ratio, and the rows where zipc is furthest behind and ahead."""
+    shared = {}
+    for p in rows:
+        t = p.get("transport", "")
+        if p.get("family") != "peer" or p.get("error") or any(n in t for n in NOT_IPC_PEERS):
+            continue
+        metric = headline_metric(p)
+        if metric is None or not p.get(metric):
+            continue
+        z = best(rows, p.get("workload"), p.get("size"), p.get("wait"), metric, {"zipc"})
+        if z is None or not z.get(metric):
+            continue
+        zv, pv = float(z[metric]), float(p[metric])
+        ahead = pv / zv if metric in LOWER_IS_BETTER else zv / pv
+        shared.setdefault(t, []).append((ahead, p, z, metric))
+    if not shared:
+        return []
+
+    def where(entry):
+        ahead, p, z, metric = entry
+        fmt = fmt_ns if metric in LOWER_IS_BETTER else fmt_rate
+
+        def fig(r):
+            h = half_spread(r, metric)
+            return fmt(float(r[metric])) + (f" ±{h * 100:.0f}%" if h is not None and h > SPREAD_SHOWN else "")
+        return (f"{p['workload']} {p.get('size', 0)} B {p.get('wait', '-')}: {ahead:.2f}x "
+                f"({z['transport']} {fig(z)} vs {fig(p)})")
+
+    out = ["zipc against each peer library, on every row the two share (same workload, size and wait class; "
+           "zipc's best row there; round trips by p50, the rest by msgs/s). How each peer is set up, and why that is "
+           "how its authors would: [docs/design/peers.md](docs/design/peers.md).",
+           "",
+           "| peer | shared rows | zipc ahead on | median ratio | zipc furthest behind | zipc furthest ahead |",
+           "|---|---:|---:|---:|---|---|"]
+    for t in sorted(shared):
+        e = sorted(shared[t], key=lambda x: x[0])
+        med = e[len(e) // 2][0] if len(e) % 2 else (e[len(e) // 2 - 1][0] * e[len(e) // 2][0]) ** 0.5
+        n_ahead = sum(1 for x in e if x[0] > 1)
+        out.append(f"| {t} | {len(e)} | {n_ahead} | {med:.2f}x | {where(e[0])} | {where(e[-1]) if len(e) > 1 else '-'} |")
+    out.append("")
+    return out
+
+
 def section(doc, json_path, readme_dir):
     m = doc.get("machine", {})
     lim = doc.get("limits", {})
@@ -245,6 +303,7 @@ def section(doc, json_path, readme_dir):
             "Each figure is the median of repetitions that alternated with the other transports; every transport's "
             "row, with its spread, is in the full table linked below.",
             ""]
+    out += peers_table(rows)
     out += authors_table(rows)
     out += bridge_table(rows)
     ref = doc.get("reference", [])

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <thread>
 
+#include "pub_ack.hpp"
+
 namespace zipc::bridge_detail {
 
 using namespace std::chrono_literals;
@@ -48,23 +50,44 @@ bool sign(const MappingRuntime& m, natsMsg* msg, const Decimal& seq, const Decim
 
 }  // namespace
 
-natsMsg* make_msg(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, const void* data, std::size_t n,
-                  std::uint64_t skip) {
-  natsMsg* msg = nullptr;
-  if (natsMsg_Create(&msg, m.cfg.subject.c_str(), nullptr, static_cast<const char*>(data), static_cast<int>(n)) !=
-      NATS_OK)
-    return nullptr;
-  const Decimal seq_s(seq), ns_s(ns);
-  if (natsMsgHeader_Set(msg, kHdrOrigin, m.host_id.c_str()) != NATS_OK ||
-      natsMsgHeader_Set(msg, kHdrChannel, m.cfg.channel.c_str()) != NATS_OK ||
-      natsMsgHeader_Set(msg, kHdrSeq, seq_s.c_str()) != NATS_OK ||
-      natsMsgHeader_Set(msg, kHdrTime, ns_s.c_str()) != NATS_OK ||
-      (skip != 0 && natsMsgHeader_Set(msg, kHdrSkip, Decimal(skip).c_str()) != NATS_OK) ||
-      !sign(m, msg, seq_s, ns_s, skip, 0, static_cast<const char*>(data), n)) {
-    natsMsg_Destroy(msg);
-    return nullptr;
+natsMsg* JsOutMsg::fill(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, const void* data, std::size_t n,
+                        std::uint64_t skip, const char* msg_id) {
+  if (msg_ == nullptr || size_ != n) {
+    natsMsg_Destroy(msg_);
+    msg_ = nullptr;
+    std::string reply = reply_prefix_;
+    reply.append(kReplyTokenDigits, '0');
+    natsMsg* msg = nullptr;
+    // No payload given: the client allocates the bytes and copies nothing.
+    if (natsMsg_Create(&msg, m.cfg.subject.c_str(), reply.c_str(), nullptr, static_cast<int>(n)) != NATS_OK)
+      return nullptr;
+    const char* r = natsMsg_GetReply(msg);
+    if (r == nullptr || reply != r || natsMsgHeader_Set(msg, kHdrOrigin, m.host_id.c_str()) != NATS_OK ||
+        natsMsgHeader_Set(msg, kHdrChannel, m.cfg.channel.c_str()) != NATS_OK) {
+      natsMsg_Destroy(msg);
+      return nullptr;
+    }
+    msg_ = msg;
+    size_ = n;
+    has_skip_ = false;
   }
-  return msg;
+  // The payload and the reply are the message's own allocation (natsMsg_Create
+  // above), not shared with the client once a publish has returned.
+  auto* payload = const_cast<char*>(natsMsg_GetData(msg_));
+  if (n != 0) std::memcpy(payload, data, n);
+  write_reply_token(const_cast<char*>(natsMsg_GetReply(msg_)) + reply_prefix_.size(), seq);
+  const Decimal seq_s(seq), ns_s(ns);
+  bool ok = natsMsgHeader_Set(msg_, kHdrSeq, seq_s.c_str()) == NATS_OK &&
+            natsMsgHeader_Set(msg_, kHdrTime, ns_s.c_str()) == NATS_OK &&
+            natsMsgHeader_Set(msg_, kHdrMsgId, msg_id) == NATS_OK;
+  if (ok && (skip != 0 || has_skip_)) {
+    ok = skip != 0 ? natsMsgHeader_Set(msg_, kHdrSkip, Decimal(skip).c_str()) == NATS_OK
+                   : natsMsgHeader_Delete(msg_, kHdrSkip) == NATS_OK;
+    has_skip_ = skip != 0;
+  }
+  ok = ok && sign(m, msg_, seq_s, ns_s, skip, 0, payload, n);
+  if (!ok) msg_ = nullptr;  // only out of memory; not destroyed, as OutMsg::fill explains
+  return msg_;
 }
 
 void OutMsg::Kept::drop() noexcept {

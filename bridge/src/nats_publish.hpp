@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "internal.hpp"
 #include "link.hpp"
@@ -16,10 +17,32 @@ namespace zipc::bridge_detail {
 
 std::string u64s(std::uint64_t v);
 
-// A new NATS message for one local message (JetStream, which takes it); null
-// when the client has no memory for it.
-natsMsg* make_msg(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, const void* data, std::size_t n,
-                  std::uint64_t skip);
+// The JetStream outbound natsMsg, kept and refilled from one publish to the
+// next as OutMsg's are (a new one only when the payload length changes). Its
+// reply subject is `reply_prefix` and the message's Zipc-Seq in
+// kReplyTokenDigits digits, written in place into the message's own copy
+// (natsMsg_Create copies the reply as it copies the payload; the length stays,
+// and natsConnection_PublishMsg reads both when it copies the message into
+// the connection's buffer). Each message carries Nats-Msg-Id
+// <origin>/<channel>/<seq> for the stream's de-duplication.
+class JsOutMsg {
+ public:
+  explicit JsOutMsg(std::string reply_prefix) : reply_prefix_(std::move(reply_prefix)) {}
+  JsOutMsg(const JsOutMsg&) = delete;
+  JsOutMsg& operator=(const JsOutMsg&) = delete;
+  ~JsOutMsg() { natsMsg_Destroy(msg_); }
+
+  // The message for this payload, reply and headers set; null when the
+  // client has no memory for it. Valid until the next fill.
+  natsMsg* fill(const MappingRuntime& m, std::uint64_t seq, std::uint64_t ns, const void* data, std::size_t n,
+                std::uint64_t skip, const char* msg_id);
+
+ private:
+  std::string reply_prefix_;
+  natsMsg* msg_ = nullptr;
+  std::size_t size_ = 0;   // msg_'s payload length
+  bool has_skip_ = false;  // msg_ carries Zipc-Skip
+};
 
 // The core outbound natsMsgs, kept and refilled from one publish to the
 // next: one for lone messages (reused at the same length) and one for

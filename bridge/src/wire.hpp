@@ -23,6 +23,8 @@ inline constexpr const char* kHdrSkip = "Zipc-Skip";
 inline constexpr const char* kHdrCount = "Zipc-Count";
 // HMAC-SHA-256 of the message (BridgeMapping::auth_key_file), lower-case hex.
 inline constexpr const char* kHdrAuth = "Zipc-Auth";
+// JetStream's de-duplication id, <origin>/<channel>/<Zipc-Seq> on a bridge's messages.
+inline constexpr const char* kHdrMsgId = "Nats-Msg-Id";
 // The header the NATS client makes of a status line ("NATS/1.0 503").
 inline constexpr const char* kHdrStatus = "Status";
 

@@ -6,10 +6,12 @@
 // Every real message arrives (within a second of being sent), every forged
 // one is counted by its reason, and the origin table stays bounded.
 #include <gtest/gtest.h>
+#include <nats/nats.h>
 
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "common.hpp"
@@ -351,6 +353,79 @@ TEST(BridgeHostile, ForgedInputAtAJetStreamMappingNeitherWedgesItsConsumerNorDel
   EXPECT_EQ(s.lost, 0u);
   EXPECT_EQ(s.duplicates, 0u);
   EXPECT_EQ(s.epochs, 2u);
+}
+
+// The sending JetStream bridge reads the stream's acknowledgements on an
+// inbox of its own, and whoever sees the subject's messages sees their reply
+// subjects and may answer first. Replies that acknowledge no message it
+// published (not JSON, another stream, sequence 0, over 1 KiB, a sequence it
+// never published, a subject that names no message) are counted in errors
+// and ignored; a forged refusal makes it send again, which the stream's
+// de-duplication absorbs. Nothing is lost or delivered twice.
+TEST(BridgeHostile, ForgedAcknowledgementsAtAJetStreamSenderAreCountedAndNothingIsLostOrDuplicated) {
+  Pair p;
+  const std::string subject = p.h.subject("prices");
+  const std::string stream = "F" + std::to_string(::getpid());
+  auto ca = host_config("hostA", {p.server.url()}, p.dir.path() + "/a");
+  ca.mappings.push_back(mapping(p.h.a("prices"), subject, BridgeDirection::outbound, BridgeMode::jetstream, stream));
+  auto cb = host_config("hostB", {p.server.url()}, p.dir.path() + "/b");
+  cb.mappings.push_back(mapping(p.h.b("prices"), subject, BridgeDirection::inbound, BridgeMode::jetstream, stream));
+  Bridge a(ca), b(cb);
+  a.start();
+  b.start();
+  ASSERT_TRUE(wait_for([&] { return a.ready() && b.ready(); }, 10s)) << a.last_error() << b.last_error();
+  natsConnection* nc = nullptr;
+  natsSubscription* sub = nullptr;
+  if (natsConnection_ConnectTo(&nc, p.server.url().c_str()) != NATS_OK ||
+      natsConnection_SubscribeSync(&sub, nc, subject.c_str()) != NATS_OK || natsConnection_Flush(nc) != NATS_OK)
+    throw std::runtime_error("no connection to the test's nats-server");
+  std::atomic<bool> done{false};
+  std::atomic<std::uint64_t> counted{0}, refusals{0};
+  std::thread forger([&] {
+    const std::string good = R"({"stream":")" + stream + R"(","seq":1})";
+    auto answer = [&](const std::string& to, const std::string& body) {
+      natsConnection_Publish(nc, to.c_str(), body.data(), static_cast<int>(body.size()));
+    };
+    for (std::uint64_t seen = 0; !done.load();) {
+      natsMsg* m = nullptr;
+      if (natsSubscription_NextMsg(&m, sub, 50) != NATS_OK) continue;
+      const char* r = natsMsg_GetReply(m);
+      const std::string reply = r == nullptr ? "" : r;
+      natsMsg_Destroy(m);
+      if (reply.size() <= 20 || seen++ % 4 != 0) continue;
+      const std::string prefix = reply.substr(0, reply.size() - 20);
+      answer(reply, "+ACK");
+      answer(reply, R"({"stream":"OTHER","seq":1})");
+      answer(reply, R"({"stream":")" + stream + R"(","seq":0})");
+      answer(reply, R"({"stream":")" + stream + R"(","seq":1,"pad":")" + std::string(1100, 'p') + "\"}");
+      answer(prefix + "09000000000000000000", good);
+      answer(prefix + "abc", good);
+      counted += 6;
+      if (seen % 200 == 1) {
+        answer(reply, R"({"error":{"code":503,"err_code":10077,"description":"forged refusal"}})");
+        ++refusals;
+      }
+      natsConnection_Flush(nc);
+    }
+  });
+  RemoteReader reader(p.h.b("prices"));
+  auto topic = Topic::open(p.h.a("prices"));
+  constexpr std::uint64_t kN = 2000;
+  publish_range(topic, 0, kN, 200us);
+  const bool all = wait_for([&] { return reader.count() >= kN; }, 60s);
+  done = true;
+  forger.join();
+  natsSubscription_Destroy(sub);
+  natsConnection_Destroy(nc);
+  ASSERT_TRUE(all) << reader.count() << " " << a.last_error() << " " << b.last_error();
+  std::this_thread::sleep_for(200ms);  // nothing more may come
+  expect_all_in_order(reader, kN);
+  EXPECT_GT(counted.load(), 0u);
+  EXPECT_GE(a.stats(0).errors, counted.load()) << a.last_error();
+  EXPECT_TRUE(wait_for([&] { return a.stats(0).forwarded == kN; }, 10s)) << a.stats(0).forwarded;
+  EXPECT_EQ(b.stats(0).received, kN);
+  EXPECT_EQ(b.stats(0).lost, 0u);
+  EXPECT_EQ(b.stats(0).duplicates, 0u);
 }
 
 }  // namespace

@@ -14,10 +14,12 @@
 
 #include "common.hpp"
 #include "nats_publish.hpp"
+#include "pub_ack.hpp"
 
 namespace zipc::bridge_test {
 namespace {
 
+using bridge_detail::JsOutMsg;
 using bridge_detail::OutMsg;
 
 // A header's value as the subscriber got it; nullopt when it is absent.
@@ -106,6 +108,38 @@ TEST(BridgeOutMsg, AKeptMessageCarriesOnlyTheHeadersAndPayloadOfWhatItNowHolds) 
   // A kept message longer than the limit now given is not used: a new one, as long as the limit allows.
   expect_message(w.round_trip(out, 42, 1013, b310, 0, 4), 42, 1013, b310, 328, std::nullopt, "4");
   expect_message(w.round_trip(out, 46, 1014, b310, 0, 4, 320), 46, 1014, b310, 320, std::nullopt, "4");
+}
+
+// The JetStream outbound message is kept too (JsOutMsg): its reply subject
+// names the message's sequence (written in place, the client's copy of it),
+// and its Nats-Msg-Id, sequence, time and Zipc-Skip are this message's.
+TEST(BridgeOutMsg, AKeptJetStreamMessageCarriesTheReplyAndIdOfWhatItNowHolds) {
+  Wire w;
+  const std::string prefix = "_INBOX.outmsgtest.";
+  JsOutMsg sut(prefix);
+  auto round_trip = [&](std::uint64_t seq, std::uint64_t ns, const std::string& body, std::uint64_t skip) {
+    const std::string id = "hostA/hostA.prices/" + std::to_string(seq);
+    natsMsg* msg = sut.fill(w.m, seq, ns, body.data(), body.size(), skip, id.c_str());
+    EXPECT_NE(msg, nullptr);
+    if (msg == nullptr) return;
+    EXPECT_EQ(natsConnection_PublishMsg(w.nc, msg), NATS_OK);
+    natsMsg* got = nullptr;
+    ASSERT_EQ(natsSubscription_NextMsg(&got, w.sub, 5000), NATS_OK);
+    const char* reply = natsMsg_GetReply(got);
+    ASSERT_NE(reply, nullptr);
+    EXPECT_EQ(bridge_detail::reply_token(reply, prefix), seq) << reply;
+    EXPECT_EQ(header(got, "Nats-Msg-Id"), id);
+    expect_message(got, seq, ns, body, body.size(), skip != 0 ? std::optional(std::to_string(skip)) : std::nullopt,
+                   std::nullopt);
+  };
+  const std::string a(100, 'a'), b(100, 'b'), c(4096, 'c');
+  round_trip(1, 1000, a, 0);
+  round_trip(2, 1001, b, 0);  // the kept message: another reply, id and payload
+  round_trip(10, 1002, b, 7);
+  round_trip(11, 1003, a, 0);  // its Zipc-Skip gone again
+  round_trip(12, 1004, c, 0);  // another length: a new message
+  round_trip(9223372036854775807ULL, 1005, c, 1);
+  round_trip(13, 1006, "", 0);
 }
 
 }  // namespace

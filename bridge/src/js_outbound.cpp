@@ -100,10 +100,15 @@ class JsOutbound {
       const std::size_t got = room ? read(window_.empty() ? 50ms : 0ms) : 0;
       unflushed_ = unflushed_ || got != 0;
       if (got != 0) continue;
-      // Nothing more to send now: what the connection holds goes out at
-      // once (the link is buffered: many publishes share a write).
-      if (unflushed_) link_.flush(200ms);
-      unflushed_ = false;
+      // The local channel has nothing more: what the connection holds goes
+      // out at once (the link is buffered: many publishes share a write).
+      // A full window leaves it to the client's flusher (within 1 ms) and
+      // the full buffer: enough is in flight, and a flush is a round trip
+      // to the server that this thread would wait for.
+      if (room && unflushed_) {
+        link_.flush(200ms);
+        unflushed_ = false;
+      }
       if (!window_.empty()) take_replies(room ? 1ms : 50ms);
     }
     finish();

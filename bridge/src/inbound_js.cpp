@@ -383,7 +383,10 @@ class JsInbound {
   JsInbound(MappingRuntime& m, Link& link, const std::atomic<bool>& stop) : m_(m), link_(link), stop_(stop) {}
   JsInbound(const JsInbound&) = delete;
   JsInbound& operator=(const JsInbound&) = delete;
-  ~JsInbound() { drop_reorder(); }
+  ~JsInbound() {
+    drop_reorder();
+    for (natsMsg* msg : spent_) natsMsg_Destroy(msg);
+  }
 
   void run();
 
@@ -429,6 +432,7 @@ class JsInbound {
   // (0: none) and how many more it may take. batch_left_: the fetched
   // messages not yet processed, this one included (a run's bound).
   std::uint64_t run_next_ = 0, run_left_ = 0, batch_left_ = 0;
+  std::vector<natsMsg*> spent_;  // messages done with in this batch, destroyed after it
 };
 
 // Restores the expected origin sequence of the message at stream sequence
@@ -498,7 +502,7 @@ JsInbound::Outcome JsInbound::pass_rejected(Item& item) {
     identity(read_headers(item.msg), position_id_);
     write_state(item.sseq, 0, kNoneFlag);
   }
-  natsMsg_Destroy(item.msg);
+  spent_.push_back(item.msg);
   return Outcome::handled;
 }
 
@@ -516,7 +520,7 @@ JsInbound::Outcome JsInbound::process(Item item) {
       if (item.h.has_seq) identity(item.h, position_id_);
     }
     ack(item);
-    natsMsg_Destroy(item.msg);
+    spent_.push_back(item.msg);
     return Outcome::handled;
   }
   if (item.reject != Reject::none) return pass_rejected(item);
@@ -535,7 +539,7 @@ JsInbound::Outcome JsInbound::process(Item item) {
   }
   const Outcome o = deliver_in_place(item);
   if (o == Outcome::handled) ack(item);  // not delivered and not acked when stopping
-  natsMsg_Destroy(item.msg);
+  spent_.push_back(item.msg);
   return o;
 }
 
@@ -610,10 +614,10 @@ JsInbound::Outcome JsInbound::flush(bool filled) {
   for (std::size_t i = 0; i < r.held.size(); ++i) {
     Item& item = r.held[i];
     if (o == Outcome::stopped) {
-      natsMsg_Destroy(item.msg);
+      spent_.push_back(item.msg);
     } else if (i == 0 && !filled) {  // the one after the gap: no more waiting, judge() counts it
       o = deliver_in_place(item);
-      natsMsg_Destroy(item.msg);
+      spent_.push_back(item.msg);
     } else {
       o = process(item);
     }
@@ -672,7 +676,7 @@ void JsInbound::run() {
     batch_left_ = batch.size();
     for (natsMsg* msg : batch) {
       if (o == Outcome::stopped) {
-        natsMsg_Destroy(msg);  // not acked: delivered again after a restart
+        spent_.push_back(msg);  // not acked: delivered again after a restart
         continue;
       }
       Item item{msg, stream_seq(msg), Headers{}};
@@ -682,6 +686,10 @@ void JsInbound::run() {
       --batch_left_;
     }
     puller_.send_acks();
+    // Destroyed together: the client frees messages in a thread of its own,
+    // woken by the first of a batch rather than by each.
+    for (natsMsg* msg : spent_) natsMsg_Destroy(msg);
+    spent_.clear();
     if (o == Outcome::stopped) break;
     const Reorder& r = reorder_;
     if (r.active &&

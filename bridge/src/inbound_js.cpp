@@ -184,34 +184,40 @@ class Puller {
     ack_reply_.clear();  // (the consumer they belong to is made anew)
     ack_seq_ = 0;
     std::lock_guard lock(box_->mu);
+    outstanding_ = false;  // (its requests went with it: the next fetch asks the new one)
+    request_left_ = 0;
     for (natsMsg* msg : box_->q) natsMsg_Destroy(msg);
     box_->q.clear();
   }
 
-  // Up to max stream messages: those already here, else asks the server for
-  // them and waits up to wait for the first ones.
-  // One pull request at a time is outstanding (until it has brought `max`
-  // messages, the server ended it, or it expired): what the server sends
-  // ahead of the bridge is at most one batch, as with the client's fetch.
+  // Up to max stream messages: those already here, else waits up to wait
+  // for the first ones. A pull request for `max` more goes out when none is
+  // outstanding (it brought `max` messages, the server ended it, or it
+  // expired) and also when the one outstanding has at most max/2 left to
+  // bring: the server has the next request before the bridge has taken the
+  // last message of this one (no round trip between batches), and what it
+  // sends ahead of the bridge stays under 1.5 batches.
   void fetch(MappingRuntime& m, std::vector<natsMsg*>& out, int max, std::chrono::milliseconds wait) {
     std::unique_lock lock(box_->mu);
-    if (take(m, out, max)) return;
+    const bool got = take(m, out, max);
     const auto now = Clock::now();
-    if (!outstanding_ || now > request_deadline_) {
+    const bool renew = !outstanding_ || now > request_deadline_;
+    if (renew || request_left_ <= max / 2) {
       lock.unlock();
       const std::string req = "{\"batch\":" + std::to_string(max) +
                               ",\"expires\":" + std::to_string(std::chrono::nanoseconds(wait).count()) + "}";
       if (natsConnection_PublishRequest(nc_, next_.c_str(), inbox_.c_str(), req.data(), static_cast<int>(req.size())) !=
           NATS_OK) {
         m.counters.errors.fetch_add(1, std::memory_order_relaxed);
-        std::this_thread::sleep_for(50ms);
+        if (!got) std::this_thread::sleep_for(50ms);
         return;
       }
       lock.lock();
+      request_left_ = renew ? max : request_left_ + max;
       outstanding_ = true;
-      request_left_ = max;
       request_deadline_ = now + wait + 50ms;
     }
+    if (got) return;
     const auto deadline = std::min(request_deadline_, now + wait + 50ms);
     while (out.empty() && outstanding_) {
       if (!box_->cv.wait_until(lock, deadline, [this] { return !box_->q.empty(); })) break;
@@ -273,7 +279,10 @@ class Puller {
       if (natsMsgHeader_Get(msg, kHdrStatus, &status) == NATS_OK && status != nullptr) {
         const std::string_view st(status);
         if (st == "100" && reply != nullptr && *reply != '\0') natsConnection_Publish(nc_, reply, nullptr, 0);
-        if (st == "404" || st == "408" || st == "409") outstanding_ = false;  // (perhaps an older request's)
+        if (st == "404" || st == "408" || st == "409") {  // (perhaps an older request's)
+          outstanding_ = false;
+          request_left_ = 0;
+        }
         if (st == "409") m.counters.errors.fetch_add(1, std::memory_order_relaxed);
       } else {
         std::lock_guard lock(m.local_mu);

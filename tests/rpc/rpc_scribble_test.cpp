@@ -198,8 +198,12 @@ TEST(RpcScribble, RandomScribblingNeverCrashesOrHangsServerOrClients) {
       if (i % 16 == 0) std::this_thread::sleep_for(100us);
     }
   }
+  // A scribbled channel may make every later call wait out its 50 ms: a
+  // client's worst case is then about calls x 50 ms (150 s at the default
+  // scale), which a loaded machine stretches. A hang still ends the wait.
+  const auto client_bound = std::chrono::milliseconds(static_cast<std::int64_t>(calls) * 80) + 60s;
   for (auto& c : clients) {
-    auto r = c.wait(120s);
+    auto r = c.wait(client_bound);
     EXPECT_TRUE(r.exited && r.exit_code == 0) << "signal " << r.signal << " timed out " << r.timed_out << "\n"
                                               << r.output;
   }

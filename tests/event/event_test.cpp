@@ -501,9 +501,10 @@ TEST(Event, BusyPollsThatShareACpuYieldItToEachOther) {
     }
     // The hog gone, yields come straight back and the thread polls again
     // (on a loaded machine other processes may take this CPU for a while:
-    // it forgets once eight yields in a row came straight back).
+    // it forgets once eight yields in a row came straight back; 5 s was
+    // too short under ASan beside another ctest on the same 2 CPUs).
     bool polls_again = false;
-    const Deadline give_up = Deadline::after(5s);
+    const Deadline give_up = Deadline::after(30s);
     while (!polls_again && !give_up.expired()) polls_again = !first_clock_read_yields();
     EXPECT_TRUE(polls_again);
   });

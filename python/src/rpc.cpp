@@ -49,6 +49,10 @@ struct PyRpcServer : Guarded {
   nb::object handler;
   std::vector<std::thread> workers;
   std::atomic<bool> stopping{false};
+  // close() began (GIL-protected): it stops the workers, releasing the GIL,
+  // before request_detach marks the handle closing; a serve() loop that took
+  // the GIL meanwhile must raise Closed, not take the stop for a return.
+  bool close_begun = false;
   std::atomic<unsigned> running{0};
   std::atomic<std::uint64_t> served{0};
 
@@ -209,6 +213,7 @@ struct PyRpcServer : Guarded {
   // thread uses it (serve_pending/serve in another thread raise Closed).
   void close(const char* what) {
     if (closing) return;
+    close_begun = true;
     stop_workers();
     {
       NoGil nogil;
@@ -435,7 +440,8 @@ void init_rpc(nb::module_& m) {
                   std::this_thread::sleep_for(kSlice);
                 }
                 check_signals();
-                if (self.closing) self.raise_closed("serve", "closed by another thread or a signal handler");
+                if (self.closing || self.close_begun)
+                  self.raise_closed("serve", "closed by another thread or a signal handler");
                 if (self.running.load(std::memory_order_acquire) == 0 || std::chrono::steady_clock::now() >= deadline)
                   break;
               }

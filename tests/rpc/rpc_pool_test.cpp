@@ -207,7 +207,6 @@ TEST(RpcPool, ClientsGrowingAtOnceInTwoProcessesAllSucceedAndTheWatermarkCoversW
   zipc::test::TempName name("rpcpool");
   RpcOptions o = quarter_mebibyte();
   auto server = RpcServer::create(name.str(), o);
-  std::thread serving([&] { server.serve(echo, 2); });
   const int rounds = 20;
   auto one_client = [&](int seed) {
     return zipc::test::spawn([&, seed] {
@@ -237,6 +236,9 @@ TEST(RpcPool, ClientsGrowingAtOnceInTwoProcessesAllSucceedAndTheWatermarkCoversW
   };
   auto a = one_client(1);
   auto b = one_client(2);
+  // Started after the forks (zipc::test::spawn says why): the clients' first
+  // calls wait for it.
+  std::thread serving([&] { server.serve(echo, 2); });
   const auto ra = a.wait();
   const auto rb = b.wait();
   server.stop();

@@ -54,6 +54,8 @@ struct ChildResult {
 
 // A forked child process running body(); its return value is the exit code.
 // An exception escaping body() becomes exit code 99 with the message reported.
+// spawn() throws std::logic_error when the test process runs other threads:
+// start them after forking.
 class Child {
  public:
   Child() = default;

@@ -75,6 +75,19 @@ TEST(TypedTopic, OpeningWithAnotherTypeFailsNamingBoth) {
 TEST(TypedRpc, AServerInAnotherProcessAnswersTypedRequests) {
   zipc::test::TempName name("tr-basic");
   auto server = zipc::TypedRpcServer<Order, Quote>::create(name.str());
+  // Forked before the serving thread starts (zipc::test::spawn says why);
+  // its calls wait for the server to answer.
+  auto client = zipc::test::spawn([&] {
+    auto c = zipc::TypedRpcClient<Order, Quote>::connect(name.str(), 1s);
+    auto resp = c.call(Order{1, 100.0, 2}, 1s);
+    if (!resp || resp->bid != 99.0 || resp->ask != 101.0) return 1;
+    auto loan = c.reserve(3);
+    if (!loan) return 2;
+    for (std::size_t i = 0; i < 3; ++i) loan.span()[i].id = 10 + i;
+    auto many = c.call(std::move(loan), 1s, /*single=*/false);
+    if (!many || many.count() != 3 || many[2].bid != 12.0) return 3;
+    return 0;
+  });
   std::thread t([&] {
     server.serve([](zipc::TypedRpcRequest<Order, Quote>& r) {
       if (const Order* o = r.get()) {
@@ -86,17 +99,6 @@ TEST(TypedRpc, AServerInAnotherProcessAnswersTypedRequests) {
         (void)r.commit(out.size());
       }
     });
-  });
-  auto client = zipc::test::spawn([&] {
-    auto c = zipc::TypedRpcClient<Order, Quote>::connect(name.str(), 1s);
-    auto resp = c.call(Order{1, 100.0, 2}, 1s);
-    if (!resp || resp->bid != 99.0 || resp->ask != 101.0) return 1;
-    auto loan = c.reserve(3);
-    if (!loan) return 2;
-    for (std::size_t i = 0; i < 3; ++i) loan.span()[i].id = 10 + i;
-    auto many = c.call(std::move(loan), 1s, /*single=*/false);
-    if (!many || many.count() != 3 || many[2].bid != 12.0) return 3;
-    return 0;
   });
   EXPECT_EQ(client.wait().exit_code, 0);
   server.stop();

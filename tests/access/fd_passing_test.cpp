@@ -20,6 +20,7 @@
 
 using namespace std::chrono_literals;
 
+namespace fd_passing_test {
 namespace {
 
 struct SocketPair {
@@ -197,3 +198,5 @@ TEST(FdPassing, AReceiverCannotTruncateAMemfdChannelUnderItsPeers) {
   EXPECT_NE(::ftruncate(fd, 1 << 30), 0);
   EXPECT_EQ(zipc::Topic::open_fd(fd).capacity_bytes(), t.capacity_bytes());
 }
+
+}  // namespace fd_passing_test

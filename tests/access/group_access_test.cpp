@@ -17,6 +17,7 @@
 
 using namespace std::chrono_literals;
 
+namespace group_access_test {
 namespace {
 
 int run(const std::string& cmd) {
@@ -197,3 +198,5 @@ TEST(GroupAccess, ANumericGidIsAccepted) {
   EXPECT_EQ(st.st_gid, ::getegid());
   EXPECT_EQ(st.st_mode & 0777u, 0660u);
 }
+
+}  // namespace group_access_test

@@ -16,6 +16,7 @@
 
 using namespace std::chrono_literals;
 
+namespace name_space_test {
 namespace {
 
 zipc::SegmentOptions in(const std::string& ns) {
@@ -165,3 +166,5 @@ TEST(NameSpace, TwoRpcServersWithOneNameInTwoNameSpacesOfOneProcessStayApart) {
   tb.join();
   EXPECT_EQ(got, "ab");
 }
+
+}  // namespace name_space_test

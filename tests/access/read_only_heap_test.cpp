@@ -23,6 +23,7 @@ using namespace std::chrono_literals;
 using zipc::Errc;
 using zipc::Heap;
 
+namespace read_only_heap_test {
 namespace {
 
 struct Quote {
@@ -189,3 +190,5 @@ TEST(ReadOnlyHeap, AWriterDeadInsideAChangeDoesNotStallAReaderAndALiveOneMakesIt
   EXPECT_EQ(c->names_version.load() % 2, 0u);
   EXPECT_TRUE(heap.check().ok) << heap.check().problem;
 }
+
+}  // namespace read_only_heap_test

@@ -23,6 +23,7 @@
 
 using namespace std::chrono_literals;
 
+namespace read_only_reliable_test {
 namespace {
 
 zipc::TopicOptions small_topic() {
@@ -301,3 +302,5 @@ TEST(ReadOnlyReliable, PublishersAndSeatedSubscribersMoveAndAreAssignedOverSafel
   second = zipc::Subscriber();
   EXPECT_NE(::access((seat + "0").c_str(), F_OK), 0);
 }
+
+}  // namespace read_only_reliable_test

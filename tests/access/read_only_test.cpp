@@ -26,6 +26,7 @@
 
 using namespace std::chrono_literals;
 
+namespace read_only_test {
 namespace {
 
 zipc::TopicOptions read_only() {
@@ -288,3 +289,5 @@ TEST(ReadOnlyTopic, AProcessHandedAReadOnlyDescriptorReadsTheTopicAndCannotMapIt
   ::close(sv[0]);
   EXPECT_EQ(res.exit_code, 0) << res.output;
 }
+
+}  // namespace read_only_test

@@ -18,6 +18,7 @@
 
 using namespace std::chrono_literals;
 
+namespace rpc_fd_test {
 namespace {
 
 struct Sockets {
@@ -138,3 +139,5 @@ TEST(RpcFd, ADescriptorThatIsNotAnRpcSegmentIsRefused) {
   EXPECT_THROW((void)zipc::RpcClient::connect_fd(fd, 50ms), zipc::Error);
   ::close(fd);
 }
+
+}  // namespace rpc_fd_test

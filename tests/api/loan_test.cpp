@@ -16,6 +16,7 @@
 using namespace std::chrono_literals;
 using zipc::Status;
 
+namespace loan_test {
 namespace {
 
 std::span<const std::byte> bytes_of(const char* s) {
@@ -157,3 +158,5 @@ TEST(Loans, RpcWriteLoanSendsTheCommittedLengthAndAbortGivesTheSlotBack) {
 }
 
 }  // namespace
+
+}  // namespace loan_test

@@ -19,6 +19,7 @@
 using namespace std::chrono_literals;
 using zipc::Errc;
 
+namespace setup_test {
 namespace {
 
 // Runs fn, which must throw zipc::Error with errc; returns its message.
@@ -135,3 +136,5 @@ TEST(Version, RuntimeVersionMatchesTheHeaderMacros) {
 }
 
 }  // namespace
+
+}  // namespace setup_test

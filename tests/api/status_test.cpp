@@ -18,6 +18,7 @@ using namespace std::chrono_literals;
 using zipc::Role;
 using zipc::Status;
 
+namespace status_test {
 namespace {
 
 zipc::QueueOptions small_queue() {
@@ -143,3 +144,5 @@ TEST(Verbs, SegmentAndHeapDetachUnmapOnlyTheirOwnView) {
 }
 
 }  // namespace
+
+}  // namespace status_test

@@ -15,6 +15,7 @@
 #include "zipc_test.hpp"
 
 namespace zipc::bench {
+namespace results_test {
 namespace {
 
 using nlohmann::json;
@@ -496,6 +497,8 @@ TEST(Extras, InvocationsOfAProgramWithoutSpreadsAreMergedIntoMedianAndSpread) {
 }
 
 }  // namespace
+
+}  // namespace results_test
 }  // namespace zipc::bench
 
 namespace zipc::bench {

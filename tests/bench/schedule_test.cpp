@@ -11,6 +11,7 @@
 #include "transport.hpp"
 
 namespace zipc::bench {
+namespace schedule_test {
 namespace {
 
 using nlohmann::json;
@@ -607,4 +608,6 @@ TEST(ThroughputBasis, SmallRowsUseTheNearestRingAndBigRowsTheNearestCrossCoreCop
 }
 
 }  // namespace
+
+}  // namespace schedule_test
 }  // namespace zipc::bench

@@ -12,6 +12,7 @@
 #include "zipc_test.hpp"
 
 namespace zipc::bench {
+namespace transport_test {
 namespace {
 
 std::uint64_t scaled(std::uint64_t n) {
@@ -188,4 +189,6 @@ TEST(Payload, CheckFindsASingleFlippedBitAnywhere) {
 }
 
 }  // namespace
+
+}  // namespace transport_test
 }  // namespace zipc::bench

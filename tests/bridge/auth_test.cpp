@@ -12,6 +12,7 @@
 #include "nats_identity.hpp"
 
 namespace zipc::bridge_test {
+namespace auth_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -205,4 +206,6 @@ TEST(BridgeAuth, AMissingCredsFileIsRefusedNamingTheOption) {
 }
 
 }  // namespace
+}  // namespace auth_test
+
 }  // namespace zipc::bridge_test

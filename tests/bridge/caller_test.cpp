@@ -9,6 +9,7 @@
 #include "zipc/error.hpp"
 
 namespace zipc::bridge_test {
+namespace caller_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -295,4 +296,6 @@ TEST(BridgeCaller, OnlyCoreMappingsOneWayAreTakenAndTheConfigSaysSo) {
 }
 
 }  // namespace
+}  // namespace caller_test
+
 }  // namespace zipc::bridge_test

@@ -9,6 +9,7 @@
 #include "raw_nats.hpp"
 
 namespace zipc::bridge_test {
+namespace config_test {
 namespace {
 
 std::string error_of(const std::string& json) {
@@ -161,7 +162,7 @@ TEST(Bridge, StartsBeforeTheServerAndRunsOnceItAppears) {
 }
 
 }  // namespace
-}  // namespace zipc::bridge_test
+}  // namespace config_test
 
 namespace zipc::bridge_test {
 namespace {
@@ -212,4 +213,6 @@ TEST(BridgeProgram, TheExitStatsLineShowsTheTotalsOfTheRun) {
 }
 
 }  // namespace
+}  // namespace zipc::bridge_test
+
 }  // namespace zipc::bridge_test

@@ -10,6 +10,7 @@
 #include "common.hpp"
 
 namespace zipc::bridge_test {
+namespace fault_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -315,4 +316,6 @@ TEST(BridgeCaller, ACallerDrivenInboundBridgesClusterNodeKilledMidStreamIsFailed
 }
 
 }  // namespace
+}  // namespace fault_test
+
 }  // namespace zipc::bridge_test

@@ -6,6 +6,7 @@
 #include "common.hpp"
 
 namespace zipc::bridge_test {
+namespace flow_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -222,7 +223,7 @@ TEST(BridgeCore, AWildcardInboundMappingFillsALocalQueueWithTheOriginHeaders) {
 }
 
 }  // namespace
-}  // namespace zipc::bridge_test
+}  // namespace flow_test
 
 namespace zipc::bridge_test {
 namespace {
@@ -263,4 +264,6 @@ TEST(BridgeJetStream, AQueueDrainedByTheBridgeArrivesWholeAtTheRemoteTopic) {
 }
 
 }  // namespace
+}  // namespace zipc::bridge_test
+
 }  // namespace zipc::bridge_test

@@ -18,6 +18,7 @@
 #include "raw_nats.hpp"
 
 namespace zipc::bridge_test {
+namespace hostile_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -431,4 +432,6 @@ TEST(BridgeHostile, ForgedAcknowledgementsAtAJetStreamSenderAreCountedAndNothing
 }
 
 }  // namespace
+}  // namespace hostile_test
+
 }  // namespace zipc::bridge_test

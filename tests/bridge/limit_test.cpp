@@ -12,6 +12,7 @@
 #include "common.hpp"
 
 namespace zipc::bridge_test {
+namespace limit_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -220,4 +221,6 @@ TEST(BridgeLimit, AJetStreamQueueSkipsTooLargeMessagesAlsoAcrossARestart) {
 }
 
 }  // namespace
+}  // namespace limit_test
+
 }  // namespace zipc::bridge_test

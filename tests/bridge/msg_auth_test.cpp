@@ -11,6 +11,7 @@
 #include "zipc/error.hpp"
 
 namespace zipc::bridge_test {
+namespace msg_auth_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -105,4 +106,6 @@ TEST(BridgeMsgAuth, AKeyFileThatOthersMayReadOrThatIsTooShortIsRefusedNamingIt) 
 }
 
 }  // namespace
+}  // namespace msg_auth_test
+
 }  // namespace zipc::bridge_test

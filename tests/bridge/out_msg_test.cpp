@@ -17,6 +17,7 @@
 #include "pub_ack.hpp"
 
 namespace zipc::bridge_test {
+namespace out_msg_test {
 namespace {
 
 using bridge_detail::JsOutMsg;
@@ -143,4 +144,6 @@ TEST(BridgeOutMsg, AKeptJetStreamMessageCarriesTheReplyAndIdOfWhatItNowHolds) {
 }
 
 }  // namespace
+}  // namespace out_msg_test
+
 }  // namespace zipc::bridge_test

@@ -12,6 +12,7 @@
 #include "wire.hpp"
 
 namespace zipc::bridge_test {
+namespace pub_ack_test {
 namespace {
 
 using bridge_detail::parse_pub_ack;
@@ -137,4 +138,6 @@ TEST(BridgePubAck, AReplySubjectNamesASequenceOnlyInTheExactTokenForm) {
 }
 
 }  // namespace
+}  // namespace pub_ack_test
+
 }  // namespace zipc::bridge_test

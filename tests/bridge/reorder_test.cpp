@@ -13,6 +13,7 @@
 #include "common.hpp"
 
 namespace zipc::bridge_test {
+namespace reorder_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -177,4 +178,6 @@ TEST(BridgeJetStreamOrder, AnInboundBridgeRestartedAfterAReorderDeliversNothingT
 }
 
 }  // namespace
+}  // namespace reorder_test
+
 }  // namespace zipc::bridge_test

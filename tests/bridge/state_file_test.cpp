@@ -12,6 +12,7 @@
 #include "state_file.hpp"
 
 namespace zipc::bridge_detail {
+namespace state_file_test {
 namespace {
 
 class BridgeStateFile : public ::testing::Test {
@@ -76,4 +77,6 @@ TEST_F(BridgeStateFile, AFileWithABadCheckOrTooShortReadsAsNone) {
 }
 
 }  // namespace
+
+}  // namespace state_file_test
 }  // namespace zipc::bridge_detail

@@ -8,6 +8,7 @@
 #include "wire.hpp"
 
 namespace zipc::bridge_detail {
+namespace wire_test {
 namespace {
 
 TEST(BridgeWire, ADecimalIsDigitsOnlyWithoutSignBlanksTrailingBytesOrOverflow) {
@@ -94,4 +95,6 @@ TEST(BridgeWire, ABatchHoldsExactlyTheFramesItClaimsInIncreasingOrder) {
 }
 
 }  // namespace
+
+}  // namespace wire_test
 }  // namespace zipc::bridge_detail

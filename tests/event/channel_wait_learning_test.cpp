@@ -25,6 +25,7 @@ using zipc::test::a_cpu_is_to_spare;
 using zipc::test::learning_options;
 using zipc::test::starts_spinning;
 
+namespace channel_wait_learning_test {
 namespace {
 
 // A queue's first wait slice ends at its stall filter's grace (1 ms,
@@ -114,3 +115,5 @@ TEST(ChannelWaitLearning, ATopicSubscriberThatSleptUntilTheNextMessageDoesNotLea
       },
       [&] { EXPECT_TRUE(pub.publish(msg, 1s).ok()); });
 }
+
+}  // namespace channel_wait_learning_test

@@ -18,6 +18,7 @@
 
 using namespace std::chrono_literals;
 
+namespace event_channel_test {
 namespace {
 
 std::vector<std::uint32_t> ids(std::span<const std::uint32_t> s) {
@@ -237,3 +238,5 @@ TEST_P(EventChannelWaitSet, AListenerIsReportedWhenAnotherProcessNotifies) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, EventChannelWaitSet, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "Fallback" : "IoUring"; });
+
+}  // namespace event_channel_test

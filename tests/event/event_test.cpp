@@ -27,6 +27,7 @@ using zipc::WaitStrategy;
 using zipc::test::learning_options;
 using zipc::test::starts_spinning;
 
+namespace event_test {
 namespace {
 
 struct Shared {
@@ -510,3 +511,5 @@ TEST(Event, BusyPollsThatShareACpuYieldItToEachOther) {
   });
 }
 }  // namespace
+
+}  // namespace event_test

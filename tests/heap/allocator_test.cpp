@@ -13,6 +13,7 @@
 using zipc::Heap;
 using zipc::HeapStatus;
 
+namespace allocator_test {
 namespace {
 
 struct Live {
@@ -330,3 +331,5 @@ TEST(HeapAllocator, AScribbledHeaderAfterAFreeBlockIsNotResignedByTheAllocationT
   EXPECT_EQ(r.ptr, nullptr);
   EXPECT_FALSE(sut.check().ok);
 }
+
+}  // namespace allocator_test

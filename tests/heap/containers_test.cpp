@@ -16,6 +16,7 @@ using zipc::Heap;
 using zipc::RelocatableAllocator;
 using zipc::StlAllocator;
 
+namespace containers_test {
 namespace {
 
 using String = std::basic_string<char, std::char_traits<char>, StlAllocator<char>>;
@@ -214,3 +215,5 @@ TEST(HeapContainers, OpenOrCreateInRelocatableModeSharesOneHeap) {
   *first.construct<int>("x", 0) = 41;
   EXPECT_EQ(*second.find<int>("x"), 41);
 }
+
+}  // namespace containers_test

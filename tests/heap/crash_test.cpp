@@ -19,6 +19,7 @@ using zipc::Errc;
 using zipc::Heap;
 using zipc::HeapStatus;
 
+namespace crash_test {
 namespace {
 
 // Allocates and frees until killed; writes one byte to ready_fd once busy.
@@ -186,3 +187,5 @@ TEST(HeapFixedAddress, OpenOrCreateByManyProcessesEndsWithOneHeap) {
   auto sut = Heap::open(name.str());
   EXPECT_EQ(sut.find<std::atomic<int>>("n")->load(), 4);
 }
+
+}  // namespace crash_test

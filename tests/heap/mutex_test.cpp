@@ -12,6 +12,7 @@ using namespace std::chrono_literals;
 using zipc::Heap;
 using zipc::LockResult;
 
+namespace mutex_test {
 namespace {
 struct Shared {
   zipc::Mutex mutex;
@@ -163,3 +164,5 @@ TEST(HeapSpinLock, TryLockForTimesOutWhileAnotherProcessHoldsIt) {
   ::close(fds[0]);
   ::close(fds[1]);
 }
+
+}  // namespace mutex_test

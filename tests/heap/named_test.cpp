@@ -6,6 +6,7 @@
 using zipc::Errc;
 using zipc::Heap;
 
+namespace named_test {
 namespace {
 struct Point {
   int x, y;
@@ -83,3 +84,5 @@ TEST(HeapNames, ObjectsTooLargeForTheHeapAreOutOfMemory) {
   };
   EXPECT_EQ(zipc::test::errc_of([&] { sut.construct<Big>("big"); }), Errc::out_of_memory);
 }
+
+}  // namespace named_test

@@ -25,6 +25,7 @@ using zipc::Heap;
 using zipc::HeapStatus;
 namespace L = zipc::layout;
 
+namespace thread_cache_test {
 namespace {
 
 constexpr std::uint64_t kHeapSize = 16u << 20;  // above kCacheMinArena: caches on
@@ -254,3 +255,5 @@ TEST(HeapThreadCache, ATableThatDoesNotFitTheSegmentIsRefusedAtOpen) {
 }
 
 }  // namespace
+
+}  // namespace thread_cache_test

@@ -11,6 +11,7 @@
 
 #include "zipc_test.hpp"
 
+namespace introspect_event_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -129,3 +130,5 @@ TEST(IntrospectEvent, AScribbledListenerCountIsRefusedNotTrusted) {
 }
 
 }  // namespace
+
+}  // namespace introspect_event_test

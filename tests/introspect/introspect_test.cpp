@@ -8,6 +8,7 @@
 
 #include "zipc_test.hpp"
 
+namespace introspect_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -220,3 +221,5 @@ TEST(Introspect, ScribbledTopicPositionsAreRefusedNotTrusted) {
 }
 
 }  // namespace
+
+}  // namespace introspect_test

@@ -9,6 +9,7 @@
 
 #include "zipc_test.hpp"
 
+namespace rate_counters_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -111,3 +112,5 @@ TEST(RateCounters, AnRpcCallNotYetAnsweredIsInFlight) {
 }
 
 }  // namespace
+
+}  // namespace rate_counters_test

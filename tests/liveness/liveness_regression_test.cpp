@@ -19,6 +19,7 @@
 #include "zipc_test.hpp"
 
 namespace zipc {
+namespace liveness_regression_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -254,4 +255,6 @@ TEST(LivenessRegression, DamagedHeaderOfALiveServerGivesAClearErrorNamingTheCure
 }
 
 }  // namespace
+
+}  // namespace liveness_regression_test
 }  // namespace zipc

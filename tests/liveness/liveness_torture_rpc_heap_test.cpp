@@ -17,6 +17,7 @@
 #include "zipc_test.hpp"
 
 namespace zipc {
+namespace liveness_torture_rpc_heap_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -226,4 +227,6 @@ TEST(HeapTorture, RandomKillsInsideTheAllocatorNeverHangOrCorruptTheHeap) {
 }
 
 }  // namespace
+
+}  // namespace liveness_torture_rpc_heap_test
 }  // namespace zipc

@@ -19,6 +19,7 @@
 #include "zipc_test.hpp"
 
 namespace zipc {
+namespace liveness_torture_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -382,4 +383,6 @@ INSTANTIATE_TEST_SUITE_P(BothKinds, TopicTorture, ::testing::Values(Multiplicity
                          });
 
 }  // namespace
+
+}  // namespace liveness_torture_test
 }  // namespace zipc

@@ -26,6 +26,7 @@
 #include "zipc_test.hpp"
 
 namespace zipc {
+namespace pid_namespace_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -281,4 +282,6 @@ TEST(PidNamespace, GcSeesTheCreatorInAnotherNamespaceAliveUntilItIsKilled) {
 }
 
 }  // namespace
+
+}  // namespace pid_namespace_test
 }  // namespace zipc

@@ -19,6 +19,7 @@
 #include "zipc_test.hpp"
 
 namespace zipc {
+namespace topic_durable_torture_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -163,4 +164,6 @@ TEST(TopicDurableTorture, KilledAndRestartedDurableSubscriberMissesNothingAndRep
 }
 
 }  // namespace
+
+}  // namespace topic_durable_torture_test
 }  // namespace zipc

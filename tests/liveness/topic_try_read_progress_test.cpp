@@ -20,6 +20,7 @@
 #include "zipc_test.hpp"
 
 namespace zipc {
+namespace topic_try_read_progress_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -122,4 +123,6 @@ TEST(TopicTryReadProgress, PollingSubscribersGetPastTheDeadClaimOfTheOnlyMultiPu
 }
 
 }  // namespace
+
+}  // namespace topic_try_read_progress_test
 }  // namespace zipc

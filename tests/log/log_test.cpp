@@ -10,6 +10,7 @@
 
 #include "zipc_test.hpp"
 
+namespace log_test {
 namespace {
 
 using zipc::test::TempName;
@@ -103,3 +104,5 @@ TEST(Log, RecoveringADeadConsumersMessageIsReported) {
 }
 
 }  // namespace
+
+}  // namespace log_test

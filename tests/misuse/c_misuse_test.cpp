@@ -11,6 +11,7 @@
 
 using zipc::misuse::isolated;
 
+namespace c_misuse_test {
 namespace {
 
 zipc_queue_t* make_queue(const std::string& name) {
@@ -382,3 +383,5 @@ TEST(CMisuse, ANullBufferWithACapacityIsAnInvalidArgument) {
 }
 
 }  // namespace
+
+}  // namespace c_misuse_test

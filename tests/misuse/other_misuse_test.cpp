@@ -19,6 +19,7 @@ using zipc::Status;
 using zipc::misuse::isolated;
 using zipc::test::errc_of;
 
+namespace other_misuse_test {
 namespace {
 
 // ---------------------------------------------------------------- Heap
@@ -239,3 +240,5 @@ TEST(WaitSetMisuse, BadTimersAndFdsAreAnInvalidArgument) {
 }
 
 }  // namespace
+
+}  // namespace other_misuse_test

@@ -20,6 +20,7 @@ using zipc::misuse::bytes_of;
 using zipc::misuse::isolated;
 using zipc::misuse::string_of;
 
+namespace queue_misuse_test {
 namespace {
 
 zipc::QueueOptions small() {
@@ -476,3 +477,5 @@ TEST(QueueMisuse, ATypedWriteLoanCommittedAfterItsQueueWentIsDelivered) {
 }
 
 }  // namespace
+
+}  // namespace queue_misuse_test

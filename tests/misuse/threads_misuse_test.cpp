@@ -25,6 +25,7 @@ using zipc::Status;
 using zipc::misuse::bytes_of;
 using zipc::misuse::isolated;
 
+namespace threads_misuse_test {
 namespace {
 
 #ifdef NDEBUG
@@ -244,3 +245,5 @@ TEST(ThreadsMisuse, AWaitSetRefusesASecondThreadWhileOneWaitsButTakesStop) {
 }
 
 }  // namespace
+
+}  // namespace threads_misuse_test

@@ -22,6 +22,7 @@ using zipc::Status;
 using zipc::misuse::bytes_of;
 using zipc::misuse::isolated;
 
+namespace timeout_table_test {
 namespace {
 
 constexpr std::chrono::nanoseconds kNegative[] = {-1ns, -1s, std::chrono::nanoseconds::min()};
@@ -358,3 +359,5 @@ TEST(TimeoutTable, CListenerAndWaitSetTryOnceAtZeroAndNegative) {
 }
 
 }  // namespace
+
+}  // namespace timeout_table_test

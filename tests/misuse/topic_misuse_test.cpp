@@ -18,6 +18,7 @@ using zipc::misuse::bytes_of;
 using zipc::misuse::isolated;
 using zipc::misuse::string_of;
 
+namespace topic_misuse_test {
 namespace {
 
 zipc::TopicOptions small() {
@@ -491,3 +492,5 @@ TEST(TopicMisuse, ATypedReadViewOutlivesItsSubscriber) {
 }
 
 }  // namespace
+
+}  // namespace topic_misuse_test

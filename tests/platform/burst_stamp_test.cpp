@@ -10,6 +10,7 @@
 using zipc::platform::BurstStamp;
 using zipc::platform::realtime_ns;
 
+namespace burst_stamp_test {
 namespace {
 
 // Calls now() until the tick rate is calibrated (two readings >= 1 ms apart).
@@ -72,3 +73,5 @@ TEST(BurstStamp, AfterAPauseTheStampIsFresh) {
   const std::uint64_t before = realtime_ns();
   EXPECT_GE(sut.now(), before);
 }
+
+}  // namespace burst_stamp_test

@@ -9,6 +9,7 @@
 
 #include "platform/cpu.hpp"
 
+namespace cpu_test {
 namespace {
 
 TEST(Cpu, PinningToACpuOutsideTheSetIsRefusedByName) {
@@ -41,3 +42,5 @@ TEST(Cpu, TheRunnableCountSeesThreadsThatSpin) {
 }
 
 }  // namespace
+
+}  // namespace cpu_test

@@ -19,6 +19,7 @@
 #include "zipc_test.hpp"
 
 namespace zipc {
+namespace liveness_token_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -156,4 +157,6 @@ TEST(LivenessToken, TokenNobodyHoldsIsDeadAndOurOwnIsAlive) {
 }
 
 }  // namespace
+
+}  // namespace liveness_token_test
 }  // namespace zipc

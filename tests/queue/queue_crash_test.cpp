@@ -24,6 +24,7 @@ using zipc::Queue;
 using zipc::Role;
 using zipc::Status;
 
+namespace queue_crash_test {
 namespace {
 
 constexpr int kIncarnations = 2;  // the original and one restart
@@ -209,3 +210,5 @@ TEST(QueueCrash, KilledProducersAndConsumersNeverLoseDuplicateOrCorruptCommitted
   std::printf("[queue crash] %d rounds: %llu redelivered, %llu abandoned\n", n,
               static_cast<unsigned long long>(redelivered), static_cast<unsigned long long>(abandoned));
 }
+
+}  // namespace queue_crash_test

@@ -24,6 +24,7 @@ using zipc::QueueOptions;
 using zipc::Role;
 using zipc::Status;
 
+namespace queue_oversize_crash_test {
 namespace {
 
 struct Flags {
@@ -253,3 +254,5 @@ TEST(QueueOversizeCrash, AfterRoundsOfRandomKillsNothingLeaksInTheRegion) {
 }
 
 }  // namespace
+
+}  // namespace queue_oversize_crash_test

@@ -20,6 +20,7 @@ using zipc::Queue;
 using zipc::QueueOptions;
 using zipc::Status;
 
+namespace queue_oversize_test {
 namespace {
 
 QueueOptions oversize_options(std::size_t region = 4u << 20, zipc::Multiplicity m = zipc::Multiplicity::multi) {
@@ -359,3 +360,5 @@ TEST(QueueOversize, SweepsDuringLiveTrafficNeverFreeAPayloadStillInUse) {
 }
 
 }  // namespace
+
+}  // namespace queue_oversize_test

@@ -27,6 +27,7 @@ using zipc::test::queue_options;
 using zipc::test::string_of;
 namespace L = zipc::layout;
 
+namespace queue_regression_test {
 namespace {
 
 L::QueueControl& control_of(const Queue& q) {
@@ -276,3 +277,5 @@ TEST(QueueRegression, SizeScribbledBeyondTheBlockIsDroppedAsCorruptNotReportedTo
     EXPECT_EQ(recv_string(rx), "second");
   }
 }
+
+}  // namespace queue_regression_test

@@ -16,6 +16,7 @@ using namespace std::chrono_literals;
 using zipc::Queue;
 using zipc::Role;
 
+namespace queue_scribble_test {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -120,3 +121,5 @@ TEST(QueueScribble, RandomBytesOverASingleModeQueueCauseErrorsOnlyNeverCrashes) 
 TEST(QueueScribble, RandomBytesOverAMultiModeQueueCauseErrorsOnlyNeverCrashes) {
   scribble(zipc::test::kMpmc);
 }
+
+}  // namespace queue_scribble_test

@@ -18,6 +18,7 @@ using zipc::Queue;
 using zipc::Role;
 using zipc::Status;
 
+namespace queue_stress_test {
 namespace {
 
 struct StressPlan {
@@ -240,3 +241,5 @@ TEST(QueueStressThreads, FourByFourThreadsDeliverEverythingOncePerProducerInOrde
 TEST(QueueStressThreads, EightByEightThreadsDeliverEverythingOncePerProducerInOrder) {
   run_threads({zipc::test::kMpmc, 8, 8, scaled(60'000)});
 }
+
+}  // namespace queue_stress_test

@@ -22,6 +22,7 @@ using zipc::test::bytes_of;
 using zipc::test::queue_options;
 using zipc::test::string_of;
 
+namespace queue_unit_test {
 namespace {
 
 // Every queue mode (both rings, both single-side variants) times every wait strategy.
@@ -477,3 +478,5 @@ TEST(Queue, FileBackedQueueWorksAcrossHandles) {
   EXPECT_EQ(sut.try_send(bytes_of("on disk")), Status::ok);
   EXPECT_EQ(recv_string(other), "on disk");
 }
+
+}  // namespace queue_unit_test

@@ -17,6 +17,7 @@ using zipc::RpcRequest;
 using zipc::RpcServer;
 using zipc::Status;
 
+namespace rpc_basic_test {
 namespace {
 
 // A server serving on its own threads for the scope of a test.
@@ -406,3 +407,5 @@ TEST(Rpc, PermissionsOptionSetsTheSegmentMode) {
   ASSERT_EQ(::stat(zipc::Segment::path_for(name.str()).c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0660u);
 }
+
+}  // namespace rpc_basic_test

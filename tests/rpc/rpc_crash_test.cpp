@@ -21,6 +21,7 @@ using zipc::RpcRequest;
 using zipc::RpcServer;
 using zipc::Status;
 
+namespace rpc_crash_test {
 namespace {
 
 void echo(RpcRequest& req) {
@@ -252,3 +253,5 @@ TEST(RpcCrash, DeadServersSegmentIsKeptWhenReplaceStaleIsOff) {
   auto sut = RpcServer::create(name.str(), {});  // the default replaces it
   EXPECT_EQ(sut.connected_clients(), 0u);
 }
+
+}  // namespace rpc_crash_test

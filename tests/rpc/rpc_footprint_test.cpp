@@ -26,6 +26,7 @@ using zipc::RpcOptions;
 using zipc::RpcRequest;
 using zipc::RpcServer;
 
+namespace rpc_footprint_test {
 namespace {
 
 constexpr std::uint64_t kMiB = 1 << 20;
@@ -154,3 +155,5 @@ TEST(RpcFootprint, AServerForOneMebibyteCallsTouchesItsPoolOnlyForLargeCalls) {
   // the lowest free block each time: one block of the pool is ever touched.
   EXPECT_LE(large.file_du, used.file_du + 2 * kMiB);
 }
+
+}  // namespace rpc_footprint_test

@@ -19,6 +19,7 @@ using zipc::RpcRequest;
 using zipc::RpcServer;
 using zipc::Status;
 
+namespace rpc_misuse_test {
 namespace {
 
 // Runs body in a forked child; the child's exit code 0 means every check held.
@@ -201,3 +202,5 @@ TEST(RpcMisuse, ARequestUsedAfterItWasAnsweredSaysClosed) {
     return bad;
   });
 }
+
+}  // namespace rpc_misuse_test

@@ -16,6 +16,7 @@ using namespace std::chrono_literals;
 using zipc::RpcClient;
 using zipc::RpcOptions;
 
+namespace rpc_multiprocess_test {
 namespace {
 
 struct Shape {
@@ -103,3 +104,5 @@ INSTANTIATE_TEST_SUITE_P(Matrix, RpcProcesses,
                                          Shape{4, 1, 4}, Shape{4, 4, 1}, Shape{4, 4, 4}, Shape{16, 1, 1},
                                          Shape{16, 1, 4}, Shape{16, 4, 1}, Shape{16, 4, 4}),
                          shape_name);
+
+}  // namespace rpc_multiprocess_test

@@ -21,6 +21,7 @@ using zipc::RpcRequest;
 using zipc::RpcServer;
 using zipc::Status;
 
+namespace rpc_ownership_test {
 namespace {
 
 std::vector<std::byte> filled(std::size_t n, std::uint8_t value) {
@@ -194,3 +195,5 @@ TEST(RpcOwnership, ServersRacingToReplaceADeadOneLeaveExactlyOneWinnerAtTheName)
     ASSERT_EQ(board->winners.load(), 1u) << "round " << round;
   }
 }
+
+}  // namespace rpc_ownership_test

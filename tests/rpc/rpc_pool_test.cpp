@@ -43,6 +43,7 @@ using zipc::RpcTicket;
 using zipc::Status;
 namespace layout = zipc::layout;
 
+namespace rpc_pool_test {
 namespace {
 
 using zipc::test::with_small_shm;
@@ -414,3 +415,5 @@ TEST(RpcPool, GrowthOnAFullShmFailsTheCallWithFullNamingTheSizesNeverSigbus) {
     return 0;
   });
 }
+
+}  // namespace rpc_pool_test

@@ -23,6 +23,7 @@ using zipc::RpcServer;
 using zipc::Status;
 namespace layout = zipc::layout;
 
+namespace rpc_scribble_test {
 namespace {
 
 // A second mapping of the service's segment, as a hostile process would have.
@@ -212,3 +213,5 @@ TEST(RpcScribble, RandomScribblingNeverCrashesOrHangsServerOrClients) {
   EXPECT_TRUE(s.exited && s.exit_code == 0) << "signal " << s.signal << " timed out " << s.timed_out << "\n"
                                             << s.output;
 }
+
+}  // namespace rpc_scribble_test

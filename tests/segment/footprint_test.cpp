@@ -29,6 +29,7 @@ using namespace std::chrono_literals;
 using zipc::Errc;
 using zipc::Segment;
 
+namespace footprint_test {
 namespace {
 
 using zipc::test::with_small_shm;
@@ -260,3 +261,5 @@ TEST(Footprint, PrefaultOpenMakesAnUntouchedSegmentResident) {
   auto sut = Segment::open(name.str(), zipc::SegmentKind::user, o);
   EXPECT_EQ(Segment::inspect(name.str()).allocated, sut.mapped_size());
 }
+
+}  // namespace footprint_test

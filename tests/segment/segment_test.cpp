@@ -20,6 +20,7 @@ using zipc::Segment;
 using zipc::SegmentKind;
 using zipc::SegmentSpec;
 
+namespace segment_test {
 namespace {
 
 SegmentSpec spec(std::uint64_t size = 4096, SegmentKind kind = SegmentKind::user) {
@@ -340,3 +341,5 @@ TEST(Segment, RemoveReportsWhetherItExisted) {
   EXPECT_TRUE(Segment::remove(name.str()));
   EXPECT_FALSE(Segment::remove(name.str()));
 }
+
+}  // namespace segment_test

@@ -18,6 +18,7 @@ using zipc::Status;
 using zipc::Topic;
 using zipc::TopicOptions;
 
+namespace topic_basic_test {
 namespace {
 
 TopicOptions small(std::uint64_t capacity = 4096, std::uint32_t max_message = 256) {
@@ -423,3 +424,5 @@ TEST(Topic, StreamingPublisherMakesCommitsVisibleInBatchesAndOnFlush) {
   EXPECT_EQ(read, 3000u);
   EXPECT_EQ(topic.next_sequence(), 3000u);
 }
+
+}  // namespace topic_basic_test

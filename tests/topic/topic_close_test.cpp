@@ -23,6 +23,7 @@ using zipc::Status;
 using zipc::Topic;
 using zipc::TopicOptions;
 
+namespace topic_close_test {
 namespace {
 
 std::array<std::byte, 8> payload(std::uint64_t n) {
@@ -164,3 +165,5 @@ TEST(TopicClose, EveryPublishAcknowledgedBeforeCloseIsDeliveredWhenPublishersRac
     EXPECT_EQ(got, acknowledged) << "publishers " << publishers;
   }
 }
+
+}  // namespace topic_close_test

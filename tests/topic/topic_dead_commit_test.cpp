@@ -27,6 +27,7 @@ using zipc::Status;
 using zipc::Topic;
 using zipc::TopicOptions;
 
+namespace topic_dead_commit_test {
 namespace {
 
 constexpr std::size_t kMessage = 100;
@@ -206,3 +207,5 @@ TEST(DeadCommitLiveWriter, AVersionALivePublisherAtTheCursorLeftOddIsNotSettled)
 }
 
 }  // namespace
+
+}  // namespace topic_dead_commit_test

@@ -23,6 +23,7 @@ using zipc::SubscribeOptions;
 using zipc::Topic;
 using zipc::TopicOptions;
 
+namespace topic_durable_test {
 namespace {
 
 TopicOptions small_topic() {
@@ -298,3 +299,5 @@ TEST(TopicDurable, TopicOfTheOlderLayoutIsRefusedNamingBothVersions) {
   EXPECT_NE(what.find("version 1"), std::string::npos) << what;
   EXPECT_NE(what.find("version " + std::to_string(zipc::layout::kTopicLayoutVersion)), std::string::npos) << what;
 }
+
+}  // namespace topic_durable_test

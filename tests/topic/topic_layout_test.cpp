@@ -10,6 +10,7 @@ using zipc::detail::TopicState;
 using zipc::layout::RecordHeader;
 using zipc::layout::RecordKind;
 
+namespace topic_layout_test {
 namespace {
 // TopicState is not movable (it holds an atomic): filled in place.
 void big_ring(TopicState& s) {
@@ -58,3 +59,5 @@ TEST(TopicLayout, ADataRecordsSlackIsPaddingNotLength) {
   ASSERT_TRUE(hc.ok);
   EXPECT_EQ(hc.total, zipc::layout::record_bytes(100) + 8);
 }
+
+}  // namespace topic_layout_test

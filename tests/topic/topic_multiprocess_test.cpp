@@ -22,6 +22,7 @@ using zipc::Status;
 using zipc::Topic;
 using zipc::TopicOptions;
 
+namespace topic_multiprocess_test {
 namespace {
 
 constexpr std::size_t kMax = 512;
@@ -445,3 +446,5 @@ TEST(TopicMultiProcess, RecordFinishedByAPublisherThatDiedBeforeMovingTheCursorI
   }
   EXPECT_EQ(sut.abandoned(), 0u);
 }
+
+}  // namespace topic_multiprocess_test

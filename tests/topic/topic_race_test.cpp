@@ -30,6 +30,7 @@ using zipc::Topic;
 using zipc::TopicOptions;
 using zipc::detail::TestPoint;
 
+namespace topic_race_test {
 namespace {
 
 // What the current test does at a test point (empty: nothing).
@@ -71,10 +72,14 @@ constexpr std::uint32_t kScribbledSize = 0x7fffff00;  // far past max_message an
 
 }  // namespace
 
+}  // namespace topic_race_test
+
 // The test point the library calls (a weak symbol there; defined only here).
 void zipc::detail::topic_test_point(TestPoint point, std::uint64_t position) noexcept {
-  if (g_at_point) g_at_point(point, position);
+  if (topic_race_test::g_at_point) topic_race_test::g_at_point(point, position);
 }
+
+namespace topic_race_test {
 
 // Regression: try_read / try_acquire re-read the size from the ring
 // after checking it, so a size scribbled in between was trusted.
@@ -547,3 +552,5 @@ TEST(TopicRace, ACommitterStalledBeforeItsLastVersionStoreDoesNotSetTheVersionBa
   EXPECT_EQ(reader.try_read(buf).sequence, 0u);
   EXPECT_EQ(reader.try_read(buf).sequence, 1u);
 }
+
+}  // namespace topic_race_test

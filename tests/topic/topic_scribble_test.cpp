@@ -16,6 +16,7 @@ using zipc::From;
 using zipc::Topic;
 using zipc::TopicOptions;
 
+namespace topic_scribble_test {
 namespace {
 
 // One round: scribble a few words, then exercise every call once.
@@ -100,3 +101,5 @@ TEST(TopicScribble, ScribbledSharedStateYieldsErrorsNeverCrashesOrHangs) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
   }
 }
+
+}  // namespace topic_scribble_test

@@ -8,6 +8,7 @@
 #include "zipc/zipc.h"
 #include "zipc_test.hpp"
 
+namespace typed_c_identity_test {
 namespace {
 
 using typed_test::Versioned;
@@ -50,3 +51,5 @@ TEST(TypedCIdentity, ACOpenOfACppTypedQueueChecksTheTypeBothWays) {
 }
 
 }  // namespace
+
+}  // namespace typed_c_identity_test

@@ -19,6 +19,7 @@ using zipc::Errc;
 using zipc::Status;
 using zipc::TypedQueue;
 
+namespace typed_identity_test {
 namespace {
 
 std::string mismatch_message(const std::function<void()>& open) {
@@ -213,3 +214,5 @@ TEST(TypedChannel, ASeparatelyBuiltProgramOpeningWithAnotherTypeGetsTypeMismatch
 }
 
 }  // namespace
+
+}  // namespace typed_identity_test

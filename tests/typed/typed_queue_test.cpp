@@ -18,6 +18,7 @@ using typed_test::Order;
 using zipc::Status;
 using zipc::TypedQueue;
 
+namespace typed_queue_test {
 namespace {
 
 TEST(TypedQueue, ALoanWrittenFieldByFieldArrivesAsWritten) {
@@ -191,3 +192,5 @@ TEST(TypedQueue, ATypedLoanOfAKilledProducerIsNeverDelivered) {
 }
 
 }  // namespace
+
+}  // namespace typed_queue_test

@@ -10,6 +10,7 @@
 #include "zipc/typed.hpp"
 #include "zipc_test.hpp"
 
+namespace typed_stat_test {
 namespace {
 
 #ifdef ZIPC_TOOL_EXE
@@ -45,3 +46,5 @@ TEST(TypedStat, AnUntypedChannelHasANullType) {
 #endif
 
 }  // namespace
+
+}  // namespace typed_stat_test

@@ -15,6 +15,7 @@ using typed_test::Quote;
 using zipc::Errc;
 using zipc::Status;
 
+namespace typed_topic_rpc_test {
 namespace {
 
 TEST(TypedTopic, EverySubscriberSeesTheClaimedMessageInPlace) {
@@ -142,3 +143,5 @@ TEST(TypedRpc, AReconnectToAServerOfOtherTypesIsReportedCorrupt) {
 }
 
 }  // namespace
+
+}  // namespace typed_topic_rpc_test

@@ -18,6 +18,7 @@
 
 using namespace std::chrono_literals;
 
+namespace waitset_fallback_fd_test {
 namespace {
 
 zipc::QueueOptions small_queue() {
@@ -107,3 +108,5 @@ TEST(FallbackReadinessFdLevel, ReadableWhileReportedAndNotAfterAnEmptyWait) {
 }
 
 }  // namespace
+
+}  // namespace waitset_fallback_fd_test

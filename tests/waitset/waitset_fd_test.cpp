@@ -18,6 +18,7 @@
 
 using namespace std::chrono_literals;
 
+namespace waitset_fd_test {
 namespace {
 
 std::span<const std::byte> bytes(const char* s) {
@@ -158,3 +159,5 @@ TEST(ReadinessFdLate, AskedForAfterBlockingWaitsItKeepsTheLevelFromThenOn) {
 }
 
 }  // namespace
+
+}  // namespace waitset_fd_test

@@ -18,6 +18,7 @@
 using namespace std::chrono_literals;
 using zipc::WaitSet;
 
+namespace waitset_pingpong_test {
 namespace {
 
 constexpr std::uint64_t kRounds = 3000;
@@ -115,3 +116,5 @@ INSTANTIATE_TEST_SUITE_P(WaitSet, WaitSetPingPong,
                          });
 
 }  // namespace
+
+}  // namespace waitset_pingpong_test

@@ -16,6 +16,7 @@
 using namespace std::chrono_literals;
 using zipc::WaitSet;
 
+namespace waitset_process_test {
 namespace {
 
 zipc::QueueOptions small_queue() {
@@ -125,3 +126,5 @@ TEST(WaitSetProcess, AQueueClosedByAnotherProcessIsReportedAndReadsClosed) {
 }
 
 }  // namespace
+
+}  // namespace waitset_process_test

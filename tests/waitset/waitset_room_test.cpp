@@ -16,6 +16,7 @@ using namespace std::chrono_literals;
 using zipc::ReadyKind;
 using zipc::WaitSet;
 
+namespace waitset_room_test {
 namespace {
 
 zipc::QueueOptions tiny_queue() {
@@ -154,3 +155,5 @@ TEST(WaitSetRoomProcess, AConsumerKilledHoldingABlockDoesNotHangAWaitingProducer
 }
 
 }  // namespace
+
+}  // namespace waitset_room_test

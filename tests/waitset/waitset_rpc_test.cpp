@@ -19,6 +19,7 @@ using namespace std::chrono_literals;
 using zipc::ReadyKind;
 using zipc::WaitSet;
 
+namespace waitset_rpc_test {
 namespace {
 
 std::span<const std::byte> bytes(const std::string& s) {
@@ -223,3 +224,5 @@ TEST(WaitSetRpcStop, AStoppedServerIsReportedAndNextSaysClosed) {
 }
 
 }  // namespace
+
+}  // namespace waitset_rpc_test

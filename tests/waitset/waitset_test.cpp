@@ -22,6 +22,7 @@ using zipc::Ready;
 using zipc::ReadyKind;
 using zipc::WaitSet;
 
+namespace waitset_test {
 namespace {
 
 zipc::QueueOptions small_queue() {
@@ -245,3 +246,5 @@ TEST(WaitSet, AQueueHandleWithoutTheConsumerRoleIsRejected) {
 }
 
 }  // namespace
+
+}  // namespace waitset_test

@@ -657,6 +657,30 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _zenoh_segments() -> set:
+    try:
+        return {os.path.join("/dev/shm", f) for f in os.listdir("/dev/shm") if f.endswith(".zenoh")}
+    except FileNotFoundError:
+        return set()
+
+
+def _mapped_paths() -> set:
+    """Every file some live process has mapped (what /proc/<pid>/maps names)."""
+    out = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                for line in f:
+                    parts = line.split(None, 5)
+                    if len(parts) == 6:
+                        out.add(parts[5].rstrip("\n").removesuffix(" (deleted)"))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return out
+
+
 class _Watchdog:
     """Closes a Zenoh session if the timed loop outlives `seconds`: its blocking
     recv() has no timeout, and closing the session makes it raise."""
@@ -694,6 +718,19 @@ class Zenoh(_ForkedProducing, Transport):
         self.endpoint = f"tcp/127.0.0.1:{_free_port()}"
         self.size = size
         self.producer: Any = None
+        self.segments_before = _zenoh_segments()
+
+    def teardown(self) -> None:
+        # Zenoh leaves its shared-memory segments in /dev/shm when its
+        # processes exit (the Rust API's cleanup_orphaned_shm_segments is not
+        # in the Python binding): the ones this case made that no process
+        # maps any more are removed.
+        mapped = _mapped_paths()
+        for path in _zenoh_segments() - self.segments_before - mapped:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
 
     def _session(self, listen: bool) -> Any:
         import zenoh

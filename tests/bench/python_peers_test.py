@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Smoke test of a Python benchmark peer: `bench.py --quick --reps 1 --only NAME`
-writes every row for it and no error. Exits 77 (skipped) when the peer's
-package is not importable.
+writes every row for it and no error, and leaves none of the peer's
+shared-memory files behind. Exits 77 (skipped) when the peer's package is not
+importable.
 
     python_peers_test.py SOURCE_DIR BUILD_DIR NAME MODULE [ROW,...]
 """
@@ -13,6 +14,13 @@ import subprocess
 import sys
 
 ROWS = ("pingpong_64B", "stream_100B", "array_1MiB")
+# What a peer's shared-memory files in /dev/shm end with.
+SHM_SUFFIX = {"zenoh": ".zenoh"}
+
+
+def peer_files(name: str) -> set:
+    suffix = SHM_SUFFIX.get(name)
+    return {f for f in os.listdir("/dev/shm") if f.endswith(suffix)} if suffix else set()
 
 
 def main() -> int:
@@ -22,6 +30,7 @@ def main() -> int:
         print(f"skipped: Python package {module} is not importable (scripts/install-deps.sh installs it)")
         return 77
     out = os.path.join(build, f"python-peer-{name}-{os.getpid()}.json")
+    before = peer_files(name)
     try:
         r = subprocess.run([sys.executable, os.path.join(src, "bench", "python", "bench.py"), "--quick", "--reps", "1",
                             "--only", name, "--out", out], capture_output=True, text=True, timeout=150)
@@ -35,6 +44,9 @@ def main() -> int:
         if os.path.exists(out):
             os.unlink(out)
     failures = [f"{k}: {v}" for k, v in result["errors"].items()]
+    left = sorted(peer_files(name) - before)
+    if left:
+        failures.append(f"left in /dev/shm: {', '.join(left)}")
     for row in rows:
         value = result["rows"].get(row, {}).get(name)
         if not value or not all(v > 0 for v in value.values()):

@@ -258,9 +258,9 @@ class JsOutbound {
     owed_ -= owed_ != 0 ? 1 : 0;
     const char* subject = natsMsg_GetSubject(msg);
     const auto seq = reply_token(subject == nullptr ? "" : subject, reply_prefix_);
+    if (!seq) return reject("its subject names no message");  // (its body is not read)
     const std::string_view body(natsMsg_GetData(msg), static_cast<std::size_t>(natsMsg_GetDataLength(msg)));
     const PubAck a = parse_pub_ack(body, m_.cfg.stream);
-    if (!seq) return reject("its subject names no message");
     if (a.kind == PubAck::Kind::malformed) return reject(a.problem);
     if (*seq > highest_sent_) return reject("for a message not published");
     Entry* e = find(*seq);

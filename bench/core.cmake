@@ -54,11 +54,13 @@ foreach(line IN LISTS ZIPC_BENCH_SKIPPED_PEERS)
   message(STATUS "zipc bench: skipped peer ${line}")
 endforeach()
 
+# The three libraries are built only for a program that links them (none in
+# the tsan preset, which builds neither the benchmarks nor their tests).
 # The message pattern every benchmark writes and checks (bench/payload.hpp),
 # also used by the extra programs. It runs inside every timed loop, so it is
 # built at -O3 and, on x86-64 without sanitizers, also for AVX2 (chosen at run
 # time): a slow checker would hide the transports behind its own cost.
-add_library(zipc_bench_payload STATIC ${ZIPC_BENCH_DIR}/payload.cpp)
+add_library(zipc_bench_payload STATIC EXCLUDE_FROM_ALL ${ZIPC_BENCH_DIR}/payload.cpp)
 target_include_directories(zipc_bench_payload PUBLIC ${ZIPC_BENCH_DIR})
 target_compile_options(zipc_bench_payload PRIVATE $<$<CONFIG:Release,RelWithDebInfo>:-O3>)
 if(ZIPC_SANITIZE STREQUAL "" AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
@@ -68,7 +70,7 @@ zipc_bench_warnings(zipc_bench_payload)
 
 file(GLOB zipc_bench_core_sources CONFIGURE_DEPENDS ${ZIPC_BENCH_DIR}/*.cpp)
 list(REMOVE_ITEM zipc_bench_core_sources ${ZIPC_BENCH_DIR}/main.cpp ${ZIPC_BENCH_DIR}/payload.cpp)
-add_library(zipc_bench_core STATIC ${zipc_bench_core_sources})
+add_library(zipc_bench_core STATIC EXCLUDE_FROM_ALL ${zipc_bench_core_sources})
 target_include_directories(zipc_bench_core PUBLIC ${ZIPC_BENCH_DIR})
 target_link_libraries(zipc_bench_core PUBLIC zipc_bench_payload zipc::zipc nlohmann_json::nlohmann_json rt)
 zipc_bench_warnings(zipc_bench_core)
@@ -78,7 +80,7 @@ if(CMAKE_INTERPROCEDURAL_OPTIMIZATION)
 endif()
 
 file(GLOB zipc_bench_transport_sources CONFIGURE_DEPENDS ${ZIPC_BENCH_DIR}/transports/*.cpp)
-add_library(zipc_bench_transports OBJECT ${zipc_bench_transport_sources})
+add_library(zipc_bench_transports OBJECT EXCLUDE_FROM_ALL ${zipc_bench_transport_sources})
 target_link_libraries(zipc_bench_transports PUBLIC zipc_bench_core)
 # zipc's own transports may use the library's private headers (layouts).
 target_include_directories(zipc_bench_transports PRIVATE ${PROJECT_SOURCE_DIR}/src)

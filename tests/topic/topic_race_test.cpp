@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstring>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -175,20 +176,40 @@ TEST(TopicRace, MultiPublisherStreamingRecordsAreIntactForAReaderRightBehind) {
   const std::uint64_t per = topic_test::scaled(20000);
   constexpr std::uint32_t kPublishers = 2;
   std::vector<std::thread> pubs;
+  // A publisher that gives up says where and why (the reader then waits in vain).
+  std::array<std::atomic<std::uint64_t>, kPublishers> failed_at{};
+  std::array<std::atomic<Status>, kPublishers> failed_with{};
   for (std::uint32_t id = 0; id < kPublishers; ++id) {
     pubs.emplace_back([&, id, pub = topic.publisher()]() mutable {
       std::vector<std::byte> m(o.max_message_size);
       for (std::uint64_t n = 0; n < per; ++n) {
         const std::size_t size = topic_test::fill(m.data(), id, n, o.max_message_size);
-        if (!pub.publish(std::span(m).first(size), 30s).ok()) return;
+        if (const Status s = pub.publish(std::span(m).first(size), 30s).status; s != Status::ok) {
+          failed_with[id] = s;
+          failed_at[id] = n + 1;
+          return;
+        }
       }
     });
   }
+  const auto publishers = [&] {
+    std::string text;
+    for (std::uint32_t id = 0; id < kPublishers; ++id) {
+      text += (id == 0 ? " publisher " : "; publisher ") + std::to_string(id) + ": " +
+              (failed_at[id] == 0 ? std::string("no failure")
+                                  : "publish " + std::to_string(failed_at[id] - 1) + " got " +
+                                        zipc::to_string(failed_with[id].load()));
+    }
+    return text;
+  };
   std::array<std::uint64_t, kPublishers> next{};
   std::uint64_t bad = 0;
   for (std::uint64_t got = 0; got < per * kPublishers; ++got) {
     const auto v = sut.acquire(30s);
-    ASSERT_EQ(v.status(), Status::ok) << got;
+    if (v.status() != Status::ok) {
+      for (auto& t : pubs) t.join();  // (each gives up within 30 s)
+      FAIL() << "record " << got << ": " << zipc::to_string(v.status()) << ";" << publishers();
+    }
     Stamp st;
     if (!topic_test::intact(v.data(), &st) || st.publisher >= kPublishers || st.sequence != next[st.publisher]) {
       ++bad;
